@@ -1,0 +1,334 @@
+// Package config turns the config file, BULKHEAD_* environment variables
+// and command-line flags into one typed, validated Config. A bad value is
+// reported as an *Error naming the key and where it came from; the command
+// line exits 2 on it.
+//
+// Precedence, highest first: flags, BULKHEAD_* variables, the config file,
+// OLLAMA_HOST (for ollama.host only), built-in defaults.
+//
+// A Config is a plain value; loading is not safe to run concurrently with
+// changes to the process environment.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/adrg/xdg"
+	"github.com/spf13/cast"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/bulkhead-dev/bulkhead/llm"
+)
+
+// DefaultModel is small (1.4 GB), tool-capable, thinks, and follows
+// `format` schemas well enough to plan.
+const DefaultModel = "qwen3:1.7b"
+
+// Config is bulkhead's typed configuration.
+type Config struct {
+	File    string // the config file read, "" if none
+	DataDir string
+	Ollama  Ollama
+	Hub     Owner
+	Spokes  Owner
+	Apps    map[string]App
+	Theme   string // auto, dark, light
+}
+
+// Ollama is how to reach the default Ollama server.
+type Ollama struct {
+	Host      string
+	KeepAlive time.Duration
+	NumCtx    int
+}
+
+// Owner is the model configuration of the hub or of spokes by default.
+type Owner struct {
+	Model string
+	// History is how many past interactions go into working memory.
+	History int
+}
+
+// App overrides the model or Ollama host of one app's spoke.
+type App struct {
+	Model string
+	Host  string
+}
+
+// Error is a bad configuration value.
+type Error struct {
+	Key    string
+	Source string // "/path/config.yaml", "$BULKHEAD_HUB_MODEL", "--model", "default"
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("config: %s (from %s): %s", e.Key, e.Source, e.Msg)
+}
+
+// ErrInvalid is what every *Error and file problem matches with errors.Is.
+var ErrInvalid = errors.New("invalid configuration")
+
+func (e *Error) Is(target error) bool { return target == ErrInvalid }
+
+// DefaultFile is where the config file lives unless --config says otherwise.
+func DefaultFile() string { return filepath.Join(xdg.ConfigHome, "bulkhead", "config.yaml") }
+
+// DefaultDataDir is where bulkhead keeps its database and log.
+func DefaultDataDir() string { return filepath.Join(xdg.DataHome, "bulkhead") }
+
+// Sources is a viper holding defaults, BULKHEAD_* variables and the config
+// file, plus the flags bound to its keys.
+type Sources struct {
+	V     *viper.Viper
+	flags map[string]*pflag.Flag
+}
+
+// BindFlag makes a command-line flag set key when it is given.
+func (s *Sources) BindFlag(key string, f *pflag.Flag) error {
+	if f == nil {
+		return fmt.Errorf("bind %s: no such flag", key)
+	}
+	s.flags[key] = f
+	return s.V.BindPFlag(key, f)
+}
+
+// Open prepares the sources: defaults, BULKHEAD_* variables and the config
+// file (the explicit path, or the default one if it exists). Bind flags,
+// then Load.
+func Open(file string) (*Sources, error) {
+	v := viper.New()
+	host := llm.DefaultHost
+	if h := os.Getenv("OLLAMA_HOST"); h != "" {
+		host = h
+	}
+	v.SetDefault("ollama.host", host)
+	v.SetDefault("ollama.keep_alive", "10m")
+	v.SetDefault("ollama.num_ctx", 8192)
+	v.SetDefault("hub.model", DefaultModel)
+	v.SetDefault("hub.history", 8)
+	v.SetDefault("spokes.model", DefaultModel)
+	v.SetDefault("spokes.history", 10)
+	v.SetDefault("data_dir", DefaultDataDir())
+	v.SetDefault("ui.theme", "auto")
+	v.SetEnvPrefix("BULKHEAD")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+
+	explicit := file != ""
+	if !explicit {
+		file = DefaultFile()
+	}
+	if _, err := os.Stat(file); err != nil {
+		if explicit || !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: config file %s: %v", ErrInvalid, file, err)
+		}
+		return &Sources{V: v, flags: map[string]*pflag.Flag{}}, nil
+	}
+	v.SetConfigFile(file)
+	v.SetConfigType("yaml")
+	if err := v.ReadInConfig(); err != nil {
+		return nil, fmt.Errorf("%w: config file %s: %v", ErrInvalid, file, err)
+	}
+	return &Sources{V: v, flags: map[string]*pflag.Flag{}}, nil
+}
+
+var (
+	appName   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+	modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]*$`)
+	knownTop  = map[string]bool{"ollama": true, "hub": true, "spokes": true, "apps": true, "data_dir": true, "ui": true}
+)
+
+// Load validates what the sources hold and returns the typed Config.
+func (s *Sources) Load() (Config, error) {
+	v := s.V
+	l := loader{v: v, flags: s.flags}
+	c := Config{File: v.ConfigFileUsed()}
+	c.Ollama.Host = l.host("ollama.host")
+	c.Ollama.KeepAlive = l.duration("ollama.keep_alive")
+	c.Ollama.NumCtx = l.nonNegInt("ollama.num_ctx")
+	c.Hub = Owner{Model: l.model("hub.model"), History: l.nonNegInt("hub.history")}
+	c.Spokes = Owner{Model: l.model("spokes.model"), History: l.nonNegInt("spokes.history")}
+	c.DataDir = l.path("data_dir")
+	c.Theme = l.oneOf("ui.theme", "auto", "dark", "light")
+	c.Apps = map[string]App{}
+	for name := range v.GetStringMap("apps") {
+		key := "apps." + name
+		if !appName.MatchString(name) {
+			l.fail(key, fmt.Sprintf("app name %q must be lower-case letters, digits, '-' or '_'", name))
+			continue
+		}
+		sub := v.GetStringMap(key)
+		for k := range sub {
+			if k != "model" && k != "host" {
+				l.fail(key+"."+k, "unknown key (apps take model and host)")
+			}
+		}
+		a := App{}
+		if _, ok := sub["model"]; ok {
+			a.Model = l.model(key + ".model")
+		}
+		if _, ok := sub["host"]; ok {
+			a.Host = l.host(key + ".host")
+		}
+		c.Apps[name] = a
+	}
+	if c.File != "" {
+		for _, k := range v.AllKeys() {
+			if top, _, _ := strings.Cut(k, "."); !knownTop[top] && v.InConfig(k) {
+				l.fail(k, "unknown key")
+			}
+		}
+	}
+	if len(l.errs) > 0 {
+		return Config{}, errors.Join(l.errs...)
+	}
+	return c, nil
+}
+
+// LLM is the model configuration for the hub ("hub") or an app's spoke.
+func (c Config) LLM(owner string) llm.Config {
+	lc := llm.Config{Host: c.Ollama.Host, Model: c.Spokes.Model, KeepAlive: c.Ollama.KeepAlive, NumCtx: c.Ollama.NumCtx}
+	if owner == "hub" {
+		lc.Model = c.Hub.Model
+		return lc
+	}
+	if a, ok := c.Apps[owner]; ok {
+		if a.Model != "" {
+			lc.Model = a.Model
+		}
+		if a.Host != "" {
+			lc.Host = a.Host
+		}
+	}
+	return lc
+}
+
+// Models lists every distinct model the configuration uses, sorted.
+func (c Config) Models() []string {
+	set := map[string]bool{c.Hub.Model: true, c.Spokes.Model: true}
+	for _, a := range c.Apps {
+		if a.Model != "" {
+			set[a.Model] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for m := range set {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+type loader struct {
+	v     *viper.Viper
+	flags map[string]*pflag.Flag
+	errs  []error
+}
+
+// source names where the value of key came from, in viper's precedence.
+func (l *loader) source(key string) string {
+	if f, ok := l.flags[key]; ok && f.Changed {
+		return "--" + f.Name
+	}
+	if env := "BULKHEAD_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_")); os.Getenv(env) != "" {
+		return "$" + env
+	}
+	if f := l.v.ConfigFileUsed(); f != "" && l.v.InConfig(key) {
+		return f
+	}
+	if key == "ollama.host" && os.Getenv("OLLAMA_HOST") != "" {
+		return "$OLLAMA_HOST"
+	}
+	return "default"
+}
+
+func (l *loader) fail(key, msg string) {
+	l.errs = append(l.errs, &Error{Key: key, Source: l.source(key), Msg: msg})
+}
+
+func (l *loader) str(key string) (string, bool) {
+	s, err := cast.ToStringE(l.v.Get(key))
+	if err != nil {
+		l.fail(key, fmt.Sprintf("want a string, got %v", l.v.Get(key)))
+		return "", false
+	}
+	return strings.TrimSpace(s), true
+}
+
+func (l *loader) host(key string) string {
+	s, ok := l.str(key)
+	if !ok {
+		return ""
+	}
+	u, err := llm.ParseHost(s)
+	if err != nil {
+		l.fail(key, err.Error())
+		return ""
+	}
+	return u.String()
+}
+
+func (l *loader) model(key string) string {
+	s, ok := l.str(key)
+	if ok && !modelName.MatchString(s) {
+		l.fail(key, fmt.Sprintf("%q is not a model name (like %s)", s, DefaultModel))
+	}
+	return s
+}
+
+func (l *loader) duration(key string) time.Duration {
+	d, err := cast.ToDurationE(l.v.Get(key))
+	if err != nil || d < 0 {
+		l.fail(key, fmt.Sprintf("want a duration like 10m, got %v", l.v.Get(key)))
+	}
+	return d
+}
+
+func (l *loader) nonNegInt(key string) int {
+	n, err := cast.ToIntE(l.v.Get(key))
+	if err != nil || n < 0 {
+		l.fail(key, fmt.Sprintf("want a whole number ≥ 0, got %v", l.v.Get(key)))
+	}
+	return n
+}
+
+func (l *loader) path(key string) string {
+	s, ok := l.str(key)
+	if !ok {
+		return ""
+	}
+	if s == "" {
+		l.fail(key, "empty path")
+		return ""
+	}
+	if strings.HasPrefix(s, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			s = filepath.Join(home, s[2:])
+		}
+	}
+	abs, err := filepath.Abs(s)
+	if err != nil {
+		l.fail(key, err.Error())
+	}
+	return abs
+}
+
+func (l *loader) oneOf(key string, opts ...string) string {
+	s, _ := l.str(key)
+	for _, o := range opts {
+		if s == o {
+			return s
+		}
+	}
+	l.fail(key, fmt.Sprintf("%q is not one of %s", s, strings.Join(opts, ", ")))
+	return opts[0]
+}

@@ -1,0 +1,169 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/bulkhead-dev/bulkhead/config"
+)
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func load(t *testing.T, file string, args ...string) (config.Config, error) {
+	t.Helper()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	src, err := config.Open(file)
+	if err != nil {
+		return config.Config{}, err
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	fs.String("ollama-host", "", "")
+	fs.String("model", "", "")
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []struct{ key, flag string }{{"ollama.host", "ollama-host"}, {"hub.model", "model"}, {"spokes.model", "model"}} {
+		if err := src.BindFlag(b.key, fs.Lookup(b.flag)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return src.Load()
+}
+
+func TestDefaults(t *testing.T) {
+	t.Setenv("OLLAMA_HOST", "")
+	c, err := load(t, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Hub.Model != config.DefaultModel || c.Spokes.Model != config.DefaultModel || c.Ollama.Host != "http://127.0.0.1:11434" {
+		t.Fatalf("defaults: %+v", c)
+	}
+	if c.Ollama.KeepAlive != 10*time.Minute || c.Spokes.History != 10 || c.File != "" {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	file := writeFile(t, "hub:\n  model: file-model\nspokes:\n  model: file-spoke\nollama:\n  host: http://file:1\n")
+	t.Setenv("OLLAMA_HOST", "http://ollamaenv:2")
+
+	c, err := load(t, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Hub.Model != "file-model" || c.Ollama.Host != "http://file:1" {
+		t.Fatalf("file should beat OLLAMA_HOST and defaults: %+v", c)
+	}
+
+	t.Setenv("BULKHEAD_HUB_MODEL", "env-model")
+	c, err = load(t, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Hub.Model != "env-model" || c.Spokes.Model != "file-spoke" {
+		t.Fatalf("env should beat the file: %+v", c)
+	}
+
+	c, err = load(t, file, "--model", "flag-model", "--ollama-host", "127.0.0.1:3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Hub.Model != "flag-model" || c.Spokes.Model != "flag-model" || c.Ollama.Host != "http://127.0.0.1:3" {
+		t.Fatalf("flags should beat everything: %+v", c)
+	}
+}
+
+func TestOllamaHostEnvHonoured(t *testing.T) {
+	t.Setenv("OLLAMA_HOST", "0.0.0.0:7777")
+	c, err := load(t, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Ollama.Host != "http://0.0.0.0:7777" {
+		t.Fatalf("OLLAMA_HOST ignored: %s", c.Ollama.Host)
+	}
+}
+
+func TestAppOverrides(t *testing.T) {
+	file := writeFile(t, "apps:\n  notes:\n    model: llama3.2:3b\n    host: 127.0.0.1:9\n  files: {}\n")
+	c, err := load(t, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.LLM("notes"); got.Model != "llama3.2:3b" || got.Host != "http://127.0.0.1:9" {
+		t.Fatalf("notes: %+v", got)
+	}
+	if got := c.LLM("files"); got.Model != c.Spokes.Model || got.Host != c.Ollama.Host {
+		t.Fatalf("files should use spoke defaults: %+v", got)
+	}
+	if got := c.LLM("hub"); got.Model != c.Hub.Model {
+		t.Fatalf("hub: %+v", got)
+	}
+	if m := c.Models(); len(m) != 2 {
+		t.Fatalf("Models() = %v", m)
+	}
+}
+
+func TestBadValuesNameKeyAndSource(t *testing.T) {
+	cases := []struct {
+		name, body, env, key string
+	}{
+		{"scheme", "ollama:\n  host: ftp://x\n", "", "ollama.host"},
+		{"duration", "ollama:\n  keep_alive: forever\n", "", "ollama.keep_alive"},
+		{"negative", "spokes:\n  history: -1\n", "", "spokes.history"},
+		{"model", "hub:\n  model: 'bad model!'\n", "", "hub.model"},
+		{"theme", "ui:\n  theme: purple\n", "", "ui.theme"},
+		{"app key", "apps:\n  notes:\n    colour: red\n", "", "apps.notes.colour"},
+		{"app name", "apps:\n  Bad.Name:\n    model: x\n", "", "apps.bad"},
+		{"unknown", "hubb:\n  model: x\n", "", "hubb.model"},
+		{"env", "", "BULKHEAD_OLLAMA_NUM_CTX=lots", "ollama.num_ctx"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeFile(t, tc.body)
+			want := file
+			if tc.env != "" {
+				k, v, _ := strings.Cut(tc.env, "=")
+				t.Setenv(k, v)
+				want = "$" + k
+			}
+			_, err := load(t, file)
+			if !errors.Is(err, config.ErrInvalid) {
+				t.Fatalf("want ErrInvalid, got %v", err)
+			}
+			var ce *config.Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("want *config.Error, got %v", err)
+			}
+			if !strings.HasPrefix(ce.Key, tc.key) || ce.Source != want {
+				t.Fatalf("error names key %q source %q; want %q from %q (%v)", ce.Key, ce.Source, tc.key, want, err)
+			}
+		})
+	}
+}
+
+func TestBrokenFile(t *testing.T) {
+	file := writeFile(t, "hub: [unclosed\n")
+	_, err := load(t, file)
+	if !errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), file) {
+		t.Fatalf("want an error naming %s, got %v", file, err)
+	}
+	_, err = load(t, filepath.Join(t.TempDir(), "missing.yaml"))
+	if !errors.Is(err, config.ErrInvalid) {
+		t.Fatalf("an explicit missing file must fail, got %v", err)
+	}
+}

@@ -1,0 +1,63 @@
+package hub
+
+import (
+	"time"
+
+	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/memory"
+)
+
+// EventKind names an event of a turn.
+type EventKind string
+
+// The events a turn emits, in this order: plan once; spoke, thinking and
+// token as work goes on; then exactly one of answer or error.
+const (
+	EventPlan     EventKind = "plan"
+	EventSpoke    EventKind = "spoke"    // a spoke started or stopped working
+	EventThinking EventKind = "thinking" // a piece of the model's thinking
+	EventToken    EventKind = "token"    // a piece of the answer
+	EventAnswer   EventKind = "answer"
+	EventError    EventKind = "error"
+)
+
+// Event is one thing that happened during a turn. Which fields are set
+// depends on Kind.
+type Event struct {
+	Kind    EventKind
+	Chat    string
+	Turn    uint64
+	Plan    *Plan     // plan
+	App     string    // spoke, thinking, token: the app whose spoke it is
+	Working bool      // spoke: started (true) or stopped (false)
+	Text    string    // thinking, token: the piece; answer: the whole answer
+	Usage   llm.Usage // answer, error: what the turn cost
+	Err     error     // error
+	// Status is the turn's final status (answer, error).
+	Status memory.Status
+}
+
+// Turn is one request and its outcome, as the hub logged it.
+type Turn struct {
+	Chat     string
+	Seq      uint64
+	Query    string
+	Answer   string
+	Thinking string
+	Status   memory.Status
+	Error    string
+	Plan     *Plan
+	Usage    llm.Usage
+	Started  time.Time
+	Ended    time.Time
+}
+
+// Retryable reports whether the turn ended without a full answer.
+func (t Turn) Retryable() bool { return t.Status != memory.StatusOK }
+
+// turnMeta is what the hub keeps in an interaction's Meta.
+type turnMeta struct {
+	Plan     *Plan     `json:"plan,omitempty"`
+	Thinking string    `json:"thinking,omitempty"`
+	Usage    llm.Usage `json:"usage"`
+}

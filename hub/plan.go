@@ -1,0 +1,157 @@
+package hub
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// VanillaApp is the spoke that serves plain conversation: no app, no tools.
+const VanillaApp = "vanilla"
+
+// ChatFunctionality is the catalog entry the vanilla spoke provides.
+const ChatFunctionality = "chat"
+
+// Functionality is what the planner may route a step to: a vetted catalog
+// entry, described in the hub's own words.
+type Functionality struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Plan is the hub's typed plan for one request (docs/plan.md).
+type Plan struct {
+	Steps []Step `json:"steps"`
+	// Fallback is set when the planner's output was unusable twice and
+	// the operator routed the request to the vanilla spoke instead.
+	Fallback bool   `json:"fallback,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// Step is one unit of work, served by one app's spoke.
+type Step struct {
+	ID            string   `json:"id"`
+	Functionality string   `json:"functionality"`
+	App           string   `json:"app"`
+	Query         string   `json:"query,omitempty"`
+	DependsOn     []string `json:"depends_on"`
+}
+
+// Apps lists the distinct apps the plan uses, in step order.
+func (p Plan) Apps() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range p.Steps {
+		if !seen[s.App] {
+			seen[s.App] = true
+			out = append(out, s.App)
+		}
+	}
+	return out
+}
+
+// maxSteps bounds a plan; a longer one is treated as unusable.
+const maxSteps = 8
+
+// planSchema is the `format` the planner's model must follow. The
+// functionality enum holds exactly the installed functionalities, so a
+// model that honours the schema cannot name anything else.
+func planSchema(fns []Functionality) json.RawMessage {
+	names := make([]string, len(fns))
+	for i, f := range fns {
+		names[i] = f.Name
+	}
+	schema := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"steps": map[string]any{
+				"type":     "array",
+				"minItems": 1,
+				"maxItems": maxSteps,
+				"items": map[string]any{
+					"type": "object",
+					"properties": map[string]any{
+						"id":            map[string]any{"type": "string"},
+						"functionality": map[string]any{"type": "string", "enum": names},
+						"query":         map[string]any{"type": "string"},
+						"depends_on":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+					},
+					"required": []string{"id", "functionality", "query", "depends_on"},
+				},
+			},
+		},
+		"required": []string{"steps"},
+	}
+	b, err := json.Marshal(schema)
+	if err != nil {
+		panic(err) // a static structure always marshals
+	}
+	return b
+}
+
+// draft is what the planner's model writes; apps are the operator's call.
+type draft struct {
+	Steps []struct {
+		ID            string   `json:"id"`
+		Functionality string   `json:"functionality"`
+		Query         string   `json:"query"`
+		DependsOn     []string `json:"depends_on"`
+	} `json:"steps"`
+}
+
+// errUnusable marks a plan the operator cannot run.
+var errUnusable = errors.New("unusable plan")
+
+// parsePlan decodes and validates model output against the installed
+// functionalities; route maps a functionality to the app that serves it.
+func parsePlan(out string, route func(fn string) (string, bool)) (Plan, error) {
+	out = strings.TrimSpace(out)
+	// Some models wrap JSON in a code fence even with a schema.
+	out = strings.TrimPrefix(strings.TrimSuffix(out, "```"), "```json")
+	var d draft
+	dec := json.NewDecoder(strings.NewReader(out))
+	if err := dec.Decode(&d); err != nil {
+		return Plan{}, fmt.Errorf("%w: not JSON of the plan's shape: %v", errUnusable, err)
+	}
+	if len(d.Steps) == 0 {
+		return Plan{}, fmt.Errorf("%w: no steps", errUnusable)
+	}
+	if len(d.Steps) > maxSteps {
+		return Plan{}, fmt.Errorf("%w: %d steps, at most %d", errUnusable, len(d.Steps), maxSteps)
+	}
+	var p Plan
+	seen := map[string]bool{}
+	for i, s := range d.Steps {
+		id := strings.TrimSpace(s.ID)
+		if id == "" {
+			return Plan{}, fmt.Errorf("%w: step %d has no id", errUnusable, i+1)
+		}
+		if seen[id] {
+			return Plan{}, fmt.Errorf("%w: step id %q used twice", errUnusable, id)
+		}
+		app, ok := route(s.Functionality)
+		if !ok {
+			return Plan{}, fmt.Errorf("%w: step %q asks for %q, which no installed app provides", errUnusable, id, s.Functionality)
+		}
+		deps := []string{}
+		for _, dep := range s.DependsOn {
+			if !seen[dep] {
+				return Plan{}, fmt.Errorf("%w: step %q depends on %q, which does not come before it", errUnusable, id, dep)
+			}
+			deps = append(deps, dep)
+		}
+		seen[id] = true
+		p.Steps = append(p.Steps, Step{ID: id, Functionality: s.Functionality, App: app, Query: strings.TrimSpace(s.Query), DependsOn: deps})
+	}
+	return p, nil
+}
+
+// fallbackPlan routes the whole request to the vanilla spoke.
+func fallbackPlan(query, reason string) Plan {
+	return Plan{
+		Steps:    []Step{{ID: "s1", Functionality: ChatFunctionality, App: VanillaApp, Query: query, DependsOn: []string{}}},
+		Fallback: true,
+		Reason:   reason,
+	}
+}

@@ -1,0 +1,105 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/bulkhead-dev/bulkhead/llm"
+)
+
+// Model is what the hub needs of a model client: *llm.Client has it.
+type Model interface {
+	Chat(ctx context.Context, req llm.Request, onChunk func(llm.Chunk)) (llm.Response, error)
+	Model() string
+}
+
+// PastTurn is what the planner sees of an earlier turn: the user's own
+// words and which apps served them — never an app's answer.
+type PastTurn struct {
+	Query string
+	Apps  []string
+}
+
+// PlanInput is everything the planner reads. Every field is trusted: the
+// user's words, the hub's own memory of them, and the vetted catalog.
+type PlanInput struct {
+	Query           string
+	History         []PastTurn
+	Functionalities []Functionality
+}
+
+// Planner asks the hub's own model for a plan with a `format` schema.
+type Planner struct {
+	model Model
+	log   *slog.Logger
+}
+
+// NewPlanner builds a planner over the hub's model client.
+func NewPlanner(model Model, log *slog.Logger) *Planner {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Planner{model: model, log: log}
+}
+
+const plannerSystem = `You are the planner of bulkhead, a local assistant. You never answer the user yourself: you decide which functionalities serve the request.
+Reply with JSON only, following the schema. Split the request into as few steps as possible; each step uses exactly one functionality from the list and carries a short query for it. Use depends_on to name earlier steps whose results a step needs. When nothing else fits, use one step with the "chat" functionality and the user's request as its query.`
+
+// Plan returns a validated plan and what planning cost. An unusable answer
+// is retried once with the reason; a second one yields the vanilla fallback
+// plan (Plan.Fallback set, logged). Errors are only those of the model
+// call itself (cancelled, unreachable, model missing).
+func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn string) (string, bool)) (Plan, llm.Usage, error) {
+	var usage llm.Usage
+	msgs := []api.Message{
+		{Role: "system", Content: plannerSystem},
+		{Role: "user", Content: plannerPrompt(in)},
+	}
+	schema := planSchema(in.Functionalities)
+	var lastErr error
+	for attempt := 1; attempt <= 2; attempt++ {
+		resp, err := p.model.Chat(ctx, llm.Request{Messages: msgs, Format: schema, Think: new(false)}, nil)
+		usage.Add(resp.Usage)
+		if err != nil {
+			var cut *llm.StreamCutError
+			if !errors.As(err, &cut) {
+				return Plan{}, usage, fmt.Errorf("plan with %s: %w", p.model.Model(), err)
+			}
+			lastErr = err
+		} else {
+			plan, perr := parsePlan(resp.Message.Content, route)
+			if perr == nil {
+				return plan, usage, nil
+			}
+			lastErr = perr
+		}
+		p.log.Warn("planner answer unusable", "attempt", attempt, "err", lastErr)
+		msgs = append(msgs,
+			api.Message{Role: "assistant", Content: resp.Message.Content},
+			api.Message{Role: "user", Content: "That plan cannot be used: " + lastErr.Error() + ". Reply again with JSON that follows the schema."},
+		)
+	}
+	p.log.Warn("planner fell back to the vanilla spoke", "err", lastErr)
+	return fallbackPlan(in.Query, lastErr.Error()), usage, nil
+}
+
+func plannerPrompt(in PlanInput) string {
+	var b strings.Builder
+	b.WriteString("Functionalities:\n")
+	for _, f := range in.Functionalities {
+		fmt.Fprintf(&b, "- %s: %s\n", f.Name, f.Description)
+	}
+	if len(in.History) > 0 {
+		b.WriteString("\nEarlier requests in this chat (oldest first):\n")
+		for _, h := range in.History {
+			fmt.Fprintf(&b, "- %q → %s\n", h.Query, strings.Join(h.Apps, ", "))
+		}
+	}
+	fmt.Fprintf(&b, "\nRequest: %s\n", in.Query)
+	return b.String()
+}

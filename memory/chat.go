@@ -1,0 +1,233 @@
+package memory
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Chat is one conversation in the hub-owned chat index.
+type Chat struct {
+	ID      string    `json:"id"`
+	Title   string    `json:"title"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+}
+
+const (
+	chatIDTime = "20060102T150405"
+	// deleteBatch is how many keys one write transaction of DeleteChat
+	// removes.
+	deleteBatch = 1000
+)
+
+// newChatID is the creation time (UTC, to the second) and a random suffix,
+// so that IDs sort by creation time: "20261129T223245-a1b2c3".
+func newChatID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return now.UTC().Format(chatIDTime) + "-" + hex.EncodeToString(b[:])
+}
+
+// CreateChat adds a chat with title to the index and returns it.
+func (s *Store) CreateChat(title string) (Chat, error) {
+	now := time.Now().UTC()
+	c := Chat{Title: title, Created: now, Updated: now}
+	err := s.update(func(txn *badger.Txn) error {
+		for {
+			c.ID = newChatID(now)
+			_, err := txn.Get(chatKey(c.ID))
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return putChat(txn, c)
+	})
+	if err != nil {
+		return Chat{}, fmt.Errorf("create chat: %w", err)
+	}
+	return c, nil
+}
+
+// Chat returns the chat with id; the error matches ErrNotFound if none.
+func (s *Store) Chat(id string) (Chat, error) {
+	var c Chat
+	err := s.view(func(txn *badger.Txn) error {
+		var err error
+		c, err = getChat(txn, id)
+		return err
+	})
+	if err != nil {
+		return Chat{}, fmt.Errorf("chat %q: %w", id, err)
+	}
+	return c, nil
+}
+
+// Chats returns every chat, most recently updated first.
+func (s *Store) Chats() ([]Chat, error) {
+	p := chatIndexPrefix()
+	var out []Chat
+	err := s.view(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
+		defer it.Close()
+		for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+			var c Chat
+			err := it.Item().Value(func(b []byte) error { return json.Unmarshal(b, &c) })
+			if err != nil {
+				return fmt.Errorf("decode chat: %w", err)
+			}
+			out = append(out, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list chats: %w", err)
+	}
+	slices.SortFunc(out, func(a, b Chat) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	return out, nil
+}
+
+// UpdateChat stores c's Title and Updated (now, if zero) for the chat with
+// c.ID; Created is kept. The error matches ErrNotFound if there is no chat.
+func (s *Store) UpdateChat(c Chat) error {
+	err := s.update(func(txn *badger.Txn) error {
+		old, err := getChat(txn, c.ID)
+		if err != nil {
+			return err
+		}
+		old.Title = c.Title
+		old.Updated = c.Updated
+		if old.Updated.IsZero() {
+			old.Updated = time.Now().UTC()
+		}
+		return putChat(txn, old)
+	})
+	if err != nil {
+		return fmt.Errorf("update chat %q: %w", c.ID, err)
+	}
+	return nil
+}
+
+// DeleteChat removes the chat from the index and its interactions from every
+// namespace, hub and spokes alike, in batches of writes. The chat goes last,
+// so that a delete cut short can be run again. Deleting a missing chat is
+// not an error. Interactions appended while it runs may survive it; callers
+// stop using a chat before deleting it.
+func (s *Store) DeleteChat(id string) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return fmt.Errorf("delete chat %q: %w", id, ErrClosed)
+	}
+	for {
+		keys, err := s.chatLogKeys(id, deleteBatch)
+		if err != nil {
+			return fmt.Errorf("delete chat %q: %w", id, err)
+		}
+		if len(keys) == 0 {
+			break
+		}
+		err = s.db.Update(func(txn *badger.Txn) error {
+			for _, k := range keys {
+				if err := txn.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("delete chat %q: %w", id, err)
+		}
+	}
+	err := s.db.Update(func(txn *badger.Txn) error { return txn.Delete(chatKey(id)) })
+	if err != nil {
+		return fmt.Errorf("delete chat %q: %w", id, err)
+	}
+	return nil
+}
+
+// chatLogKeys returns up to max keys of chat id's interactions, across all
+// namespaces. It visits each namespace once: it seeks to the chat's log in
+// that namespace, then past the namespace's last key. The caller holds s.mu.
+func (s *Store) chatLogKeys(id string, max int) ([][]byte, error) {
+	all := []byte{kindNamespace}
+	var keys [][]byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: all})
+		defer it.Close()
+		it.Seek(all)
+		for it.ValidForPrefix(all) && len(keys) < max {
+			op := ownerAt(it.Item().Key())
+			if op == nil {
+				it.Next()
+				continue
+			}
+			op = append([]byte(nil), op...) // the item's key is reused by Seek
+			cp := chatLogPrefix(op, id)
+			for it.Seek(cp); it.ValidForPrefix(cp) && len(keys) < max; it.Next() {
+				keys = append(keys, it.Item().KeyCopy(nil))
+			}
+			next := afterPrefix(op)
+			if next == nil {
+				break
+			}
+			it.Seek(next)
+		}
+		return nil
+	})
+	return keys, err
+}
+
+func getChat(txn *badger.Txn, id string) (Chat, error) {
+	item, err := txn.Get(chatKey(id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return Chat{}, ErrNotFound
+	}
+	if err != nil {
+		return Chat{}, err
+	}
+	var c Chat
+	if err := item.Value(func(b []byte) error { return json.Unmarshal(b, &c) }); err != nil {
+		return Chat{}, fmt.Errorf("decode chat: %w", err)
+	}
+	return c, nil
+}
+
+func putChat(txn *badger.Txn, c Chat) error {
+	val, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	return txn.Set(chatKey(c.ID), val)
+}
+
+// touchChat moves the chat's Updated time to now if the chat exists.
+func touchChat(txn *badger.Txn, id string, now time.Time) error {
+	c, err := getChat(txn, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !now.After(c.Updated) {
+		return nil
+	}
+	c.Updated = now
+	return putChat(txn, c)
+}

@@ -1,0 +1,177 @@
+package memory
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Status is where an interaction stands.
+type Status string
+
+// The statuses of an interaction.
+const (
+	StatusPending   Status = "pending"
+	StatusOK        Status = "ok"
+	StatusCut       Status = "cut"
+	StatusCancelled Status = "cancelled"
+	StatusError     Status = "error"
+)
+
+// Usage is what answering an interaction cost.
+type Usage struct {
+	Calls        int           `json:"calls"`
+	PromptTokens int           `json:"prompt_tokens"`
+	EvalTokens   int           `json:"eval_tokens"`
+	Duration     time.Duration `json:"duration_ns"`
+}
+
+// Interaction is one exchange in a namespace's log for a chat.
+type Interaction struct {
+	Seq     uint64          `json:"seq"`
+	Chat    string          `json:"chat"`
+	Input   string          `json:"input"`
+	Output  string          `json:"output"`
+	Status  Status          `json:"status"`
+	Error   string          `json:"error,omitempty"`
+	Meta    json.RawMessage `json:"meta,omitempty"` // owner-specific, e.g. the hub's plan
+	Usage   Usage           `json:"usage"`
+	Started time.Time       `json:"started"`
+	Ended   time.Time       `json:"ended,omitzero"`
+}
+
+// Append stores it as the next interaction of chat in this namespace: it
+// sets Seq (1 for a chat's first) and Chat, defaults an empty Status to
+// pending and a zero Started to now, and returns what it stored. If the chat
+// exists in the chat index, its Updated time moves to now.
+func (n *Namespace) Append(chat string, it Interaction) (Interaction, error) {
+	if chat == "" {
+		return Interaction{}, fmt.Errorf("append in %s: empty chat", n.owner)
+	}
+	cp := chatLogPrefix(n.prefix, chat)
+	mu := n.s.stripe(cp)
+	mu.Lock()
+	defer mu.Unlock()
+
+	now := time.Now().UTC()
+	it.Chat = chat
+	if it.Status == "" {
+		it.Status = StatusPending
+	}
+	if it.Started.IsZero() {
+		it.Started = now
+	}
+	err := n.s.update(func(txn *badger.Txn) error {
+		it.Seq = lastSeq(txn, cp) + 1
+		val, err := json.Marshal(it)
+		if err != nil {
+			return err
+		}
+		if err := txn.Set(logKey(cp, it.Seq), val); err != nil {
+			return err
+		}
+		return touchChat(txn, chat, now)
+	})
+	if err != nil {
+		return Interaction{}, fmt.Errorf("append to chat %q in %s: %w", chat, n.owner, err)
+	}
+	return it, nil
+}
+
+// Update overwrites the stored interaction with the same Chat and Seq; the
+// error matches ErrNotFound if there is none.
+func (n *Namespace) Update(it Interaction) error {
+	key := logKey(chatLogPrefix(n.prefix, it.Chat), it.Seq)
+	err := n.s.update(func(txn *badger.Txn) error {
+		if _, err := txn.Get(key); err != nil {
+			return err
+		}
+		val, err := json.Marshal(it)
+		if err != nil {
+			return err
+		}
+		return txn.Set(key, val)
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("update interaction %d of chat %q in %s: %w", it.Seq, it.Chat, n.owner, err)
+	}
+	return nil
+}
+
+// Interactions returns all of chat's interactions in this namespace, by
+// ascending Seq.
+func (n *Namespace) Interactions(chat string) ([]Interaction, error) {
+	cp := chatLogPrefix(n.prefix, chat)
+	var out []Interaction
+	err := n.s.view(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: cp})
+		defer it.Close()
+		for it.Seek(cp); it.ValidForPrefix(cp); it.Next() {
+			v, err := decodeInteraction(it.Item())
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read chat %q in %s: %w", chat, n.owner, err)
+	}
+	return out, nil
+}
+
+// Recent returns chat's last limit interactions by ascending Seq, reading
+// the log backwards from its end so that the cost does not grow with it.
+func (n *Namespace) Recent(chat string, limit int) ([]Interaction, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	cp := chatLogPrefix(n.prefix, chat)
+	var out []Interaction
+	err := n.s.view(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: cp, Reverse: true})
+		defer it.Close()
+		for it.Seek(lastKeyOf(cp)); it.ValidForPrefix(cp) && len(out) < limit; it.Next() {
+			v, err := decodeInteraction(it.Item())
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read recent of chat %q in %s: %w", chat, n.owner, err)
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// lastSeq is the highest sequence number stored under the chat log prefix,
+// or 0 if the chat has none.
+func lastSeq(txn *badger.Txn, cp []byte) uint64 {
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: cp, Reverse: true})
+	defer it.Close()
+	it.Seek(lastKeyOf(cp))
+	if !it.ValidForPrefix(cp) {
+		return 0
+	}
+	return seqOf(it.Item().Key())
+}
+
+func decodeInteraction(item *badger.Item) (Interaction, error) {
+	var v Interaction
+	err := item.Value(func(b []byte) error { return json.Unmarshal(b, &v) })
+	if err != nil {
+		return Interaction{}, fmt.Errorf("decode interaction: %w", err)
+	}
+	return v, nil
+}

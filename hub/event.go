@@ -1,10 +1,12 @@
 package hub
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
 // EventKind names an event of a turn.
@@ -19,6 +21,16 @@ const (
 	EventToken    EventKind = "token"    // a piece of the answer
 	EventAnswer   EventKind = "answer"
 	EventError    EventKind = "error"
+	// EventPermission: a permission request was made (Permission set);
+	// EventDecision follows it with the decision (Decision set).
+	EventPermission EventKind = "permission"
+	EventDecision   EventKind = "decision"
+	// EventAppCall and EventAppResult: an app function ran in a spoke.
+	EventAppCall   EventKind = "app_call"
+	EventAppResult EventKind = "app_result"
+	// EventResults: the typed results of a plan with several apps, for
+	// the results card (Results set), before the synthesis streams.
+	EventResults EventKind = "results"
 )
 
 // Event is one thing that happened during a turn. Which fields are set
@@ -35,6 +47,22 @@ type Event struct {
 	Err     error     // error
 	// Status is the turn's final status (answer, error).
 	Status memory.Status
+
+	Permission *permissions.Request  // permission
+	Decision   *permissions.Decision // decision
+	Function   string                // app_call, app_result
+	Args       json.RawMessage       // app_call
+	Result     json.RawMessage       // app_result (nil on failure, with Err set)
+	Results    []StepResult          // results
+}
+
+// StepResult is the typed outcome of one plan step.
+type StepResult struct {
+	Step          string          `json:"step"`
+	App           string          `json:"app"`
+	Functionality string          `json:"functionality"`
+	Value         json.RawMessage `json:"value,omitempty"`
+	Error         string          `json:"error,omitempty"`
 }
 
 // Turn is one request and its outcome, as the hub logged it.
@@ -57,7 +85,8 @@ func (t Turn) Retryable() bool { return t.Status != memory.StatusOK }
 
 // turnMeta is what the hub keeps in an interaction's Meta.
 type turnMeta struct {
-	Plan     *Plan     `json:"plan,omitempty"`
-	Thinking string    `json:"thinking,omitempty"`
-	Usage    llm.Usage `json:"usage"`
+	Plan     *Plan        `json:"plan,omitempty"`
+	Results  []StepResult `json:"results,omitempty"`
+	Thinking string       `json:"thinking,omitempty"`
+	Usage    llm.Usage    `json:"usage"`
 }

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
@@ -32,6 +35,17 @@ type Options struct {
 	// SpokeHistory how many past interactions a spoke puts in its context.
 	History, SpokeHistory int
 	Logger                *slog.Logger
+	// Apps are the installed apps; nil means none (every request goes to
+	// the vanilla spoke).
+	Apps *apps.Registry
+	// Broker decides permissions. Required when apps are installed.
+	Broker *permissions.Broker
+	// Vanilla runs the unsafe single-context baseline: one model with
+	// every app's description and tools, one memory, no dialogs. It
+	// exists to show what the isolation prevents.
+	Vanilla bool
+	// CallTimeout bounds one app function call (0: spokes' default).
+	CallTimeout time.Duration
 }
 
 // Operator is the hub's deterministic core: it plans each request with the
@@ -50,6 +64,7 @@ type Operator struct {
 	spokes  map[string]*spokeRef // chat + "\x00" + app
 	busy    map[string]bool      // chats with a turn running
 	working map[string]int       // app → spokes of it working now
+	running map[string]*turnRun  // chat → the turn running in it
 }
 
 type spokeRef struct {
@@ -65,6 +80,9 @@ func New(opts Options) (*Operator, error) {
 	if opts.Store == nil || opts.HubModel == nil || opts.SpokeModel == nil {
 		return nil, errors.New("hub needs a store, the hub's model and a spoke model factory")
 	}
+	if opts.Apps != nil && len(opts.Apps.Names()) > 0 && opts.Broker == nil && !opts.Vanilla {
+		return nil, errors.New("hub needs a permission broker when apps are installed")
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -74,12 +92,26 @@ func New(opts Options) (*Operator, error) {
 		store:   opts.Store,
 		planner: NewPlanner(opts.HubModel, log),
 		log:     log,
-		catalog: []Functionality{{Name: ChatFunctionality, Description: "Talk with the user directly: conversation, writing, explanations, general knowledge, anything no other functionality covers."}},
+		catalog: catalogView(opts.Apps),
 		private: map[string]bool{},
 		spokes:  map[string]*spokeRef{},
 		busy:    map[string]bool{},
 		working: map[string]int{},
+		running: map[string]*turnRun{},
 	}, nil
+}
+
+// catalogView is what the planner sees of the catalog: chat, and every
+// functionality an installed app provides, in the hub's own words.
+func catalogView(reg *apps.Registry) []Functionality {
+	out := []Functionality{{Name: ChatFunctionality, Description: "Talk with the user directly: conversation, writing, explanations, general knowledge, anything no other functionality covers."}}
+	if reg == nil {
+		return out
+	}
+	for _, f := range reg.Functionalities() {
+		out = append(out, Functionality{Name: f.Name, Description: f.Description})
+	}
+	return out
 }
 
 // HubModel names the planner's model.
@@ -206,22 +238,37 @@ func (o *Operator) run(ctx context.Context, st *memory.Store, ns *memory.Namespa
 		return turn, nil
 	}
 
-	history, err := o.history(ns, chat, it.Seq)
-	if err != nil {
-		return finish("", memory.StatusError, err)
+	tr := o.startTurn(st, it, emit)
+	defer o.endTurn(chat)
+	emit = tr.emit
+	var plan Plan
+	if o.opts.Vanilla {
+		plan = vanillaPlan()
+	} else {
+		history, err := o.history(ns, chat, it.Seq)
+		if err != nil {
+			return finish("", memory.StatusError, err)
+		}
+		named := o.namedApps(it.Input)
+		var usage llm.Usage
+		plan, usage, err = o.planner.Plan(ctx, PlanInput{Query: it.Input, History: history, Functionalities: o.catalog, NamedApps: named}, o.route)
+		meta.Usage.Add(usage)
+		if err != nil {
+			return finish("", statusOf(ctx, err), err)
+		}
+		if plan.Fallback {
+			o.log.Warn("plan fallback", "chat", chat, "turn", it.Seq, "reason", plan.Reason)
+			o.note("plan", "hub", "planner output unusable twice; routed to the vanilla spoke: "+plan.Reason)
+		}
+		if plan, err = o.resolveApps(ctx, tr, plan); err != nil {
+			return finish("", statusOf(ctx, err), err)
+		}
 	}
-	plan, usage, err := o.planner.Plan(ctx, PlanInput{Query: it.Input, History: history, Functionalities: o.catalog}, o.route)
-	meta.Usage.Add(usage)
-	if err != nil {
-		return finish("", statusOf(ctx, err), err)
-	}
-	if plan.Fallback {
-		o.log.Warn("plan fallback", "chat", chat, "turn", it.Seq, "reason", plan.Reason)
-	}
+	tr.plan = plan
 	meta.Plan = &plan
 	emit(Event{Kind: EventPlan, Chat: chat, Turn: it.Seq, Plan: &plan})
 
-	res, err := o.execute(ctx, st, chat, it, plan, emit)
+	res, err := o.execute(ctx, tr)
 	meta.Usage.Add(res.Usage)
 	meta.Thinking = res.Thinking
 	if err != nil {
@@ -230,42 +277,27 @@ func (o *Operator) run(ctx context.Context, st *memory.Store, ns *memory.Namespa
 	return finish(res.Text, memory.StatusOK, nil)
 }
 
-// execute runs a validated plan. Every step the catalog can route today
-// is served by the vanilla spoke, so the plan collapses to one vanilla
-// call that answers the user's own words.
-func (o *Operator) execute(ctx context.Context, st *memory.Store, chat string, it memory.Interaction, plan Plan, emit func(Event)) (spokes.Result, error) {
-	app := VanillaApp
-	for _, s := range plan.Steps {
-		if s.App != VanillaApp {
-			return spokes.Result{Status: memory.StatusError}, fmt.Errorf("plan step %s routes to %q, which cannot run here", s.ID, s.App)
-		}
-	}
-	sp, err := o.spoke(st, chat, app)
-	if err != nil {
-		return spokes.Result{Status: memory.StatusError}, err
-	}
-	o.setWorking(app, +1)
-	emit(Event{Kind: EventSpoke, Chat: chat, Turn: it.Seq, App: app, Working: true})
-	defer func() {
-		o.setWorking(app, -1)
-		emit(Event{Kind: EventSpoke, Chat: chat, Turn: it.Seq, App: app, Working: false})
-	}()
-	return sp.Do(ctx, spokes.Task{Chat: chat, Query: it.Input, OnChunk: func(c llm.Chunk) {
-		if c.Thinking != "" {
-			emit(Event{Kind: EventThinking, Chat: chat, Turn: it.Seq, App: app, Text: c.Thinking})
-		}
-		if c.Content != "" {
-			emit(Event{Kind: EventToken, Chat: chat, Turn: it.Seq, App: app, Text: c.Content})
-		}
-	}})
-}
-
-// route maps a functionality to the app that serves it.
-func (o *Operator) route(fn string) (string, bool) {
+// route maps a functionality to the app that serves it; "" when several
+// apps provide it and the operator must choose.
+func (o *Operator) route(fn, hint string) (string, bool) {
 	if fn == ChatFunctionality {
-		return VanillaApp, true
+		return VanillaApp, hint == ""
 	}
-	return "", false
+	if o.opts.Apps == nil {
+		return "", false
+	}
+	p := o.opts.Apps.Providers(fn)
+	if hint != "" {
+		return hint, slices.Contains(p, hint)
+	}
+	switch len(p) {
+	case 0:
+		return "", false
+	case 1:
+		return p[0], true
+	default:
+		return "", true
+	}
 }
 
 // history is the planner's view of the chat: earlier requests and the
@@ -309,7 +341,18 @@ func (o *Operator) spoke(st *memory.Store, chat, app string) (*spokes.Spoke, err
 	if err != nil {
 		return nil, err
 	}
-	sp, err := spokes.New(spokes.Config{App: app, Model: model, Memory: ns, History: o.opts.SpokeHistory, System: vanillaSystem})
+	cfg := spokes.Config{App: app, Model: model, Memory: ns, History: o.opts.SpokeHistory, System: vanillaSystem, CallTimeout: o.opts.CallTimeout}
+	switch {
+	case app == monolithApp:
+		cfg.Impl, cfg.Gate = newMonolith(o.opts.Apps, st), openGate{}
+	case app != VanillaApp:
+		impl, ok := o.opts.Apps.App(app)
+		if !ok {
+			return nil, fmt.Errorf("no app %q is installed", app)
+		}
+		cfg.Impl, cfg.Gate = impl, &gate{o: o, chat: chat, app: app}
+	}
+	sp, err := spokes.New(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -54,10 +55,10 @@ func (p Plan) Apps() []string {
 // maxSteps bounds a plan; a longer one is treated as unusable.
 const maxSteps = 8
 
-// planSchema is the `format` the planner's model must follow. The
+// PlanSchema is the `format` the planner's model must follow. The
 // functionality enum holds exactly the installed functionalities, so a
 // model that honours the schema cannot name anything else.
-func planSchema(fns []Functionality) json.RawMessage {
+func PlanSchema(fns []Functionality, namedApps ...string) json.RawMessage {
 	names := make([]string, len(fns))
 	for i, f := range fns {
 		names[i] = f.Name
@@ -76,6 +77,7 @@ func planSchema(fns []Functionality) json.RawMessage {
 						"functionality": map[string]any{"type": "string", "enum": names},
 						"query":         map[string]any{"type": "string"},
 						"depends_on":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+						"app":           appProp(namedApps),
 					},
 					"required": []string{"id", "functionality", "query", "depends_on"},
 				},
@@ -90,6 +92,14 @@ func planSchema(fns []Functionality) json.RawMessage {
 	return b
 }
 
+// appProp lets a step name an app only when the user typed its name.
+func appProp(named []string) map[string]any {
+	if len(named) == 0 {
+		return map[string]any{"type": "string", "maxLength": 0}
+	}
+	return map[string]any{"type": "string", "enum": append([]string{""}, named...)}
+}
+
 // draft is what the planner's model writes; apps are the operator's call.
 type draft struct {
 	Steps []struct {
@@ -97,6 +107,7 @@ type draft struct {
 		Functionality string   `json:"functionality"`
 		Query         string   `json:"query"`
 		DependsOn     []string `json:"depends_on"`
+		App           string   `json:"app"`
 	} `json:"steps"`
 }
 
@@ -104,8 +115,9 @@ type draft struct {
 var errUnusable = errors.New("unusable plan")
 
 // parsePlan decodes and validates model output against the installed
-// functionalities; route maps a functionality to the app that serves it.
-func parsePlan(out string, route func(fn string) (string, bool)) (Plan, error) {
+// functionalities; route maps a functionality to the app that serves it
+// ("" when several do). A step may name an app only if the user typed it.
+func parsePlan(out string, route func(fn, app string) (string, bool), named []string) (Plan, error) {
 	out = strings.TrimSpace(out)
 	// Some models wrap JSON in a code fence even with a schema.
 	out = strings.TrimPrefix(strings.TrimSuffix(out, "```"), "```json")
@@ -130,7 +142,14 @@ func parsePlan(out string, route func(fn string) (string, bool)) (Plan, error) {
 		if seen[id] {
 			return Plan{}, fmt.Errorf("%w: step id %q used twice", errUnusable, id)
 		}
-		app, ok := route(s.Functionality)
+		hint := strings.TrimSpace(s.App)
+		if hint != "" && !slices.Contains(named, hint) {
+			return Plan{}, fmt.Errorf("%w: step %q names app %q, which the user did not name", errUnusable, id, hint)
+		}
+		app, ok := route(s.Functionality, hint)
+		if !ok && hint != "" {
+			return Plan{}, fmt.Errorf("%w: step %q: app %q does not provide %q", errUnusable, id, hint, s.Functionality)
+		}
 		if !ok {
 			return Plan{}, fmt.Errorf("%w: step %q asks for %q, which no installed app provides", errUnusable, id, s.Functionality)
 		}

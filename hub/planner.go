@@ -31,6 +31,9 @@ type PlanInput struct {
 	Query           string
 	History         []PastTurn
 	Functionalities []Functionality
+	// NamedApps are installed apps whose names the user typed in the
+	// request; a step may name one of them.
+	NamedApps []string
 }
 
 // Planner asks the hub's own model for a plan with a `format` schema.
@@ -54,13 +57,13 @@ Reply with JSON only, following the schema. Split the request into as few steps 
 // is retried once with the reason; a second one yields the vanilla fallback
 // plan (Plan.Fallback set, logged). Errors are only those of the model
 // call itself (cancelled, unreachable, model missing).
-func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn string) (string, bool)) (Plan, llm.Usage, error) {
+func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app string) (string, bool)) (Plan, llm.Usage, error) {
 	var usage llm.Usage
 	msgs := []api.Message{
 		{Role: "system", Content: plannerSystem},
 		{Role: "user", Content: plannerPrompt(in)},
 	}
-	schema := planSchema(in.Functionalities)
+	schema := PlanSchema(in.Functionalities, in.NamedApps...)
 	var lastErr error
 	for attempt := 1; attempt <= 2; attempt++ {
 		resp, err := p.model.Chat(ctx, llm.Request{Messages: msgs, Format: schema, Think: new(false)}, nil)
@@ -72,7 +75,7 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn string) 
 			}
 			lastErr = err
 		} else {
-			plan, perr := parsePlan(resp.Message.Content, route)
+			plan, perr := parsePlan(resp.Message.Content, route, in.NamedApps)
 			if perr == nil {
 				return plan, usage, nil
 			}
@@ -99,6 +102,9 @@ func plannerPrompt(in PlanInput) string {
 		for _, h := range in.History {
 			fmt.Fprintf(&b, "- %q → %s\n", h.Query, strings.Join(h.Apps, ", "))
 		}
+	}
+	if len(in.NamedApps) > 0 {
+		fmt.Fprintf(&b, "\nApps the user named (a step may set \"app\" to one of them): %s\n", strings.Join(in.NamedApps, ", "))
 	}
 	fmt.Fprintf(&b, "\nRequest: %s\n", in.Query)
 	return b.String()

@@ -7,7 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-		"strings"
+	"strings"
 	"sync"
 	"testing"
 	"time"

@@ -366,3 +366,19 @@ func (r *Real) LogTail(n int64) string {
 	}
 	return string(b)
 }
+
+// CreateVariant creates another model from the tiny one with other default
+// parameters (for example a large num_predict, so that an answer is still
+// streaming when the server is killed).
+func (r *Real) CreateVariant(name string, params map[string]any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), realCreateTimeout)
+	defer cancel()
+	merged := map[string]any{}
+	for k, v := range TinyParameters {
+		merged[k] = v
+	}
+	for k, v := range params {
+		merged[k] = v
+	}
+	return r.Client.Create(ctx, &api.CreateRequest{Model: name, From: r.Model, Template: TinyTemplate, Parameters: merged}, func(api.ProgressResponse) error { return nil })
+}

@@ -1,0 +1,167 @@
+// Package apps holds what bulkhead knows of apps: the hub-owned
+// functionality catalog, app manifests, the App interface every built-in
+// or out-of-process app implements, the registry of installed apps, and
+// JSON-schema validation of what crosses a bulkhead.
+//
+// Everything an app authors — its description, its functions'
+// descriptions, its output and its errors — is untrusted. It reaches the
+// app's own spoke only; across a bulkhead only schema-validated values
+// travel (DESIGN.md §3, invariant 1).
+//
+// Catalog, Registry and compiled schemas are immutable once built and safe
+// for concurrent use. An App's Call may be called from its spoke's
+// goroutine only; apps need not be safe for concurrent calls.
+package apps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+)
+
+// Effect is what calling a function does to the world.
+type Effect string
+
+// Effects, from harmless to irreversible.
+const (
+	EffectRead         Effect = "read"
+	EffectWrite        Effect = "write"
+	EffectIrreversible Effect = "irreversible"
+)
+
+// Function is one function of an app, as the app declares it.
+type Function struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"` // app-authored
+	Params      json.RawMessage `json:"params"`      // JSON schema of the arguments (an object)
+	Result      json.RawMessage `json:"result"`      // JSON schema of the result
+	Effect      Effect          `json:"effect"`
+}
+
+// Manifest declares an app.
+type Manifest struct {
+	Name        string `json:"name"`
+	Description string `json:"description"` // app-authored: reaches only the app's own spoke
+	Functions   []Function
+	// Provides maps catalog functionalities to the app's own functions.
+	Provides map[string]string
+	// Clearance lists the data labels the app may receive.
+	Clearance []string
+	// Labels are the labels its outputs carry.
+	Labels []string
+	// Model overrides the spoke model for this app ("" = configured).
+	Model string
+	// Hosts it may reach (for apps whose traffic the hub carries).
+	Hosts []string
+	// Demo marks the simulated apps of the IsolateGPT case studies.
+	Demo bool
+}
+
+// Function returns the named function.
+func (m Manifest) Function(name string) (Function, bool) {
+	for _, f := range m.Functions {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Function{}, false
+}
+
+// KV is an app's own memory namespace (a *memory.Namespace).
+type KV interface {
+	Get(key string) ([]byte, error)
+	Set(key string, val []byte) error
+	Delete(key string) error
+	Keys(prefix string) ([]string, error)
+}
+
+// Call is one function call.
+type Call struct {
+	Function string
+	Args     json.RawMessage
+	// Memory is the app's own namespace; nil for apps that keep nothing.
+	Memory KV
+	// NotFound is what Memory.Get returns for a missing key.
+	NotFound error
+}
+
+// App is an installed app. Call returns the function's result as JSON, or
+// an error whose text is shown to the app's own spoke model only.
+type App interface {
+	Manifest() Manifest
+	Call(ctx context.Context, c Call) (json.RawMessage, error)
+}
+
+var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}$`)
+
+// Check validates a manifest against a catalog: names, effects, schemas,
+// and that every provided functionality exists and maps to a function
+// whose effect is the catalog's.
+func (m Manifest) Check(cat *Catalog) error {
+	var errs []error
+	if !namePattern.MatchString(m.Name) || m.Name == "vanilla" || m.Name == "hub" {
+		errs = append(errs, fmt.Errorf("app name %q: lower-case letters, digits and _; not vanilla or hub", m.Name))
+	}
+	seen := map[string]bool{}
+	for _, f := range m.Functions {
+		if !namePattern.MatchString(f.Name) || f.Name == RequestFunctionality {
+			errs = append(errs, fmt.Errorf("%s: function name %q", m.Name, f.Name))
+		}
+		if seen[f.Name] {
+			errs = append(errs, fmt.Errorf("%s: function %q declared twice", m.Name, f.Name))
+		}
+		seen[f.Name] = true
+		switch f.Effect {
+		case EffectRead, EffectWrite, EffectIrreversible:
+		default:
+			errs = append(errs, fmt.Errorf("%s.%s: effect %q", m.Name, f.Name, f.Effect))
+		}
+		if _, err := Compile(f.Params); err != nil {
+			errs = append(errs, fmt.Errorf("%s.%s params: %w", m.Name, f.Name, err))
+		}
+		if _, err := Compile(f.Result); err != nil {
+			errs = append(errs, fmt.Errorf("%s.%s result: %w", m.Name, f.Name, err))
+		}
+	}
+	for fn, own := range m.Provides {
+		entry, ok := cat.Get(fn)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s provides %q, which is not in the catalog", m.Name, fn))
+			continue
+		}
+		f, ok := m.Function(own)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s maps %q to unknown function %q", m.Name, fn, own))
+			continue
+		}
+		if entry.Effect.rank() > f.Effect.rank() {
+			errs = append(errs, fmt.Errorf("%s.%s is %s but catalog %q is %s", m.Name, own, f.Effect, fn, entry.Effect))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (e Effect) rank() int {
+	switch e {
+	case EffectRead:
+		return 0
+	case EffectWrite:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// Stricter returns the more dangerous of two effects.
+func Stricter(a, b Effect) Effect {
+	if a.rank() >= b.rank() {
+		return a
+	}
+	return b
+}
+
+// RequestFunctionality is the tool every app spoke has for asking the hub
+// for a catalog functionality another app provides.
+const RequestFunctionality = "request_functionality"

@@ -1,0 +1,61 @@
+package apps
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+var (
+	schemaMu    sync.Mutex
+	schemaCache = map[[32]byte]*jsonschema.Schema{}
+)
+
+// Compile compiles a JSON schema (cached by content).
+func Compile(schema json.RawMessage) (*jsonschema.Schema, error) {
+	if len(schema) == 0 {
+		return nil, fmt.Errorf("empty schema")
+	}
+	key := sha256.Sum256(schema)
+	schemaMu.Lock()
+	defer schemaMu.Unlock()
+	if s, ok := schemaCache[key]; ok {
+		return s, nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, fmt.Errorf("schema is not JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	url := fmt.Sprintf("mem://schema/%x.json", key[:8])
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, err
+	}
+	schemaCache[key] = s
+	return s, nil
+}
+
+// Validate checks a JSON value against a schema. The error names the first
+// violations, never echoes the value.
+func Validate(schema, value json.RawMessage) error {
+	s, err := Compile(schema)
+	if err != nil {
+		return err
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(value))
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if err := s.Validate(inst); err != nil {
+		return fmt.Errorf("does not match the schema: %v", err)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+// Package engine assembles a running bulkhead from a typed configuration:
+// the log file, the memory store, the Ollama server (started as a child
+// when it is local, installed and not running), the hub's model client and
+// the operator. It is the one place that knows how the parts fit; main
+// wires flags to it, the TUI and the headless runner use what it built.
+//
+// An Engine is built once per process and closed once; its parts are safe
+// for concurrent use as their own packages describe.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/bulkhead-dev/bulkhead/config"
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/spokes"
+)
+
+// Engine is a running bulkhead core.
+type Engine struct {
+	Config config.Config
+	Store  *memory.Store
+	Hub    *hub.Operator
+	// Ollama is the hub's model client, also used for server checks.
+	Ollama *llm.Client
+	Log    *slog.Logger
+	// OllamaErr is why the Ollama server could not be reached or started,
+	// if so; the engine still opens so the UI can say it.
+	OllamaErr error
+
+	server  *llm.Server
+	logFile io.Closer
+}
+
+// Options tunes Open.
+type Options struct {
+	// StartOllama starts `ollama serve` when nothing answers at a local
+	// host and the binary is on PATH.
+	StartOllama bool
+}
+
+// Open builds the engine. A data directory held by another bulkhead gives
+// an error matching memory.ErrInUse.
+func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", cfg.DataDir, err)
+	}
+	logPath := filepath.Join(cfg.DataDir, "bulkhead.log")
+	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open log %s: %w", logPath, err)
+	}
+	log := slog.New(slog.NewJSONHandler(lf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	e := &Engine{Config: cfg, Log: log, logFile: lf}
+
+	e.Store, err = memory.Open(filepath.Join(cfg.DataDir, "db"), memory.Options{Logger: log.With("component", "memory")})
+	if err != nil {
+		lf.Close()
+		if errors.Is(err, memory.ErrInUse) {
+			return nil, fmt.Errorf("%w; close the other bulkhead, or give this one another --data-dir", err)
+		}
+		return nil, err
+	}
+
+	if opts.StartOllama {
+		e.server, e.OllamaErr = llm.EnsureServer(ctx, cfg.Ollama.Host, llm.EnsureOptions{Log: logWriter{log.With("component", "ollama-serve")}})
+		if e.server != nil {
+			log.Info("started ollama serve", "host", cfg.Ollama.Host)
+		}
+	}
+
+	e.Ollama, err = llm.New(cfg.LLM("hub"), nil)
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("hub model: %w", err)
+	}
+	e.Hub, err = hub.New(hub.Options{
+		Store:    e.Store,
+		HubModel: e.Ollama,
+		SpokeModel: func(app string) (spokes.Model, error) {
+			return llm.New(cfg.LLM(app), nil)
+		},
+		History:      cfg.Hub.History,
+		SpokeHistory: cfg.Spokes.History,
+		Logger:       log.With("component", "hub"),
+	})
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Close stops the hub and its spokes, closes memory, and stops an Ollama
+// server the engine started.
+func (e *Engine) Close() error {
+	var errs []error
+	if e.Hub != nil {
+		errs = append(errs, e.Hub.Close())
+	}
+	if e.Store != nil {
+		errs = append(errs, e.Store.Close())
+	}
+	e.server.Stop()
+	if e.logFile != nil {
+		errs = append(errs, e.logFile.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// logWriter sends a child's output lines to the log, never the terminal.
+type logWriter struct{ log *slog.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.log.Info(string(p))
+	return len(p), nil
+}

@@ -1,0 +1,225 @@
+// Package headless runs one request without the TUI, for scripts: it
+// prints the answer, or with JSON one event per line as docs/events.md
+// describes. It is used by `bulkhead ask`.
+//
+// Run is synchronous; events are written in the order the hub emits them,
+// from one goroutine at a time (the hub never emits concurrently).
+package headless
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/llm"
+)
+
+// Backend is what a headless run needs of the hub.
+type Backend interface {
+	NewChat(private bool) (hub.Chat, error)
+	Chat(id string) (hub.Chat, error)
+	Ask(ctx context.Context, chat, query string, emit func(hub.Event)) (hub.Turn, error)
+	Turns(chat string) ([]hub.Turn, error)
+	Retry(ctx context.Context, chat string, seq uint64, emit func(hub.Event)) (hub.Turn, error)
+}
+
+// Options says how to run and print.
+type Options struct {
+	JSON    bool   // one JSON event per line
+	Stream  bool   // print tokens as they arrive
+	Private bool   // a private chat: nothing is written to disk
+	Chat    string // continue this chat instead of starting one
+	// Retry runs the last turn of Chat again if it did not finish (cut,
+	// cancelled, failed, or interrupted by a crash); the query is unused.
+	Retry bool
+	// Unavailable, if set, is why the model server cannot be used; the
+	// run reports it as its error without asking.
+	Unavailable error
+}
+
+// Event is the JSON shape of one event line (docs/events.md).
+type Event struct {
+	Type     string      `json:"type"`
+	Chat     string      `json:"chat,omitempty"`
+	Steps    []PlanStep  `json:"steps,omitempty"`
+	Fallback bool        `json:"fallback,omitempty"`
+	Text     string      `json:"text,omitempty"`
+	Usage    *EventUsage `json:"usage,omitempty"`
+	Message  string      `json:"message,omitempty"`
+	Partial  string      `json:"partial,omitempty"`
+	Status   string      `json:"status,omitempty"`
+}
+
+// PlanStep is one step of a plan event.
+type PlanStep struct {
+	ID            string   `json:"id"`
+	Functionality string   `json:"functionality"`
+	App           string   `json:"app"`
+	DependsOn     []string `json:"depends_on"`
+}
+
+// EventUsage is what a turn cost.
+type EventUsage struct {
+	Calls        int   `json:"calls"`
+	PromptTokens int   `json:"prompt_tokens"`
+	EvalTokens   int   `json:"eval_tokens"`
+	DurationMS   int64 `json:"duration_ms"`
+}
+
+// ErrFailed is returned (wrapped) when the turn ended in an error; the
+// message has been printed already.
+var ErrFailed = errors.New("request failed")
+
+// Run asks one question and prints the outcome to out (and, in text mode,
+// errors to errOut). It returns an error wrapping ErrFailed if the turn did
+// not produce a full answer.
+func Run(ctx context.Context, b Backend, query string, opts Options, out, errOut io.Writer) error {
+	query = strings.TrimSpace(query)
+	if query == "" && !opts.Retry {
+		return errors.New("nothing to ask: give the request as arguments or on standard input")
+	}
+	if opts.Retry && opts.Chat == "" {
+		return errors.New("--retry needs --chat: which chat's last turn to run again")
+	}
+	if opts.Unavailable != nil {
+		p := printer{out: out, errOut: errOut, opts: opts}
+		p.emit(hub.Event{Kind: hub.EventError, Err: opts.Unavailable})
+		return fmt.Errorf("%w: %v", ErrFailed, opts.Unavailable)
+	}
+	var chat hub.Chat
+	var err error
+	if opts.Chat != "" {
+		chat, err = b.Chat(opts.Chat)
+	} else {
+		chat, err = b.NewChat(opts.Private)
+	}
+	if err != nil {
+		return err
+	}
+	p := printer{out: out, errOut: errOut, opts: opts, chat: chat.ID}
+	if opts.Retry {
+		var turns []hub.Turn
+		if turns, err = b.Turns(chat.ID); err != nil {
+			return err
+		}
+		if len(turns) == 0 || !turns[len(turns)-1].Retryable() {
+			return fmt.Errorf("the last turn of chat %s finished; nothing to retry", chat.ID)
+		}
+		_, err = b.Retry(ctx, chat.ID, turns[len(turns)-1].Seq, p.emit)
+	} else {
+		_, err = b.Ask(ctx, chat.ID, query, p.emit)
+	}
+	if p.err != nil {
+		return p.err
+	}
+	if err != nil {
+		if !p.reported {
+			p.emit(hub.Event{Kind: hub.EventError, Chat: chat.ID, Err: err})
+		}
+		return fmt.Errorf("%w: %v", ErrFailed, err)
+	}
+	return nil
+}
+
+type printer struct {
+	out, errOut io.Writer
+	opts        Options
+	chat        string
+	mu          sync.Mutex
+	streamed    bool
+	reported    bool
+	err         error // a write failure
+}
+
+func (p *printer) emit(e hub.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.opts.JSON {
+		p.emitJSON(e)
+		return
+	}
+	switch e.Kind {
+	case hub.EventToken:
+		if p.opts.Stream {
+			p.streamed = true
+			p.write(p.out, e.Text)
+		}
+	case hub.EventAnswer:
+		if p.streamed {
+			p.write(p.out, "\n")
+		} else {
+			p.write(p.out, strings.TrimRight(e.Text, "\n")+"\n")
+		}
+	case hub.EventError:
+		p.reported = true
+		if p.streamed {
+			p.write(p.out, "\n")
+		} else if e.Text != "" {
+			p.write(p.out, strings.TrimRight(e.Text, "\n")+"\n")
+		}
+		p.write(p.errOut, "bulkhead: "+message(e.Err)+"\n")
+	}
+}
+
+func (p *printer) emitJSON(e hub.Event) {
+	var ev Event
+	switch e.Kind {
+	case hub.EventPlan:
+		ev = Event{Type: "plan", Chat: p.chat, Fallback: e.Plan.Fallback}
+		for _, s := range e.Plan.Steps {
+			ev.Steps = append(ev.Steps, PlanStep{ID: s.ID, Functionality: s.Functionality, App: s.App, DependsOn: s.DependsOn})
+		}
+	case hub.EventToken:
+		if !p.opts.Stream {
+			return
+		}
+		ev = Event{Type: "token", Text: e.Text}
+	case hub.EventAnswer:
+		ev = Event{Type: "answer", Chat: p.chat, Text: e.Text, Usage: usageOf(e.Usage)}
+	case hub.EventError:
+		p.reported = true
+		ev = Event{Type: "error", Chat: p.chat, Message: message(e.Err), Partial: e.Text, Status: string(e.Status), Usage: usageOf(e.Usage)}
+	default:
+		return
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		p.err = err
+		return
+	}
+	p.write(p.out, string(b)+"\n")
+}
+
+func (p *printer) write(w io.Writer, s string) {
+	if p.err != nil {
+		return
+	}
+	if _, err := io.WriteString(w, s); err != nil {
+		p.err = fmt.Errorf("write output: %w", err)
+	}
+}
+
+func usageOf(u llm.Usage) *EventUsage {
+	return &EventUsage{Calls: u.Calls, PromptTokens: u.PromptTokens, EvalTokens: u.EvalTokens, DurationMS: u.Duration.Milliseconds()}
+}
+
+// message is what the user reads for an error: the typed errors of the
+// model layer already say what to do.
+func message(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	if errors.Is(err, context.Canceled) {
+		return "cancelled"
+	}
+	var cut *llm.StreamCutError
+	if errors.As(err, &cut) {
+		return err.Error() + "; the partial answer is kept — run the request again to retry"
+	}
+	return err.Error()
+}

@@ -1,0 +1,281 @@
+package hub
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/spokes"
+)
+
+func newID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// execute runs a resolved plan. A plan whose steps all route to the
+// vanilla spoke is one vanilla call with the user's own words. A plan with
+// one app step streams that app spoke's answer. Otherwise steps run in
+// dependency order, independent ones concurrently, each in its own spoke,
+// and a fresh vanilla spoke writes the answer from the typed results.
+func (o *Operator) execute(ctx context.Context, tr *turnRun) (spokes.Result, error) {
+	plan := tr.plan
+	allVanilla := true
+	for _, s := range plan.Steps {
+		if s.App != VanillaApp {
+			allVanilla = false
+		}
+	}
+	if allVanilla {
+		return o.runStep(ctx, tr, Step{ID: "s1", Functionality: ChatFunctionality, App: VanillaApp}, nil, true)
+	}
+	if len(plan.Steps) == 1 {
+		return o.runStep(ctx, tr, plan.Steps[0], nil, true)
+	}
+
+	var total llm.Usage
+	done := map[string]StepResult{}
+	for _, level := range levels(plan) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for _, s := range level {
+			wg.Add(1)
+			go func(s Step) {
+				defer wg.Done()
+				data := o.stepData(ctx, tr, s, done)
+				res, err := o.runStep(ctx, tr, s, data, false)
+				sr := StepResult{Step: s.ID, App: s.App, Functionality: s.Functionality, Value: res.Value}
+				if s.App == VanillaApp {
+					sr.Value = quote(map[string]string{"text": res.Text})
+				}
+				if err != nil {
+					sr.Error = err.Error()
+				} else if sr.Value == nil {
+					sr.Error = "the app produced no result"
+				}
+				mu.Lock()
+				total.Add(res.Usage)
+				done[s.ID] = sr
+				mu.Unlock()
+			}(s)
+		}
+		wg.Wait()
+		if ctx.Err() != nil {
+			return spokes.Result{Usage: total, Status: memory.StatusCancelled}, ctx.Err()
+		}
+	}
+	results := make([]StepResult, 0, len(plan.Steps))
+	for _, s := range plan.Steps {
+		results = append(results, done[s.ID])
+	}
+	tr.results = results
+	tr.emit(Event{Kind: EventResults, Results: results})
+	res, err := o.synthesize(ctx, tr, results)
+	res.Usage.Add(total)
+	return res, err
+}
+
+// levels groups steps so that each depends only on earlier groups.
+func levels(p Plan) [][]Step {
+	placed := map[string]int{}
+	var out [][]Step
+	for _, s := range p.Steps { // steps only depend on earlier ones
+		lvl := 0
+		for _, d := range s.DependsOn {
+			if placed[d]+1 > lvl {
+				lvl = placed[d] + 1
+			}
+		}
+		placed[s.ID] = lvl
+		for len(out) <= lvl {
+			out = append(out, nil)
+		}
+		out[lvl] = append(out[lvl], s)
+	}
+	return out
+}
+
+// stepData collects the typed results a step depends on and asks the user
+// to share them with the step's app (a data flow across a bulkhead).
+func (o *Operator) stepData(ctx context.Context, tr *turnRun, s Step, done map[string]StepResult) json.RawMessage {
+	if len(s.DependsOn) == 0 {
+		return nil
+	}
+	vals := map[string]json.RawMessage{}
+	var labels []string
+	for _, d := range s.DependsOn {
+		r := done[d]
+		if r.Value == nil {
+			continue
+		}
+		vals[r.Functionality] = r.Value
+		labels = append(labels, o.labelsOf(r.App, r.Functionality)...)
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	data := quote(vals)
+	a := assessment{expected: true, receiver: s.App, labels: uncleared(labels, o.clearance(s.App)), instructions: instructionLike(string(data))}
+	d, err := o.ask(ctx, tr, permissions.Request{
+		Kind: permissions.KindData, Subject: "hub", Object: s.App, Function: s.Functionality, Args: data,
+		Detail: fmt.Sprintf("Share the results of earlier steps with %s", s.App), Warning: a.String(), Expected: true,
+	})
+	if err != nil || !d.Allowed {
+		return nil
+	}
+	return data
+}
+
+// runStep runs one step in its app's spoke, after the exec permission.
+func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, data json.RawMessage, stream bool) (spokes.Result, error) {
+	query := s.Query
+	if stream || query == "" {
+		query = tr.query // a single step answers the user's own words
+	}
+	if s.App != VanillaApp && s.App != monolithApp {
+		if err := o.allowExec(ctx, tr, s); err != nil {
+			return spokes.Result{Status: memory.StatusError}, err
+		}
+	}
+	sp, err := o.spoke(tr.st, tr.chat, s.App)
+	if err != nil {
+		return spokes.Result{Status: memory.StatusError}, err
+	}
+	o.setWorking(s.App, +1)
+	tr.emit(Event{Kind: EventSpoke, App: s.App, Working: true})
+	defer func() {
+		o.setWorking(s.App, -1)
+		tr.emit(Event{Kind: EventSpoke, App: s.App, Working: false})
+	}()
+	app := s.App
+	task := spokes.Task{Chat: tr.chat, Query: query, Functionality: s.Functionality, Data: data,
+		OnCall: func(fn string, args json.RawMessage) {
+			tr.emit(Event{Kind: EventAppCall, App: app, Function: fn, Args: args})
+		},
+		OnResult: func(fn string, result json.RawMessage, err error) {
+			tr.emit(Event{Kind: EventAppResult, App: app, Function: fn, Result: result, Err: err})
+		},
+	}
+	if stream {
+		task.OnChunk = func(c llm.Chunk) {
+			if c.Thinking != "" {
+				tr.emit(Event{Kind: EventThinking, App: app, Text: c.Thinking})
+			}
+			if c.Content != "" {
+				tr.emit(Event{Kind: EventToken, App: app, Text: c.Content})
+			}
+		}
+	}
+	res, err := sp.Do(ctx, task)
+	if res.Value != nil && o.opts.Apps != nil {
+		// What crosses the bulkhead must match the catalog's schema.
+		if entry, ok := o.opts.Apps.Catalog().Get(s.Functionality); ok {
+			if verr := apps.Validate(entry.Response, res.Value); verr != nil {
+				o.note("dropped", app, fmt.Sprintf("result of %s does not match the catalog: %v", s.Functionality, verr))
+				res.Value = nil
+			}
+		}
+	}
+	return res, err
+}
+
+// allowExec asks once per app per turn for the app to run.
+func (o *Operator) allowExec(ctx context.Context, tr *turnRun, s Step) error {
+	tr.mu.Lock()
+	ok := tr.execOK[s.App]
+	tr.mu.Unlock()
+	if ok {
+		return nil
+	}
+	d, err := o.ask(ctx, tr, permissions.Request{
+		Kind: permissions.KindExec, Subject: "hub", Object: s.App, Function: s.Functionality,
+		Detail:   fmt.Sprintf("Run %s for: %s", s.App, firstLine(tr.query)),
+		Warning:  assessment{expected: true}.String(),
+		Expected: true,
+	})
+	if err != nil {
+		return err
+	}
+	if !d.Allowed {
+		msg := "you did not allow " + s.App + " to run"
+		if d.Note != "" {
+			msg += ": " + d.Note
+		}
+		return errors.New(msg)
+	}
+	tr.mu.Lock()
+	tr.execOK[s.App] = true
+	tr.mu.Unlock()
+	return nil
+}
+
+// synthesize writes the answer from typed results in a fresh vanilla
+// spoke that has no history and leaves no trace of its own.
+func (o *Operator) synthesize(ctx context.Context, tr *turnRun, results []StepResult) (spokes.Result, error) {
+	model, err := o.opts.SpokeModel(VanillaApp)
+	if err != nil {
+		return spokes.Result{Status: memory.StatusError}, err
+	}
+	ns, err := tr.st.Namespace("spoke/" + VanillaApp)
+	if err != nil {
+		return spokes.Result{Status: memory.StatusError}, err
+	}
+	sp, err := spokes.New(spokes.Config{App: VanillaApp, Model: model, Memory: ns, System: synthesisSystem})
+	if err != nil {
+		return spokes.Result{Status: memory.StatusError}, err
+	}
+	sp.Start()
+	defer sp.Stop()
+	tr.emit(Event{Kind: EventSpoke, App: "synthesis", Working: true})
+	defer tr.emit(Event{Kind: EventSpoke, App: "synthesis", Working: false})
+	return sp.Do(ctx, spokes.Task{Chat: tr.chat, Query: tr.query, Data: quote(results), Fresh: true, NoLog: true,
+		OnChunk: func(c llm.Chunk) {
+			if c.Content != "" {
+				tr.emit(Event{Kind: EventToken, App: VanillaApp, Text: c.Content})
+			}
+		}})
+}
+
+const synthesisSystem = "You are bulkhead. Answer the user's request from the typed results of the apps that worked on it, given as JSON data. Report values exactly as they are; say plainly when a step failed."
+
+func (o *Operator) labelsOf(app, fn string) []string {
+	var out []string
+	if o.opts.Apps == nil {
+		return nil
+	}
+	if e, ok := o.opts.Apps.Catalog().Get(fn); ok {
+		out = append(out, e.Labels...)
+	}
+	if a, ok := o.opts.Apps.App(app); ok {
+		out = append(out, a.Manifest().Labels...)
+	}
+	return out
+}
+
+func (o *Operator) clearance(app string) []string {
+	if o.opts.Apps == nil {
+		return nil
+	}
+	if a, ok := o.opts.Apps.App(app); ok {
+		return a.Manifest().Clearance
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(line); len(r) > 80 {
+		return string(r[:79]) + "…"
+	}
+	return line
+}

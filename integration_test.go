@@ -1,0 +1,147 @@
+package main
+
+// Integration tests against a real `ollama serve` with the tiny
+// random-weight model the tests generate (internal/ollamatest). Its words
+// are noise; these tests prove the wire path: structured output, streaming,
+// a missing model, and the server dying mid-stream. They skip without an
+// ollama binary unless BULKHEAD_INTEGRATION=1, which CI sets.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/spokes"
+)
+
+func TestRealOllama(t *testing.T) {
+	real := ollamatest.StartReal(t)
+
+	t.Run("structured plan call", func(t *testing.T) {
+		c, err := llm.New(llm.Config{Host: real.Host, Model: real.Model}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fns := []hub.Functionality{{Name: "chat", Description: "talk"}, {Name: "notes.search", Description: "find notes"}}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		resp, err := c.Chat(ctx, llm.Request{
+			Messages: []api.Message{{Role: "user", Content: "plan: hello"}},
+			Format:   hub.PlanSchema(fns),
+			Options:  map[string]any{"num_predict": 256},
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var draft struct {
+			Steps []struct {
+				ID            *string   `json:"id"`
+				Functionality string    `json:"functionality"`
+				Query         *string   `json:"query"`
+				DependsOn     *[]string `json:"depends_on"`
+			} `json:"steps"`
+		}
+		if err := json.Unmarshal([]byte(resp.Message.Content), &draft); err != nil {
+			t.Fatalf("format output is not JSON: %v\n%s", err, resp.Message.Content)
+		}
+		if len(draft.Steps) == 0 {
+			t.Fatalf("schema demands ≥1 step: %s", resp.Message.Content)
+		}
+		for _, s := range draft.Steps {
+			if s.Functionality != "chat" && s.Functionality != "notes.search" || s.ID == nil || s.Query == nil || s.DependsOn == nil {
+				t.Fatalf("step breaks the schema: %s", resp.Message.Content)
+			}
+		}
+		if resp.Usage.PromptTokens == 0 || resp.Usage.EvalTokens == 0 {
+			t.Fatalf("usage not recorded: %+v", resp.Usage)
+		}
+		// And the planner, end to end, always yields a runnable plan.
+		plan, usage, err := hub.NewPlanner(c, nil).Plan(ctx, hub.PlanInput{Query: "hello", Functionalities: fns[:1]}, func(fn string) (string, bool) { return "vanilla", fn == "chat" })
+		if err != nil || len(plan.Steps) == 0 || plan.Steps[0].App != "vanilla" || usage.Calls == 0 {
+			t.Fatalf("planner: %+v %+v %v", plan, usage, err)
+		}
+	})
+
+	t.Run("ask streams an answer with usage", func(t *testing.T) {
+		out, errOut, code := run(t, "ask", "--json", "--stream", "--ollama-host", real.Host, "--model", real.Model, "--data-dir", t.TempDir(), "hello")
+		if code != 0 {
+			t.Fatalf("exit %d: %s\n%s", code, errOut, real.LogTail(4096))
+		}
+		evs := events(t, out)
+		tokens := 0
+		var answer map[string]any
+		for _, ev := range evs {
+			switch ev["type"] {
+			case "token":
+				tokens++
+			case "answer":
+				answer = ev
+			}
+		}
+		if evs[0]["type"] != "plan" || answer == nil || tokens == 0 {
+			t.Fatalf("want plan, tokens, answer:\n%s", out)
+		}
+		u := answer["usage"].(map[string]any)
+		if u["calls"].(float64) < 2 || u["prompt_tokens"].(float64) <= 0 || u["eval_tokens"].(float64) <= 0 {
+			t.Fatalf("usage %v", u)
+		}
+	})
+
+	t.Run("missing model", func(t *testing.T) {
+		_, errOut, code := run(t, "ask", "--ollama-host", real.Host, "--model", "no-such-model:1b", "--data-dir", t.TempDir(), "hello")
+		if code != 1 || !strings.Contains(errOut, "ollama pull no-such-model:1b") {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+	})
+
+	// Last: it kills the server.
+	t.Run("server killed mid-stream keeps the partial answer", func(t *testing.T) {
+		if err := real.CreateVariant("tiny-long", map[string]any{"num_predict": 100000, "num_ctx": 2048}); err != nil {
+			t.Fatal(err)
+		}
+		store, err := memory.Open(t.TempDir(), memory.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		hubModel, _ := llm.New(llm.Config{Host: real.Host, Model: real.Model}, nil)
+		op, err := hub.New(hub.Options{Store: store, HubModel: hubModel, SpokeModel: func(string) (spokes.Model, error) {
+			return llm.New(llm.Config{Host: real.Host, Model: "tiny-long"}, nil)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer op.Close()
+		chat, _ := op.NewChat(false)
+		tokens := 0
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		turn, err := op.Ask(ctx, chat.ID, "tell me a long story", func(e hub.Event) {
+			if e.Kind == hub.EventToken {
+				if tokens++; tokens == 3 {
+					real.Kill()
+				}
+			}
+		})
+		var cut *llm.StreamCutError
+		if !errors.As(err, &cut) {
+			t.Fatalf("want a cut stream, got %v (after %d tokens)", err, tokens)
+		}
+		if turn.Status != memory.StatusCut || turn.Answer == "" {
+			t.Fatalf("turn %+v", turn)
+		}
+		turns, _ := op.Turns(chat.ID)
+		if len(turns) != 1 || turns[0].Answer != turn.Answer || !turns[0].Retryable() {
+			t.Fatalf("the partial answer must be logged, retryable: %+v", turns)
+		}
+	})
+}

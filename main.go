@@ -1,0 +1,213 @@
+// Command bulkhead is a terminal assistant for local Ollama models in which
+// every app runs isolated behind its own spoke. This file only wires flags
+// and configuration to the packages that do the work.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bulkhead-dev/bulkhead/config"
+	"github.com/bulkhead-dev/bulkhead/doctor"
+	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/headless"
+	"github.com/bulkhead-dev/bulkhead/tui"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = ""
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRoot().ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		code := 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		if !errors.Is(err, headless.ErrFailed) {
+			fmt.Fprintln(os.Stderr, "bulkhead:", err)
+		}
+		os.Exit(code)
+	}
+}
+
+type globals struct {
+	configFile, ollamaHost, model, dataDir string
+}
+
+func newRoot() *cobra.Command {
+	g := &globals{}
+	var private bool
+	var resume string
+	root := &cobra.Command{
+		Use:   "bulkhead",
+		Short: "A terminal assistant for local Ollama models, with every app isolated",
+		Long: `bulkhead talks to local Ollama models. A deterministic hub plans each
+request with its own model and runs every app in its own spoke, with its own
+model client and memory; cross-app flows and irreversible actions are put to
+you first.
+
+Run without a command to open the chat.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			eng, err := engine.Open(cmd.Context(), cfg, engine.Options{StartOllama: true})
+			if err != nil {
+				return err
+			}
+			defer eng.Close()
+			return tui.Run(cmd.Context(), tui.Options{
+				Backend:    eng.Hub,
+				Ollama:     eng.Ollama,
+				SpokeModel: cfg.Spokes.Model,
+				Theme:      cfg.Theme,
+				Version:    versionString(),
+				ResumeChat: resume,
+				Private:    private,
+				StartupErr: eng.OllamaErr,
+			})
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.configFile, "config", "", "config file (default "+config.DefaultFile()+")")
+	pf.StringVar(&g.ollamaHost, "ollama-host", "", "Ollama server URL (config ollama.host, env OLLAMA_HOST)")
+	pf.StringVar(&g.model, "model", "", "model for the hub and every spoke (config hub.model, spokes.model)")
+	pf.StringVar(&g.dataDir, "data-dir", "", "where chats and memory live (default "+config.DefaultDataDir()+")")
+	root.Flags().BoolVar(&private, "private", false, "start in a private chat: nothing of it is written to disk")
+	root.Flags().StringVar(&resume, "chat", "", "resume the chat with this id")
+	root.AddCommand(newAsk(g), newDoctor(g), newVersion())
+	return root
+}
+
+// load reads the configuration; a bad one is exit code 2.
+func (g *globals) load(cmd *cobra.Command) (config.Config, error) {
+	src, err := config.Open(g.configFile)
+	if err != nil {
+		return config.Config{}, &exitError{2, err}
+	}
+	pf := cmd.Flags()
+	for key, flag := range map[string]string{"ollama.host": "ollama-host", "hub.model": "model", "spokes.model": "model", "data_dir": "data-dir"} {
+		if f := pf.Lookup(flag); f != nil && f.Changed {
+			if err := src.BindFlag(key, f); err != nil {
+				return config.Config{}, &exitError{2, err}
+			}
+		}
+	}
+	cfg, err := src.Load()
+	if err != nil {
+		return config.Config{}, &exitError{2, err}
+	}
+	return cfg, nil
+}
+
+func newAsk(g *globals) *cobra.Command {
+	var opts headless.Options
+	cmd := &cobra.Command{
+		Use:   "ask [flags] QUERY...",
+		Short: "Ask one question without the TUI (reads standard input when QUERY is -)",
+		Long: `Ask one question without the TUI and print the answer.
+
+With --json, print one JSON object per line: plan, token (with --stream),
+answer {text, usage}, error {message}. See docs/events.md.
+Exit status: 0 answered, 1 the request failed, 2 bad flags or configuration.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if opts.Retry {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.MinimumNArgs(1)(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			query := strings.Join(args, " ")
+			if query == "-" {
+				b, err := io.ReadAll(cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				query = string(b)
+			}
+			cfg, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			eng, err := engine.Open(cmd.Context(), cfg, engine.Options{StartOllama: true})
+			if err != nil {
+				return err
+			}
+			defer eng.Close()
+			opts.Unavailable = eng.OllamaErr
+			return headless.Run(cmd.Context(), eng.Hub, query, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.JSON, "json", false, "print one JSON event per line (docs/events.md)")
+	f.BoolVar(&opts.Stream, "stream", false, "print the answer as it arrives")
+	f.BoolVar(&opts.Private, "private", false, "private: nothing of this request is written to disk")
+	f.StringVar(&opts.Chat, "chat", "", "continue the chat with this id")
+	f.BoolVar(&opts.Retry, "retry", false, "run the last turn of --chat again if it did not finish")
+	return cmd
+}
+
+func newDoctor(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check Ollama, the configured models and the data directory, and say how to fix what fails",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			if !doctor.Print(cmd.OutOrStdout(), doctor.Run(cmd.Context(), cfg)) {
+				return &exitError{1, errors.New("some checks failed")}
+			}
+			return nil
+		},
+	}
+}
+
+func newVersion() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print bulkhead's version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), "bulkhead", versionString())
+		},
+	}
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

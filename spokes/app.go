@@ -1,0 +1,270 @@
+package spokes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+		"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/memory"
+)
+
+// Gate is the hub's side of one spoke. The hub builds one per spoke, so a
+// gate is the spoke's identity: nothing the spoke says about itself is
+// believed.
+type Gate interface {
+	// Authorize decides whether the spoke may call one of its own app's
+	// functions with these (schema-valid) arguments. A denial's note is
+	// passed to the model.
+	Authorize(ctx context.Context, fn apps.Function, args json.RawMessage) (Verdict, error)
+	// Request asks the hub for a catalog functionality that another app
+	// provides (ISC). The reply is a schema-valid value or an error whose
+	// text the model may read.
+	Request(ctx context.Context, functionality string, args json.RawMessage) (json.RawMessage, error)
+}
+
+// Verdict is a gate's answer to one function call.
+type Verdict struct {
+	Allowed bool
+	Note    string
+}
+
+// Limits of one app task.
+const (
+	maxRounds   = 8
+	callTimeout = 2 * time.Minute
+)
+
+// appSystem frames an app spoke's model.
+func (s *Spoke) appSystem(m apps.Manifest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are the assistant for the app %q inside bulkhead. Use the app's functions to do what the user asks, then answer briefly in plain words.\n", m.Name)
+	b.WriteString("If you need something this app does not do, call request_functionality with the name of a catalog functionality; the user decides whether it is allowed.\n\n")
+	fmt.Fprintf(&b, "About the app (written by the app):\n%s\n", m.Description)
+	return b.String()
+}
+
+// tools lists the app's functions and request_functionality as model tools.
+func appTools(m apps.Manifest) (api.Tools, error) {
+	var tools api.Tools
+	for _, f := range m.Functions {
+		t := api.Tool{Type: "function", Function: api.ToolFunction{Name: f.Name, Description: f.Description}}
+		if err := json.Unmarshal(f.Params, &t.Function.Parameters); err != nil {
+			return nil, fmt.Errorf("%s.%s params: %w", m.Name, f.Name, err)
+		}
+		tools = append(tools, t)
+	}
+	rf := api.Tool{Type: "function", Function: api.ToolFunction{
+		Name:        apps.RequestFunctionality,
+		Description: "Ask bulkhead's hub for a catalog functionality that another app provides. The user is asked first.",
+	}}
+	_ = json.Unmarshal([]byte(`{"type":"object","properties":{"functionality":{"type":"string","description":"catalog name, e.g. drive.read"},"arguments":{"type":"object"}},"required":["functionality","arguments"]}`), &rf.Function.Parameters)
+	return append(tools, rf), nil
+}
+
+// handleApp runs one task on an app spoke: the model works with the app's
+// functions as tools; every call passes the gate; the step's typed value is
+// the result of the function mapped to the task's functionality.
+func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
+	m := s.cfg.Impl.Manifest()
+	tools, err := appTools(m)
+	if err != nil {
+		return Result{Status: memory.StatusError}, err
+	}
+	saved := s.cfg.System
+	s.cfg.System = s.appSystem(m)
+	msgs, err := s.context(t)
+	s.cfg.System = saved
+	if err != nil {
+		return Result{Status: memory.StatusError}, err
+	}
+	it, err := s.logStart(t)
+	if err != nil {
+		return Result{Status: memory.StatusError}, err
+	}
+	mapped := m.Provides[t.Functionality]
+	var res Result
+	var callErr error
+	for round := 0; ; round++ {
+		if round == maxRounds {
+			callErr = fmt.Errorf("%s spoke: gave up after %d rounds of function calls", s.cfg.App, maxRounds)
+			break
+		}
+		resp, err := s.cfg.Model.Chat(ctx, llm.Request{Messages: msgs, Tools: tools}, t.OnChunk)
+		res.Usage.Add(resp.Usage)
+		res.Text, res.Thinking = resp.Message.Content, resp.Message.Thinking
+		if err != nil {
+			callErr = err
+			break
+		}
+		if len(resp.Message.ToolCalls) == 0 {
+			break
+		}
+		msgs = append(msgs, resp.Message)
+		for _, tc := range resp.Message.ToolCalls {
+			args, _ := json.Marshal(tc.Function.Arguments)
+			out, rec := s.invoke(ctx, m, tc.Function.Name, args, t)
+			res.Calls = append(res.Calls, rec)
+			if rec.Err == "" && tc.Function.Name == mapped && mapped != "" {
+				res.Value = rec.Result
+			}
+			msgs = append(msgs, api.Message{Role: "tool", ToolName: tc.Function.Name, ToolCallID: tc.ID, Content: string(out)})
+		}
+		if ctx.Err() != nil {
+			callErr = ctx.Err()
+			break
+		}
+	}
+	res.Status = statusOf(ctx, callErr)
+	return s.logEnd(t, it, res, callErr)
+}
+
+// invoke runs one tool call and returns what the model reads back.
+func (s *Spoke) invoke(ctx context.Context, m apps.Manifest, name string, args json.RawMessage, t Task) (json.RawMessage, CallRecord) {
+	rec := CallRecord{Function: name, Args: args}
+	fail := func(msg string) (json.RawMessage, CallRecord) {
+		rec.Err = msg
+		if t.OnResult != nil {
+			t.OnResult(name, nil, errors.New(msg))
+		}
+		b, _ := json.Marshal(map[string]string{"error": msg})
+		return b, rec
+	}
+	if t.OnCall != nil {
+		t.OnCall(name, args)
+	}
+	if name == apps.RequestFunctionality {
+		var req struct {
+			Functionality string          `json:"functionality"`
+			Arguments     json.RawMessage `json:"arguments"`
+		}
+		if err := json.Unmarshal(args, &req); err != nil || req.Functionality == "" {
+			return fail("request_functionality needs {\"functionality\": name, \"arguments\": {...}}")
+		}
+		if len(req.Arguments) == 0 || string(req.Arguments) == "null" {
+			req.Arguments = json.RawMessage("{}")
+		}
+		out, err := s.cfg.Gate.Request(ctx, req.Functionality, req.Arguments)
+		if err != nil {
+			return fail(err.Error())
+		}
+		rec.Result = out
+		if t.OnResult != nil {
+			t.OnResult(name, out, nil)
+		}
+		return out, rec
+	}
+	out, err := s.Call(ctx, m, name, args)
+	if err != nil {
+		return fail(err.Error())
+	}
+	rec.Result = out
+	if t.OnResult != nil {
+		t.OnResult(name, out, nil)
+	}
+	return out, rec
+}
+
+// Call runs one of the app's own functions after the gate allows it: the
+// arguments and the result are checked against the function's schemas, and
+// a panicking, hanging or failing app fails only this call. It runs on the
+// caller's goroutine; Invoke runs it on the spoke's.
+func (s *Spoke) Call(ctx context.Context, m apps.Manifest, name string, args json.RawMessage) (json.RawMessage, error) {
+	fn, ok := m.Function(name)
+	if !ok {
+		names := make([]string, 0, len(m.Functions))
+		for _, f := range m.Functions {
+			names = append(names, f.Name)
+		}
+		return nil, fmt.Errorf("there is no function %q; the functions are %s and %s", name, strings.Join(names, ", "), apps.RequestFunctionality)
+	}
+	if err := apps.Validate(fn.Params, args); err != nil {
+		return nil, fmt.Errorf("arguments of %s: %v", name, err)
+	}
+	v, err := s.cfg.Gate.Authorize(ctx, fn, args)
+	if err != nil {
+		return nil, err
+	}
+	if !v.Allowed {
+		msg := "the user did not allow " + name
+		if v.Note != "" {
+			msg += ": " + v.Note
+		}
+		return nil, errors.New(msg)
+	}
+	out, err := s.run(ctx, fn, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := apps.Validate(fn.Result, out); err != nil {
+		return nil, fmt.Errorf("%s returned malformed output (%v); it was dropped", name, err)
+	}
+	return out, nil
+}
+
+// run calls the app with a timeout, turning a panic into an error.
+func (s *Spoke) run(ctx context.Context, fn apps.Function, args json.RawMessage) (out json.RawMessage, err error) {
+	limit := s.cfg.CallTimeout
+	if limit <= 0 {
+		limit = callTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	type ret struct {
+		out json.RawMessage
+		err error
+	}
+	done := make(chan ret, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- ret{nil, fmt.Errorf("the app crashed in %s: %v", fn.Name, p)}
+			}
+		}()
+		o, e := s.cfg.Impl.Call(ctx, apps.Call{Function: fn.Name, Args: args, Memory: s.cfg.Memory, NotFound: memory.ErrNotFound})
+		done <- ret{o, e}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, fmt.Errorf("%s failed: %v", fn.Name, r.err)
+		}
+		return r.out, nil
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%s did not answer within %s", fn.Name, limit)
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// Invoke runs one of the app's functions on the spoke's own goroutine, for
+// a request another spoke made through the hub (ISC). No model is
+// involved: the hub has already validated the arguments.
+func (s *Spoke) Invoke(ctx context.Context, function string, args json.RawMessage) (json.RawMessage, error) {
+	if s.cfg.Impl == nil {
+		return nil, errors.New("the vanilla spoke has no functions")
+	}
+	m := s.cfg.Impl.Manifest()
+	var out json.RawMessage
+	_, err := s.send(ctx, request{ctx: ctx, reply: make(chan reply, 1), run: func(ctx context.Context) (Result, error) {
+		var err error
+		out, err = s.Call(ctx, m, function, args)
+		return Result{}, err
+	}})
+	return out, err
+}
+
+// Manifest is the manifest of the spoke's app (zero for vanilla).
+func (s *Spoke) Manifest() apps.Manifest {
+	if s.cfg.Impl == nil {
+		return apps.Manifest{}
+	}
+	return s.cfg.Impl.Manifest()
+}

@@ -40,20 +40,29 @@ func main() {
 	err := newRoot().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		code := 1
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
-		if !errors.Is(err, headless.ErrFailed) {
-			fmt.Fprintln(os.Stderr, "bulkhead:", err)
-		}
-		os.Exit(code)
+		os.Exit(report(err, os.Stderr))
 	}
+}
+
+// report prints err (unless already printed) and returns the exit code:
+// 2 for bad flags or configuration, 1 for everything else.
+func report(err error, w io.Writer) int {
+	code := 1
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	} else if errors.Is(err, config.ErrInvalid) {
+		code = 2
+	}
+	if !errors.Is(err, headless.ErrFailed) {
+		fmt.Fprintln(w, "bulkhead:", err)
+	}
+	return code
 }
 
 type globals struct {
 	configFile, ollamaHost, model, dataDir string
+	vanilla                                bool
 }
 
 func newRoot() *cobra.Command {
@@ -99,6 +108,9 @@ Run without a command to open the chat.`,
 	pf.StringVar(&g.ollamaHost, "ollama-host", "", "Ollama server URL (config ollama.host, env OLLAMA_HOST)")
 	pf.StringVar(&g.model, "model", "", "model for the hub and every spoke (config hub.model, spokes.model)")
 	pf.StringVar(&g.dataDir, "data-dir", "", "where chats and memory live (default "+config.DefaultDataDir()+")")
+	pf.String("apps", "", "apps to enable, comma-separated names or packs: builtin, demo (config enable)")
+	pf.String("workspace", "", "folder the files and shell apps work in (default: the current folder)")
+	pf.BoolVar(&g.vanilla, "vanilla", false, "UNSAFE baseline for comparison: one context with every app, one memory, no dialogs")
 	root.Flags().BoolVar(&private, "private", false, "start in a private chat: nothing of it is written to disk")
 	root.Flags().StringVar(&resume, "chat", "", "resume the chat with this id")
 	root.AddCommand(newAsk(g), newDoctor(g), newVersion())
@@ -112,7 +124,7 @@ func (g *globals) load(cmd *cobra.Command) (config.Config, error) {
 		return config.Config{}, &exitError{2, err}
 	}
 	pf := cmd.Flags()
-	for key, flag := range map[string]string{"ollama.host": "ollama-host", "hub.model": "model", "spokes.model": "model", "data_dir": "data-dir"} {
+	for key, flag := range map[string]string{"ollama.host": "ollama-host", "hub.model": "model", "spokes.model": "model", "data_dir": "data-dir", "enable": "apps", "workspace": "workspace"} {
 		if f := pf.Lookup(flag); f != nil && f.Changed {
 			if err := src.BindFlag(key, f); err != nil {
 				return config.Config{}, &exitError{2, err}
@@ -128,13 +140,15 @@ func (g *globals) load(cmd *cobra.Command) (config.Config, error) {
 
 func newAsk(g *globals) *cobra.Command {
 	var opts headless.Options
+	var onPrompt string
 	cmd := &cobra.Command{
 		Use:   "ask [flags] QUERY...",
 		Short: "Ask one question without the TUI (reads standard input when QUERY is -)",
 		Long: `Ask one question without the TUI and print the answer.
 
 With --json, print one JSON object per line: plan, token (with --stream),
-answer {text, usage}, error {message}. See docs/events.md.
+permission, decision, app_call, app_result, results, answer {text, usage},
+error {message}. See docs/events.md.
 Exit status: 0 answered, 1 the request failed, 2 bad flags or configuration.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if opts.Retry {
@@ -155,7 +169,11 @@ Exit status: 0 answered, 1 the request failed, 2 bad flags or configuration.`,
 			if err != nil {
 				return err
 			}
-			eng, err := engine.Open(cmd.Context(), cfg, engine.Options{StartOllama: true})
+			prompter, err := headless.OnPrompt(onPrompt)
+			if err != nil {
+				return &exitError{2, err}
+			}
+			eng, err := engine.Open(cmd.Context(), cfg, engine.Options{StartOllama: true, Vanilla: g.vanilla, Prompter: prompter})
 			if err != nil {
 				return err
 			}
@@ -170,6 +188,7 @@ Exit status: 0 answered, 1 the request failed, 2 bad flags or configuration.`,
 	f.BoolVar(&opts.Private, "private", false, "private: nothing of this request is written to disk")
 	f.StringVar(&opts.Chat, "chat", "", "continue the chat with this id")
 	f.BoolVar(&opts.Retry, "retry", false, "run the last turn of --chat again if it did not finish")
+	f.StringVar(&onPrompt, "on-prompt", "", "answer permission dialogs: deny, once or session (irreversible actions: once at most); without it a dialog fails the run")
 	return cmd
 }
 

@@ -29,14 +29,7 @@ func run(t *testing.T, args ...string) (string, string, int) {
 	err := root.Execute()
 	code := 0
 	if err != nil {
-		code = 1
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
-		if !errors.Is(err, headless.ErrFailed) {
-			errOut.WriteString("bulkhead: " + err.Error() + "\n")
-		}
+		code = report(err, &errOut)
 	}
 	return out.String(), errOut.String(), code
 }

@@ -41,6 +41,19 @@ type Config struct {
 	Spokes  Owner
 	Apps    map[string]App
 	Theme   string // auto, dark, light
+	// Enable lists the apps to install: names, or the packs "builtin"
+	// (files, notes, shell, clock, calc) and "demo" (the case studies).
+	Enable []string
+	// Workspace is the folder the files and shell apps work in.
+	Workspace string
+	// Rules are the permission rules (allow / ask / deny).
+	Rules []Rule
+}
+
+// Rule is one permission rule from the config file.
+type Rule struct {
+	Effect, Kind, Subject, Object, Function string
+	Where                                   string // "file: permissions.rules[i]"
 }
 
 // Ollama is how to reach the default Ollama server.
@@ -119,6 +132,10 @@ func Open(file string) (*Sources, error) {
 	v.SetDefault("spokes.history", 10)
 	v.SetDefault("data_dir", DefaultDataDir())
 	v.SetDefault("ui.theme", "auto")
+	v.SetDefault("enable", []string{"builtin"})
+	if wd, err := os.Getwd(); err == nil {
+		v.SetDefault("workspace", wd)
+	}
 	v.SetEnvPrefix("BULKHEAD")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
@@ -144,7 +161,7 @@ func Open(file string) (*Sources, error) {
 var (
 	appName   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 	modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]*$`)
-	knownTop  = map[string]bool{"ollama": true, "hub": true, "spokes": true, "apps": true, "data_dir": true, "ui": true}
+	knownTop  = map[string]bool{"ollama": true, "hub": true, "spokes": true, "apps": true, "data_dir": true, "ui": true, "enable": true, "workspace": true, "permissions": true}
 )
 
 // Load validates what the sources hold and returns the typed Config.
@@ -159,6 +176,9 @@ func (s *Sources) Load() (Config, error) {
 	c.Spokes = Owner{Model: l.model("spokes.model"), History: l.nonNegInt("spokes.history")}
 	c.DataDir = l.path("data_dir")
 	c.Theme = l.oneOf("ui.theme", "auto", "dark", "light")
+	c.Enable = l.list("enable")
+	c.Workspace = l.path("workspace")
+	c.Rules = l.rules("permissions.rules")
 	c.Apps = map[string]App{}
 	for name := range v.GetStringMap("apps") {
 		key := "apps." + name
@@ -320,6 +340,61 @@ func (l *loader) path(key string) string {
 		l.fail(key, err.Error())
 	}
 	return abs
+}
+
+func (l *loader) list(key string) []string {
+	raw := l.v.Get(key)
+	var out []string
+	switch t := raw.(type) {
+	case string: // from a flag or variable: comma-separated
+		for _, p := range strings.Split(t, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	out, err := cast.ToStringSliceE(raw)
+	if err != nil {
+		l.fail(key, fmt.Sprintf("want a list of names, got %v", raw))
+	}
+	return out
+}
+
+func (l *loader) rules(key string) []Rule {
+	raw := l.v.Get(key)
+	if raw == nil {
+		return nil
+	}
+	items, ok := raw.([]any)
+	if !ok {
+		l.fail(key, "want a list of rules like {effect: allow, kind: exec, object: clock}")
+		return nil
+	}
+	var out []Rule
+	for i, it := range items {
+		m, err := cast.ToStringMapStringE(it)
+		where := fmt.Sprintf("%s: %s[%d]", l.source(key), key, i)
+		if err != nil {
+			l.fail(fmt.Sprintf("%s[%d]", key, i), "want a map of effect, kind, subject, object, function")
+			continue
+		}
+		r := Rule{Effect: m["effect"], Kind: m["kind"], Subject: m["subject"], Object: m["object"], Function: m["function"], Where: where}
+		for k := range m {
+			switch k {
+			case "effect", "kind", "subject", "object", "function":
+			default:
+				l.fail(fmt.Sprintf("%s[%d].%s", key, i, k), "unknown key")
+			}
+		}
+		switch r.Effect {
+		case "allow", "ask", "deny":
+		default:
+			l.fail(fmt.Sprintf("%s[%d].effect", key, i), fmt.Sprintf("%q is not allow, ask or deny", r.Effect))
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 func (l *loader) oneOf(key string, opts ...string) string {

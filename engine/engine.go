@@ -17,10 +17,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
@@ -32,6 +34,9 @@ type Engine struct {
 	// Ollama is the hub's model client, also used for server checks.
 	Ollama *llm.Client
 	Log    *slog.Logger
+	// Apps are the installed apps; Broker decides permissions.
+	Apps   *apps.Registry
+	Broker *permissions.Broker
 	// OllamaErr is why the Ollama server could not be reached or started,
 	// if so; the engine still opens so the UI can say it.
 	OllamaErr error
@@ -45,6 +50,11 @@ type Options struct {
 	// StartOllama starts `ollama serve` when nothing answers at a local
 	// host and the binary is on PATH.
 	StartOllama bool
+	// Vanilla builds the unsafe single-context baseline.
+	Vanilla bool
+	// Prompter answers permission requests (the TUI's dialog, a headless
+	// policy); nil denies whatever would need asking.
+	Prompter permissions.Prompter
 }
 
 // Open builds the engine. A data directory held by another bulkhead gives
@@ -77,6 +87,28 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		}
 	}
 
+	if e.Apps, err = Install(cfg.Enable, cfg.Workspace); err != nil {
+		e.Close()
+		return nil, err
+	}
+	hubNS, err := e.Store.Namespace("hub")
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	rules := make([]permissions.Rule, len(cfg.Rules))
+	for i, r := range cfg.Rules {
+		rules[i] = permissions.Rule{Effect: permissions.Effect(r.Effect), Kind: r.Kind, Subject: r.Subject, Object: r.Object, Function: r.Function, Where: r.Where}
+	}
+	e.Broker, err = permissions.NewBroker(permissions.Options{
+		Store: hubNS, NotFound: memory.ErrNotFound, KeyFile: filepath.Join(cfg.DataDir, "grants.key"),
+		Rules: rules, Prompter: opts.Prompter, Logger: log.With("component", "permissions"),
+	})
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
+	}
+
 	e.Ollama, err = llm.New(cfg.LLM("hub"), nil)
 	if err != nil {
 		e.Close()
@@ -91,6 +123,9 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		History:      cfg.Hub.History,
 		SpokeHistory: cfg.Spokes.History,
 		Logger:       log.With("component", "hub"),
+		Apps:         e.Apps,
+		Broker:       e.Broker,
+		Vanilla:      opts.Vanilla,
 	})
 	if err != nil {
 		e.Close()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
 // Backend is what a headless run needs of the hub.
@@ -53,6 +54,24 @@ type Event struct {
 	Message  string      `json:"message,omitempty"`
 	Partial  string      `json:"partial,omitempty"`
 	Status   string      `json:"status,omitempty"`
+
+	// permission and decision
+	ID      string   `json:"id,omitempty"`
+	Kind    string   `json:"kind,omitempty"`
+	Subject string   `json:"subject,omitempty"`
+	Object  string   `json:"object,omitempty"`
+	Detail  string   `json:"detail,omitempty"`
+	Warning string   `json:"warning,omitempty"`
+	Options []string `json:"options,omitempty"`
+	Answer  string   `json:"answer,omitempty"`
+	Source  string   `json:"source,omitempty"`
+	Allowed *bool    `json:"allowed,omitempty"`
+	// app_call and app_result
+	App      string           `json:"app,omitempty"`
+	Function string           `json:"function,omitempty"`
+	Args     json.RawMessage  `json:"args,omitempty"`
+	Result   json.RawMessage  `json:"result,omitempty"`
+	Results  []hub.StepResult `json:"results,omitempty"`
 }
 
 // PlanStep is one step of a plan event.
@@ -69,6 +88,33 @@ type EventUsage struct {
 	PromptTokens int   `json:"prompt_tokens"`
 	EvalTokens   int   `json:"eval_tokens"`
 	DurationMS   int64 `json:"duration_ms"`
+}
+
+// OnPrompt builds the Prompter for --on-prompt: "deny", "once" or
+// "session" answer every dialog that way (irreversible actions get once
+// at most); "" fails the run at the first dialog, naming the flag.
+func OnPrompt(mode string) (permissions.Prompter, error) {
+	switch mode {
+	case "":
+		return noPrompt{}, nil
+	case "deny":
+		return permissions.Policy{Answer: permissions.AnswerDeny, Note: "denied by --on-prompt=deny"}, nil
+	case "once":
+		return permissions.Policy{Answer: permissions.AnswerOnce, Irreversible: permissions.AnswerOnce}, nil
+	case "session":
+		return permissions.Policy{Answer: permissions.AnswerSession, Irreversible: permissions.AnswerOnce}, nil
+	}
+	return nil, fmt.Errorf("--on-prompt=%s: want deny, once or session", mode)
+}
+
+// ErrNeedsPrompt is the error of a headless run that met a dialog without
+// --on-prompt.
+var ErrNeedsPrompt = errors.New("this request needs your permission, and there is no one to ask: run with --on-prompt=deny|once|session, or add a rule to the config")
+
+type noPrompt struct{}
+
+func (noPrompt) Prompt(ctx context.Context, r permissions.Request) (permissions.Decision, error) {
+	return permissions.Decision{}, fmt.Errorf("%w (%s %s %s)", ErrNeedsPrompt, r.Kind, r.Subject, r.Object)
 }
 
 // ErrFailed is returned (wrapped) when the turn ended in an error; the
@@ -170,7 +216,7 @@ func (p *printer) emitJSON(e hub.Event) {
 	var ev Event
 	switch e.Kind {
 	case hub.EventPlan:
-		ev = Event{Type: "plan", Chat: p.chat, Fallback: e.Plan.Fallback}
+		ev = Event{Type: "plan", Chat: p.chat, Fallback: e.Plan.Fallback, Text: e.Plan.Reason}
 		for _, s := range e.Plan.Steps {
 			ev.Steps = append(ev.Steps, PlanStep{ID: s.ID, Functionality: s.Functionality, App: s.App, DependsOn: s.DependsOn})
 		}
@@ -181,6 +227,25 @@ func (p *printer) emitJSON(e hub.Event) {
 		ev = Event{Type: "token", Text: e.Text}
 	case hub.EventAnswer:
 		ev = Event{Type: "answer", Chat: p.chat, Text: e.Text, Usage: usageOf(e.Usage)}
+	case hub.EventPermission:
+		r := e.Permission
+		ev = Event{Type: "permission", ID: r.ID, Kind: string(r.Kind), Subject: r.Subject, Object: r.Object, Function: r.Function,
+			Args: r.Args, Detail: r.Detail, Warning: r.Warning}
+		for _, o := range r.Options() {
+			ev.Options = append(ev.Options, string(o))
+		}
+	case hub.EventDecision:
+		d := e.Decision
+		ev = Event{Type: "decision", ID: d.RequestID, Answer: string(d.Answer), Source: string(d.Source), Allowed: &d.Allowed}
+	case hub.EventAppCall:
+		ev = Event{Type: "app_call", App: e.App, Function: e.Function, Args: e.Args}
+	case hub.EventAppResult:
+		ev = Event{Type: "app_result", App: e.App, Function: e.Function, Result: e.Result}
+		if e.Err != nil {
+			ev.Message = e.Err.Error()
+		}
+	case hub.EventResults:
+		ev = Event{Type: "results", Results: e.Results}
 	case hub.EventError:
 		p.reported = true
 		ev = Event{Type: "error", Chat: p.chat, Message: message(e.Err), Partial: e.Text, Status: string(e.Status), Usage: usageOf(e.Usage)}

@@ -37,7 +37,7 @@ type Verdict struct {
 
 // Limits of one app task.
 const (
-	maxRounds   = 8
+	maxRounds   = 16
 	callTimeout = 2 * time.Minute
 )
 

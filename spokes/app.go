@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-		"strings"
+	"strings"
 	"time"
 
 	"github.com/ollama/ollama/api"

@@ -26,13 +26,13 @@ var ErrStopped = errors.New("spoke stopped")
 
 // Config builds a spoke.
 type Config struct {
-	App    string            // the app's name; "vanilla" for plain conversation
+	App string // the app's name; "vanilla" for plain conversation
 	// Impl is the app itself; nil for the vanilla spoke.
 	Impl apps.App
 	// Gate is the hub's side of this spoke: every call of the app's
 	// functions and every request for another app's functionality goes
 	// through it. Required when Impl is set.
-	Gate Gate
+	Gate   Gate
 	Model  Model             // the spoke's own model client
 	Memory *memory.Namespace // the spoke's own namespace
 	// History is how many of its own past interactions (in this chat)

@@ -37,7 +37,9 @@ func TestRealOllama(t *testing.T) {
 		resp, err := c.Chat(ctx, llm.Request{
 			Messages: []api.Message{{Role: "user", Content: "plan: hello"}},
 			Format:   hub.PlanSchema(fns),
-			Options:  map[string]any{"num_predict": 256},
+			// Sampling with a repeat penalty: at temperature 0 the random
+			// weights repeat one token until Ollama aborts the stream.
+			Options: map[string]any{"num_predict": 1500, "temperature": 1.0, "seed": 7, "repeat_penalty": 1.8, "repeat_last_n": 64},
 		}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -65,7 +67,7 @@ func TestRealOllama(t *testing.T) {
 			t.Fatalf("usage not recorded: %+v", resp.Usage)
 		}
 		// And the planner, end to end, always yields a runnable plan.
-		plan, usage, err := hub.NewPlanner(c, nil).Plan(ctx, hub.PlanInput{Query: "hello", Functionalities: fns[:1]}, func(fn string) (string, bool) { return "vanilla", fn == "chat" })
+		plan, usage, err := hub.NewPlanner(c, nil).Plan(ctx, hub.PlanInput{Query: "hello", Functionalities: fns[:1]}, func(fn, app string) (string, bool) { return "vanilla", fn == "chat" && app == "" })
 		if err != nil || len(plan.Steps) == 0 || plan.Steps[0].App != "vanilla" || usage.Calls == 0 {
 			t.Fatalf("planner: %+v %+v %v", plan, usage, err)
 		}

@@ -98,8 +98,6 @@ Run without a command to open the chat.`,
 				Theme:      cfg.Theme,
 				Version:    versionString(),
 				ResumeChat: resume,
-				Private:    private,
-				StartupErr: eng.OllamaErr,
 			})
 		},
 	}

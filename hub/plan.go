@@ -57,7 +57,8 @@ const maxSteps = 8
 
 // PlanSchema is the `format` the planner's model must follow. The
 // functionality enum holds exactly the installed functionalities, so a
-// model that honours the schema cannot name anything else.
+// model that honours the schema cannot name anything else. Strings and
+// lists are bounded, so a degenerate model cannot run on forever.
 func PlanSchema(fns []Functionality, namedApps ...string) json.RawMessage {
 	names := make([]string, len(fns))
 	for i, f := range fns {
@@ -73,10 +74,10 @@ func PlanSchema(fns []Functionality, namedApps ...string) json.RawMessage {
 				"items": map[string]any{
 					"type": "object",
 					"properties": map[string]any{
-						"id":            map[string]any{"type": "string"},
+						"id":            map[string]any{"type": "string", "minLength": 1, "maxLength": 24},
 						"functionality": map[string]any{"type": "string", "enum": names},
-						"query":         map[string]any{"type": "string"},
-						"depends_on":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+						"query":         map[string]any{"type": "string", "maxLength": 200},
+						"depends_on":    map[string]any{"type": "array", "maxItems": maxSteps, "items": map[string]any{"type": "string", "maxLength": 24}},
 						"app":           appProp(namedApps),
 					},
 					"required": []string{"id", "functionality", "query", "depends_on"},

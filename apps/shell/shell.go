@@ -1,0 +1,203 @@
+// Package shell is the built-in shell app: it runs one command line with
+// /bin/sh in the workspace folder and returns its exit code and output.
+//
+// Each command runs in a process group of its own, with stdin from
+// /dev/null and the user's environment. Its stdout and stderr are
+// collected together, up to Options.MaxOutput bytes. When the command
+// outlives Options.Timeout, or the caller's context ends, the whole group
+// is killed — children included — and so is anything the command left
+// running in the background when it exits.
+//
+// An App holds no state between calls and is safe for concurrent use.
+package shell
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/bulkhead-dev/bulkhead/apps"
+)
+
+// Defaults for Options.
+const (
+	DefaultTimeout   = 30 * time.Second
+	DefaultMaxOutput = 64 << 10
+	maxCommand       = 16 << 10
+	// waitDelay is how long output is still collected after the shell
+	// exits, for what it left running in the background.
+	waitDelay = 500 * time.Millisecond
+)
+
+// Options tune the app.
+type Options struct {
+	Timeout   time.Duration // 0 means DefaultTimeout
+	MaxOutput int           // bytes of output kept; 0 means DefaultMaxOutput
+}
+
+// App is the shell app.
+type App struct {
+	workdir string
+	opts    Options
+	man     apps.Manifest
+}
+
+var _ apps.App = (*App)(nil)
+
+// New returns the shell app, running commands in workdir.
+func New(workdir string, opts Options) *App {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxOutput <= 0 {
+		opts.MaxOutput = DefaultMaxOutput
+	}
+	return &App{workdir: workdir, opts: opts, man: manifest(opts)}
+}
+
+// Manifest declares the app.
+func (a *App) Manifest() apps.Manifest { return a.man }
+
+// Call runs one function.
+func (a *App) Call(ctx context.Context, c apps.Call) (json.RawMessage, error) {
+	f, ok := a.man.Function(c.Function)
+	if !ok || f.Name != "run" {
+		return nil, fmt.Errorf("no function %q", c.Function)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var p struct{ Command string }
+	if err := decode(f, c.Args, &p); err != nil {
+		return nil, err
+	}
+	res, err := a.run(ctx, p.Command)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
+}
+
+// decode checks args against f's parameter schema, then decodes them
+// strictly into v.
+func decode(f apps.Function, args json.RawMessage, v any) error {
+	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	if err := apps.Validate(f.Params, args); err != nil {
+		return fmt.Errorf("%s: arguments %v", f.Name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: arguments: %v", f.Name, err)
+	}
+	return nil
+}
+
+type result struct {
+	ExitCode  int    `json:"exit_code"`
+	Output    string `json:"output"`
+	Truncated bool   `json:"truncated"`
+	TimedOut  bool   `json:"timed_out"`
+}
+
+func (a *App) run(ctx context.Context, command string) (result, error) {
+	switch {
+	case strings.TrimSpace(command) == "":
+		return result{}, errors.New("the command is empty")
+	case len(command) > maxCommand:
+		return result{}, fmt.Errorf("the command is longer than %d KiB", maxCommand>>10)
+	case strings.IndexByte(command, 0) >= 0:
+		return result{}, errors.New("the command contains a NUL byte")
+	}
+	tctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	defer cancel()
+	out := &capped{max: a.opts.MaxOutput}
+	cmd := exec.CommandContext(tctx, "/bin/sh", "-c", command)
+	cmd.Dir = a.workdir
+	cmd.Stdout, cmd.Stderr = out, out // nil Stdin reads from /dev/null
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	cmd.WaitDelay = waitDelay
+	if err := cmd.Start(); err != nil {
+		return result{}, fmt.Errorf("start the command: %v", startError(err))
+	}
+	err := cmd.Wait()
+	killGroup(cmd) // whatever it left behind goes too
+	if ctx.Err() != nil {
+		return result{}, fmt.Errorf("the command was stopped: %w", ctx.Err())
+	}
+	res := result{ExitCode: exitCode(cmd), TimedOut: tctx.Err() != nil}
+	res.Output, res.Truncated = out.result()
+	if err != nil && !res.TimedOut && cmd.ProcessState == nil {
+		return result{}, fmt.Errorf("run the command: %v", err)
+	}
+	return res, nil
+}
+
+// killGroup kills the command's whole process group.
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// exitCode is the shell's exit status, or 128+n when signal n ended it.
+func exitCode(cmd *exec.Cmd) int {
+	ps := cmd.ProcessState
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// startError strips the host path from an error starting the shell.
+func startError(err error) error {
+	var pe interface{ Unwrap() error }
+	if errors.As(err, &pe) && pe.Unwrap() != nil {
+		return pe.Unwrap()
+	}
+	return err
+}
+
+// capped keeps the first max bytes written to it and counts the rest.
+type capped struct {
+	mu        sync.Mutex
+	max       int
+	buf       bytes.Buffer
+	truncated bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - c.buf.Len(); len(p) > room {
+		c.buf.Write(p[:max(room, 0)])
+		c.truncated = true
+	} else {
+		c.buf.Write(p)
+	}
+	return len(p), nil
+}
+
+func (c *capped) result() (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.ToValidUTF8(c.buf.String(), "\uFFFD"), c.truncated
+}

@@ -1,0 +1,222 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/bulkhead-dev/bulkhead/apps"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func run(t *testing.T, a *App, ctx context.Context, command string) (result, error) {
+	t.Helper()
+	args, _ := json.Marshal(map[string]string{"command": command})
+	out, err := a.Call(ctx, apps.Call{Function: "run", Args: args})
+	if err != nil {
+		return result{}, err
+	}
+	checkResult(t, a, "run", out)
+	var r result
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r, nil
+}
+
+// checkResult validates a successful result against the function's own
+// result schema and the catalog response of what it provides.
+func checkResult(t *testing.T, a *App, fn string, out json.RawMessage) {
+	t.Helper()
+	m := a.Manifest()
+	f, _ := m.Function(fn)
+	if err := apps.Validate(f.Result, out); err != nil {
+		t.Errorf("%s result %s: %v", fn, out, err)
+	}
+	cat := apps.Default()
+	for name, own := range m.Provides {
+		if own != fn {
+			continue
+		}
+		entry, _ := cat.Get(name)
+		if err := apps.Validate(entry.Response, out); err != nil {
+			t.Errorf("%s result against catalog %s: %v", fn, name, err)
+		}
+	}
+}
+
+// groupGone waits up to 5s for process group pgid to have no live
+// member; zombies waiting for a reaper do not count.
+func groupGone(t *testing.T, pgid int) bool {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if !groupAlive(pgid) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func groupAlive(pgid int) bool {
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil || len(stats) == 0 {
+		return syscall.Kill(-pgid, 0) == nil
+	}
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		// pid (comm) state ppid pgrp ...
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestManifest(t *testing.T) {
+	if err := New(t.TempDir(), Options{}).Manifest().Check(apps.Default()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	real, _ := filepath.EvalSymlinks(dir)
+	a := New(dir, Options{})
+	tests := []struct {
+		command string
+		code    int
+		output  string
+	}{
+		{"echo hello", 0, "hello\n"},
+		{"echo out; echo err >&2; exit 3", 3, "out\nerr\n"},
+		{"pwd -P", 0, real + "\n"},
+		{"cat; echo done", 0, "done\n"}, // stdin is empty, not the terminal
+		{"false", 1, ""},
+		{"no-such-command-xyz 2>/dev/null", 127, ""},
+		{"kill -TERM $$", 128 + 15, ""},
+		{"printf 'a\\377b'", 0, "a\uFFFDb"},
+	}
+	for _, tt := range tests {
+		r, err := run(t, a, context.Background(), tt.command)
+		if err != nil || r.ExitCode != tt.code || r.Output != tt.output || r.Truncated || r.TimedOut {
+			t.Errorf("run(%q) = %+v, %v; want code %d output %q", tt.command, r, err, tt.code, tt.output)
+		}
+	}
+}
+
+func TestTruncated(t *testing.T) {
+	t.Parallel()
+	a := New(t.TempDir(), Options{MaxOutput: 10})
+	r, err := run(t, a, context.Background(), "head -c 5000000 /dev/zero | tr '\\0' x; echo tail >&2")
+	if err != nil || r.Output != "xxxxxxxxxx" || !r.Truncated || r.ExitCode != 0 {
+		t.Errorf("run = %+v, %v", r, err)
+	}
+}
+
+func TestTimeoutKillsGroup(t *testing.T) {
+	t.Parallel()
+	a := New(t.TempDir(), Options{Timeout: 300 * time.Millisecond})
+	start := time.Now()
+	r, err := run(t, a, context.Background(), "echo $$; sleep 100 & sleep 100; echo never")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("took %v", time.Since(start))
+	}
+	if !r.TimedOut || r.ExitCode != 128+9 || strings.Contains(r.Output, "never") {
+		t.Errorf("run = %+v", r)
+	}
+	pgid, err := strconv.Atoi(strings.TrimSpace(r.Output))
+	if err != nil {
+		t.Fatalf("output %q: %v", r.Output, err)
+	}
+	if !groupGone(t, pgid) {
+		t.Errorf("process group %d still has live processes", pgid)
+	}
+}
+
+func TestBackgroundLeftoversKilled(t *testing.T) {
+	t.Parallel()
+	a := New(t.TempDir(), Options{})
+	start := time.Now()
+	r, err := run(t, a, context.Background(), "sleep 100 & echo $$")
+	if err != nil || r.TimedOut || r.ExitCode != 0 {
+		t.Fatalf("run = %+v, %v", r, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("a background child held the call for %v", d)
+	}
+	pgid, _ := strconv.Atoi(strings.TrimSpace(r.Output))
+	if pgid == 0 || !groupGone(t, pgid) {
+		t.Errorf("background sleep of group %d left running", pgid)
+	}
+}
+
+func TestContextCancelKillsGroup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := New(dir, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for {
+			if b, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil && strings.HasSuffix(string(b), "\n") {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	_, err := run(t, a, ctx, "echo $$ > pid.tmp; mv pid.tmp pid; sleep 100 & sleep 100")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error = %v, want context.Canceled", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "pid"))
+	pgid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pgid == 0 || !groupGone(t, pgid) {
+		t.Errorf("process group %d still has live processes", pgid)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	t.Parallel()
+	a := New(t.TempDir(), Options{})
+	tests := []struct{ fn, args, want string }{
+		{"exec", `{"command":"true"}`, `no function "exec"`},
+		{"run", `{}`, "arguments"},
+		{"run", `{"command":["ls"]}`, "arguments"},
+		{"run", `{"command":"true","shell":"bash"}`, "arguments"},
+		{"run", `{"command":"  "}`, "the command is empty"},
+		{"run", `{"command":"a\u0000b"}`, "NUL"},
+	}
+	for _, tt := range tests {
+		_, err := a.Call(context.Background(), apps.Call{Function: tt.fn, Args: json.RawMessage(tt.args)})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s(%s) error = %v, want %q", tt.fn, tt.args, err, tt.want)
+		}
+	}
+	missing := New(filepath.Join(t.TempDir(), "gone"), Options{})
+	if _, err := run(t, missing, context.Background(), "true"); err == nil || !strings.Contains(err.Error(), "start the command") || strings.Contains(err.Error(), "gone") {
+		t.Errorf("missing workdir: %v", err)
+	}
+}

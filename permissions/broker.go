@@ -1,0 +1,334 @@
+package permissions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+)
+
+// KV is the store the Broker keeps permanent grants and the action log in:
+// the hub's memory namespace (*memory.Namespace satisfies it). Writes must be
+// durable when Set returns.
+type KV interface {
+	Get(key string) ([]byte, error)
+	Set(key string, val []byte) error
+	Delete(key string) error
+	Keys(prefix string) ([]string, error) // in byte order
+}
+
+// Options configure a Broker.
+type Options struct {
+	Store    KV               // permanent grants and the action log; nil: nothing persists (private mode)
+	NotFound error            // what Store.Get returns (errors.Is) for a missing key, such as memory.ErrNotFound
+	KeyFile  string           // HMAC key file; required with Store; created 0600 on first use
+	Rules    []Rule           // checked with ValidateRules
+	Prompter Prompter         // nil until SetPrompter: requests that need asking are denied (SourcePolicy)
+	Now      func() time.Time // nil: time.Now
+	Logger   *slog.Logger     // nil: discard
+}
+
+// Broker decides permission requests. Its methods are safe for concurrent use.
+type Broker struct {
+	store    KV
+	notFound error
+	key      []byte
+	rules    []Rule
+	now      func() time.Time
+	log      *slog.Logger
+	turns    queue
+
+	mu       sync.Mutex // guards the fields below, and the Store's grants/ keys
+	prompter Prompter
+	grants   []*held // valid grants: session, stored and config
+	invalid  []*held // stored grants that failed their signature check
+
+	logMu   sync.Mutex // serializes action-log appends
+	seq     uint64
+	entries []Entry // the log, when there is no Store
+}
+
+// held is a grant the Broker holds, with where it lives.
+type held struct {
+	g   Grant
+	key string // its Store key; "" for session and config grants
+}
+
+// NewBroker builds a Broker: it validates the rules, loads the key and the
+// stored grants, and verifies their signatures. A grant that fails is kept
+// with Invalid set, never consulted, logged, and listed by Invalid.
+func NewBroker(o Options) (*Broker, error) {
+	if err := ValidateRules(o.Rules); err != nil {
+		return nil, fmt.Errorf("permission rules: %w", err)
+	}
+	b := &Broker{store: o.Store, notFound: o.NotFound, prompter: o.Prompter, now: o.Now, log: o.Logger}
+	if b.now == nil {
+		b.now = time.Now
+	}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	for i, ru := range o.Rules {
+		ru.Where = ru.where(i)
+		b.rules = append(b.rules, ru)
+	}
+	if b.store == nil {
+		return b, nil
+	}
+	if o.KeyFile == "" {
+		return nil, errors.New("permissions: a Store needs a KeyFile to sign grants with")
+	}
+	key, err := loadKey(o.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	b.key = key
+	if err := b.loadGrants(); err != nil {
+		return nil, err
+	}
+	if err := b.loadSeq(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// SetPrompter sets who is asked from now on; requests already showing keep
+// theirs.
+func (b *Broker) SetPrompter(p Prompter) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.prompter = p
+}
+
+// Pending is the number of prompts waiting for their turn or showing.
+func (b *Broker) Pending() int { return b.turns.len() }
+
+// Request decides r, asking the Prompter if no rule or grant decides it, and
+// appends the request and its decision to the action log. It returns an
+// error matching ErrInvalidRequest for a malformed request (such as a
+// collab, data or irreversible request without a Warning), ctx's error if
+// ctx ends before an answer, or the Prompter's or the Store's error. Callers
+// treat any error as a denial.
+func (b *Broker) Request(ctx context.Context, r Request) (Decision, error) {
+	if err := r.validate(); err != nil {
+		return Decision{}, err
+	}
+	if r.ID == "" {
+		r.ID = newID()
+	}
+	if d, ok := b.decide(r); ok {
+		return b.finish(r, d)
+	}
+	if err := b.turns.acquire(ctx); err != nil {
+		return Decision{}, b.unanswered(r, err)
+	}
+	// An answer given while we queued (a session grant, say) may decide r now.
+	if d, ok := b.decide(r); ok {
+		b.turns.release()
+		return b.finish(r, d)
+	}
+	b.mu.Lock()
+	p := b.prompter
+	b.mu.Unlock()
+	if p == nil {
+		b.turns.release()
+		return b.finish(r, Decision{Answer: AnswerDeny, Source: SourcePolicy, Note: "no one is there to ask"})
+	}
+	out := make(chan outcome, 1)
+	go b.prompt(ctx, p, r, out)
+	select {
+	case o := <-out:
+		return o.d, o.err
+	case <-ctx.Done():
+		select {
+		case o := <-out:
+			return o.d, o.err
+		default:
+			return Decision{}, ctx.Err()
+		}
+	}
+}
+
+type outcome struct {
+	d   Decision
+	err error
+}
+
+// prompt holds the turn while p is asked, so only one Prompt runs at a time,
+// even when a Prompter overstays ctx; Request returns at ctx's end without
+// waiting for it. An answer that comes after ctx ended is dropped.
+func (b *Broker) prompt(ctx context.Context, p Prompter, r Request, out chan<- outcome) {
+	d, err := p.Prompt(ctx, r)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		b.turns.release()
+		if ctx.Err() == nil {
+			err = fmt.Errorf("ask about %s request %s: %w", r.Kind, r.ID, err)
+		}
+		out <- outcome{err: b.unanswered(r, err)}
+		return
+	}
+	d, err = b.apply(r, d)
+	b.turns.release()
+	if err != nil {
+		out <- outcome{err: b.unanswered(r, err)}
+		return
+	}
+	d, err = b.finish(r, d)
+	out <- outcome{d, err}
+}
+
+// apply normalizes a Prompter's answer and makes the grant it asks for.
+func (b *Broker) apply(r Request, in Decision) (Decision, error) {
+	d := Decision{Answer: in.Answer, Source: SourceUser, Caveats: in.Caveats}
+	if in.Source == SourcePolicy {
+		d.Source = SourcePolicy
+	}
+	if !slices.Contains(r.Options(), d.Answer) {
+		switch d.Answer {
+		case AnswerSession, AnswerPermanent:
+			b.log.Warn("answer not offered for this request; treated as once", "request", r.ID, "kind", r.Kind, "answer", d.Answer)
+			d.Answer = AnswerOnce
+		default:
+			b.log.Warn("unknown answer; treated as deny", "request", r.ID, "answer", d.Answer)
+			d.Answer = AnswerDeny
+		}
+	}
+	if d.Answer == AnswerPermanent && b.store == nil {
+		d.Answer = AnswerSession // private: nothing persists
+	}
+	d.Allowed = d.Answer != AnswerDeny
+	if !d.Allowed {
+		d.Note = in.Note
+		d.Permanent = in.Permanent && !r.IsIrreversible()
+	}
+	if d.Answer != AnswerSession && d.Answer != AnswerPermanent && !d.Permanent {
+		return d, nil
+	}
+	origin := "dialog"
+	if d.Source == SourcePolicy {
+		origin = "policy"
+	}
+	stored := b.store != nil && (d.Answer == AnswerPermanent || d.Permanent)
+	g := Grant{
+		Kind: r.Kind, Subject: r.Subject, Object: r.Object, Function: r.Function,
+		Deny: !d.Allowed, Note: d.Note, Caveats: d.Caveats, Permanent: stored, Origin: origin,
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	g, err := b.add(g, stored)
+	if err != nil {
+		return Decision{}, err
+	}
+	d.GrantID = g.ID
+	return d, nil
+}
+
+// unanswered logs that r got no decision and returns err.
+func (b *Broker) unanswered(r Request, err error) error {
+	d := Decision{RequestID: r.ID, Answer: AnswerDeny, Source: SourcePolicy, Note: "not answered: " + err.Error()}
+	if lerr := b.record(Entry{Request: r, Decision: d}); lerr != nil {
+		b.log.Error("action log", "request", r.ID, "err", lerr)
+	}
+	return err
+}
+
+// finish stamps d with r's ID and logs it. A decision that cannot be logged
+// is not returned: the action must not run unrecorded.
+func (b *Broker) finish(r Request, d Decision) (Decision, error) {
+	d.RequestID = r.ID
+	if err := b.record(Entry{Request: r, Decision: d}); err != nil {
+		return Decision{}, fmt.Errorf("%s request %s: %w", r.Kind, r.ID, err)
+	}
+	return d, nil
+}
+
+// verdict is what one layer of the chain says.
+type verdict int
+
+const (
+	next  verdict = iota // no opinion: ask the next layer
+	allow                // decided yes
+	deny                 // decided no
+	ask                  // stop: put it to the Prompter
+)
+
+// layer is one source of decisions; allows marks layers that can say yes,
+// which irreversible requests skip (invariant 3).
+type layer struct {
+	allows bool
+	eval   func(*Broker, Request, time.Time) (verdict, Decision)
+}
+
+// chain is the precedence of DESIGN §4, first word wins: deny rule >
+// deny grant > ask rule > allow rule > grant > (the Prompter).
+var chain = []layer{
+	{false, (*Broker).denyRule},
+	{false, (*Broker).denyGrant},
+	{false, (*Broker).askRule},
+	{true, (*Broker).allowRule},
+	{true, (*Broker).allowGrant},
+}
+
+// decide runs the chain; ok is false when r must be put to the Prompter.
+func (b *Broker) decide(r Request) (Decision, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	for _, l := range chain {
+		if l.allows && r.IsIrreversible() {
+			continue
+		}
+		switch v, d := l.eval(b, r, now); v {
+		case allow, deny:
+			return d, true
+		case ask:
+			return Decision{}, false
+		}
+	}
+	return Decision{}, false
+}
+
+func (b *Broker) denyRule(r Request, _ time.Time) (verdict, Decision) {
+	if ru, ok := firstRule(b.rules, EffectDeny, r); ok {
+		return deny, Decision{Answer: AnswerDeny, Source: SourceRule, Rule: ru.Where, Note: "denied by the user's rules"}
+	}
+	return next, Decision{}
+}
+
+func (b *Broker) askRule(r Request, _ time.Time) (verdict, Decision) {
+	if _, ok := firstRule(b.rules, EffectAsk, r); ok {
+		return ask, Decision{}
+	}
+	return next, Decision{}
+}
+
+func (b *Broker) allowRule(r Request, _ time.Time) (verdict, Decision) {
+	if ru, ok := firstRule(b.rules, EffectAllow, r); ok {
+		return allow, Decision{Answer: AnswerOnce, Allowed: true, Source: SourceRule, Rule: ru.Where}
+	}
+	return next, Decision{}
+}
+
+func (b *Broker) denyGrant(r Request, now time.Time) (verdict, Decision) {
+	if g, ok := b.useGrant(r, now, true); ok {
+		note := g.Note
+		if note == "" {
+			note = "denied earlier by the user"
+		}
+		return deny, Decision{Answer: AnswerDeny, Source: SourceGrant, GrantID: g.ID, Note: note}
+	}
+	return next, Decision{}
+}
+
+func (b *Broker) allowGrant(r Request, now time.Time) (verdict, Decision) {
+	if g, ok := b.useGrant(r, now, false); ok {
+		return allow, Decision{Answer: g.answer(), Allowed: true, Source: SourceGrant, GrantID: g.ID}
+	}
+	return next, Decision{}
+}

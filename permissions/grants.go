@@ -1,0 +1,239 @@
+package permissions
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// grantPrefix is where stored grants live in the Store: grants/<id>.
+const grantPrefix = "grants/"
+
+// ErrUnknownGrant is matched by Revoke's error for an id it does not hold.
+var ErrUnknownGrant = errors.New("no such grant")
+
+func (b *Broker) isNotFound(err error) bool {
+	return b.notFound != nil && errors.Is(err, b.notFound)
+}
+
+// loadGrants reads the stored grants and sorts them into valid and invalid.
+func (b *Broker) loadGrants() error {
+	keys, err := b.store.Keys(grantPrefix)
+	if err != nil {
+		return fmt.Errorf("list stored grants: %w", err)
+	}
+	for _, k := range keys {
+		raw, err := b.store.Get(k)
+		if b.isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("load stored grant: %w", err)
+		}
+		id := strings.TrimPrefix(k, grantPrefix)
+		var g Grant
+		why := ""
+		switch err := json.Unmarshal(raw, &g); {
+		case err != nil:
+			g, why = Grant{ID: id, Origin: "store", Permanent: true}, "unreadable: "+err.Error()
+		case g.ID != id:
+			why = "stored under another grant's id"
+		case !verify(b.key, g):
+			why = "signature does not verify"
+		}
+		if why != "" {
+			g.Invalid = true
+			b.invalid = append(b.invalid, &held{g: g, key: k})
+			b.log.Warn("stored permission grant ignored", "grant", id, "why", why,
+				"kind", g.Kind, "subject", g.Subject, "object", g.Object)
+			continue
+		}
+		b.grants = append(b.grants, &held{g: g, key: k})
+	}
+	return nil
+}
+
+// add gives g an ID and creation time, signs and stores it when stored, and
+// holds it. The caller holds b.mu.
+func (b *Broker) add(g Grant, stored bool) (Grant, error) {
+	if g.ID == "" {
+		g.ID = newID()
+	}
+	if g.Created.IsZero() {
+		g.Created = b.now()
+	}
+	h := &held{g: g}
+	if stored {
+		h.key = grantPrefix + g.ID
+		h.g.Sig = sign(b.key, h.g)
+		if err := b.put(h); err != nil {
+			return Grant{}, err
+		}
+	}
+	b.grants = append(b.grants, h)
+	return h.g, nil
+}
+
+// put writes h's grant to the Store.
+func (b *Broker) put(h *held) error {
+	val, err := json.Marshal(h.g)
+	if err != nil {
+		return fmt.Errorf("encode grant %s: %w", h.g.ID, err)
+	}
+	if err := b.store.Set(h.key, val); err != nil {
+		return fmt.Errorf("store grant %s: %w", h.g.ID, err)
+	}
+	return nil
+}
+
+// useGrant finds the first held grant (allow or deny, as wanted) that
+// matches r at now and records its use. A grant whose use cannot be recorded
+// is skipped. The caller holds b.mu.
+func (b *Broker) useGrant(r Request, now time.Time, wantDeny bool) (Grant, bool) {
+	for _, h := range b.grants {
+		if h.g.Deny != wantDeny || !h.g.Matches(r, now) {
+			continue
+		}
+		g, err := b.use(h, now)
+		if err != nil {
+			b.log.Warn("permission grant skipped: its use could not be recorded", "grant", h.g.ID, "err", err)
+			continue
+		}
+		return g, true
+	}
+	return Grant{}, false
+}
+
+// use counts one use of h: Uses and LastUsed, and UsesLeft down, re-signing
+// and rewriting a stored grant. A grant whose last use this is goes away.
+func (b *Broker) use(h *held, now time.Time) (Grant, error) {
+	g := h.g
+	g.LastUsed = now
+	g.Uses++
+	if g.Caveats.UsesLeft > 0 {
+		g.Caveats.UsesLeft--
+		if g.Caveats.UsesLeft == 0 { // 0 would read as unlimited: drop it instead
+			if h.key != "" {
+				if err := b.store.Delete(h.key); err != nil {
+					return Grant{}, fmt.Errorf("remove spent grant %s: %w", g.ID, err)
+				}
+			}
+			b.grants = slices.DeleteFunc(b.grants, func(x *held) bool { return x == h })
+			return g, nil
+		}
+	}
+	if h.key != "" {
+		g.Sig = sign(b.key, g)
+		next := &held{g: g, key: h.key}
+		if err := b.put(next); err != nil {
+			return Grant{}, err
+		}
+	}
+	h.g = g
+	return g, nil
+}
+
+// Grants lists the grants held: session, stored and config ones, and the
+// stored ones that failed their check (Invalid set), oldest first.
+func (b *Broker) Grants() []Grant {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Grant, 0, len(b.grants)+len(b.invalid))
+	for _, h := range slices.Concat(b.grants, b.invalid) {
+		out = append(out, h.g)
+	}
+	slices.SortStableFunc(out, func(x, y Grant) int {
+		if c := x.Created.Compare(y.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	return out
+}
+
+// Invalid lists the stored grants that failed their signature check or could
+// not be read when the Broker was built. They are never consulted.
+func (b *Broker) Invalid() []Grant {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Grant, 0, len(b.invalid))
+	for _, h := range b.invalid {
+		out = append(out, h.g)
+	}
+	return out
+}
+
+// Revoke removes the grant with id, from the Store too if it is stored
+// (invalid ones included). A config grant comes back when config is loaded
+// again.
+func (b *Broker) Revoke(id string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, list := range []*[]*held{&b.grants, &b.invalid} {
+		i := slices.IndexFunc(*list, func(h *held) bool { return h.g.ID == id })
+		if i < 0 {
+			continue
+		}
+		if k := (*list)[i].key; k != "" {
+			if err := b.store.Delete(k); err != nil {
+				return fmt.Errorf("revoke grant %s: %w", id, err)
+			}
+		}
+		*list = slices.Delete(*list, i, i+1)
+		return nil
+	}
+	return fmt.Errorf("revoke grant %q: %w", id, ErrUnknownGrant)
+}
+
+// RevokeAll removes every grant whose Subject is subject ("" for all of
+// them), invalid ones included. A grant whose stored copy cannot be deleted
+// is kept, and the errors are joined.
+func (b *Broker) RevokeAll(subject string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var errs []error
+	for _, list := range []*[]*held{&b.grants, &b.invalid} {
+		var keep []*held
+		for _, h := range *list {
+			if subject != "" && h.g.Subject != subject {
+				keep = append(keep, h)
+				continue
+			}
+			if h.key != "" {
+				if err := b.store.Delete(h.key); err != nil {
+					errs = append(errs, fmt.Errorf("revoke grant %s: %w", h.g.ID, err))
+					keep = append(keep, h)
+				}
+			}
+		}
+		*list = keep
+	}
+	return errors.Join(errs...)
+}
+
+// AddConfigGrant holds a permanent grant written in config (Origin
+// "config:<file>"). It lives in memory only — config is read again on every
+// start — and counts its uses for this process. A grant for an irreversible
+// kind is refused (invariant 3), as is one of unknown kind or without a
+// subject; the error names the grant's Origin.
+func (b *Broker) AddConfigGrant(g Grant) error {
+	if g.Origin == "" {
+		g.Origin = "config"
+	}
+	switch {
+	case g.Kind == KindIrreversible:
+		return fmt.Errorf("%s: grant for %q on %q: irreversible actions ask every time and cannot be granted permanently", g.Origin, g.Subject, g.Object)
+	case !g.Kind.known():
+		return fmt.Errorf("%s: grant of unknown kind %q", g.Origin, g.Kind)
+	case g.Subject == "":
+		return fmt.Errorf("%s: grant of kind %q without a subject", g.Origin, g.Kind)
+	}
+	g.Permanent, g.Sig, g.Invalid, g.Uses, g.LastUsed = true, "", false, 0, time.Time{}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, err := b.add(g, false)
+	return err
+}

@@ -163,3 +163,13 @@ func TestAskRetryFinishesACutTurn(t *testing.T) {
 		t.Fatalf("second retry: exit %d %q", code, errOut)
 	}
 }
+
+func TestConfigRuleCannotAllowIrreversible(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(cfg, []byte("permissions:\n  rules:\n    - {effect: allow, kind: exec}\n    - {effect: allow, kind: '*', object: mail}\n"), 0o600)
+	srv := ollamatest.NewScripted(t, ollamatest.Queue(t), "m")
+	_, errOut, code := run(t, "ask", "--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", t.TempDir(), "hi")
+	if code != 2 || !strings.Contains(errOut, cfg+": permissions.rules[1]") || strings.Contains(errOut, "rules[0]") {
+		t.Fatalf("want exit 2 naming rule 1 of %s, got %d: %s", cfg, code, errOut)
+	}
+}

@@ -30,7 +30,7 @@ type appRig struct {
 	broker   *permissions.Broker
 }
 
-func newAppRig(t *testing.T, script ollamatest.Script, prompter *permissionstest.Prompter, rules []permissions.Rule, extra ...apps.App) *appRig {
+func newAppRig(t testing.TB, script ollamatest.Script, prompter *permissionstest.Prompter, rules []permissions.Rule, extra ...apps.App) *appRig {
 	t.Helper()
 	srv := ollamatest.NewScripted(t, script, "m")
 	dir := t.TempDir()
@@ -62,7 +62,7 @@ func newAppRig(t *testing.T, script ollamatest.Script, prompter *permissionstest
 
 var allowExec = []permissions.Rule{{Effect: permissions.EffectAllow, Kind: "exec", Subject: "hub", Where: "test"}}
 
-func (r *appRig) ask(t *testing.T, chat, q string) (hub.Turn, []hub.Event) {
+func (r *appRig) ask(t testing.TB, chat, q string) (hub.Turn, []hub.Event) {
 	t.Helper()
 	var evs []hub.Event
 	turn, err := r.op.Ask(context.Background(), chat, q, collect(&evs))
@@ -332,4 +332,35 @@ func TestFaultyAppFailsOnlyItsStep(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A deny note reaches the requesting model as the tool's answer.
+func TestDenyNoteReachesTheModel(t *testing.T) {
+	t.Parallel()
+	p := &noteOnSend{note: "never mail that address"}
+	r := newAppRig(t, ollamatest.Gullible(), nil, allowExec)
+	r.broker.SetPrompter(p)
+	chat, _ := r.op.NewChat(false)
+	r.ask(t, chat.ID, "Summarize the emails in my inbox")
+	found := false
+	for _, req := range r.srv.Requests() {
+		for _, m := range req.Messages {
+			if m.Role == "tool" && m.ToolName == "send" && strings.Contains(m.Content, "never mail that address") {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Fatal("the deny note did not reach the mail spoke's model")
+	}
+}
+
+// noteOnSend denies send with a note and everything else plainly.
+type noteOnSend struct{ note string }
+
+func (n *noteOnSend) Prompt(_ context.Context, r permissions.Request) (permissions.Decision, error) {
+	if r.Function == "send" {
+		return permissions.Decision{Answer: permissions.AnswerDeny, Note: n.note}, nil
+	}
+	return permissions.Decision{Answer: permissions.AnswerDeny}, nil
 }

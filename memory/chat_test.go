@@ -63,8 +63,17 @@ func TestChats(t *testing.T) {
 		t.Errorf("after UpdateChat: %+v", list[1])
 	}
 
-	// Appending in any namespace moves a chat to the top.
+	// A spoke's append leaves the chat record alone; the hub's moves the
+	// chat to the top.
 	mustAppend(t, mustNamespace(t, s, "spoke/a"), made[0].ID, "hello")
+	list, err = s.Chats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list[0].ID == made[0].ID {
+		t.Errorf("a spoke's append moved the chat: %+v", list[0])
+	}
+	mustAppend(t, mustNamespace(t, s, "hub"), made[0].ID, "hello")
 	list, err = s.Chats()
 	if err != nil {
 		t.Fatal(err)

@@ -46,8 +46,10 @@ type Interaction struct {
 
 // Append stores it as the next interaction of chat in this namespace: it
 // sets Seq (1 for a chat's first) and Chat, defaults an empty Status to
-// pending and a zero Started to now, and returns what it stored. If the chat
-// exists in the chat index, its Updated time moves to now.
+// pending and a zero Started to now, and returns what it stored. In the
+// hub's namespace, the chat's Updated time also moves to now (if the chat
+// is in the index); spokes' appends leave the shared chat record alone, so
+// spokes working on one chat in parallel never contend for it.
 func (n *Namespace) Append(chat string, it Interaction) (Interaction, error) {
 	if chat == "" {
 		return Interaction{}, fmt.Errorf("append in %s: empty chat", n.owner)
@@ -73,6 +75,9 @@ func (n *Namespace) Append(chat string, it Interaction) (Interaction, error) {
 		}
 		if err := txn.Set(logKey(cp, it.Seq), val); err != nil {
 			return err
+		}
+		if n.owner != hubOwner {
+			return nil
 		}
 		return touchChat(txn, chat, now)
 	})

@@ -164,4 +164,3 @@ func vanillaOperator(b testing.TB, r *appRig) *hub.Operator {
 	b.Cleanup(func() { op.Close() })
 	return op
 }
-

@@ -98,6 +98,7 @@ Run without a command to open the chat.`,
 				Theme:      cfg.Theme,
 				Version:    versionString(),
 				ResumeChat: resume,
+				Private:    private,
 			})
 		},
 	}

@@ -1,0 +1,382 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/bulkhead-dev/bulkhead/llm"
+)
+
+// key routes a key press: ctrl+c always quits; an open dialog takes
+// everything else; otherwise the root bindings win over the input.
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	if key.Matches(msg, m.keys.Quit) {
+		m.stopAll()
+		return tea.Quit
+	}
+	switch m.overlay {
+	case overlayHelp:
+		if key.Matches(msg, m.keys.Cancel, m.keys.Help) || msg.String() == "q" || msg.String() == "enter" {
+			m.overlay = overlayNone
+		}
+		return nil
+	case overlayChats:
+		return m.listKey(msg)
+	case overlayPull:
+		return m.pullKey(msg)
+	}
+	switch {
+	case key.Matches(msg, m.keys.Cancel):
+		m.cancelTurn()
+	case key.Matches(msg, m.keys.Send):
+		return m.send()
+	case key.Matches(msg, m.keys.Retry):
+		return m.retry()
+	case key.Matches(msg, m.keys.Thinking):
+		m.chat.expandThinking = !m.chat.expandThinking
+	case key.Matches(msg, m.keys.Chats):
+		m.overlay = overlayChats
+		m.list = chatList{loading: true, current: m.chat.chat.ID}
+		return listChats(m.b)
+	case key.Matches(msg, m.keys.NewChat):
+		m.newChat(false)
+	case key.Matches(msg, m.keys.Private):
+		m.newChat(true)
+	case key.Matches(msg, m.keys.PageUp):
+		m.chat.scroll(msg, true)
+	case key.Matches(msg, m.keys.PageDown):
+		m.chat.scroll(msg, false)
+	case key.Matches(msg, m.keys.Help) && (msg.String() != "?" || m.input.value() == ""):
+		m.overlay = overlayHelp
+	default:
+		return m.input.update(msg)
+	}
+	return nil
+}
+
+// stopAll cancels the running turn and pull (ctrl+c).
+func (m *Model) stopAll() {
+	if m.run != nil {
+		m.w.cancel(m.run.id)
+	}
+	if m.pull != nil && m.pull.run != nil {
+		m.w.cancel(m.pull.run.id)
+	}
+}
+
+func (m *Model) cancelTurn() {
+	switch {
+	case m.run != nil && !m.run.cancelling:
+		m.run.cancelling = true
+		m.w.cancel(m.run.id)
+		m.notice = "cancelling…"
+	case m.notice != "":
+		m.notice = ""
+	}
+}
+
+// send starts a turn with the input's text. The chat of a new view is
+// created first (createChat), so empty chats never reach the hub.
+func (m *Model) send() tea.Cmd {
+	q := m.input.value()
+	if strings.TrimSpace(q) == "" {
+		return nil
+	}
+	if m.run != nil {
+		m.notice = "still answering — esc cancels it; your text stays here"
+		return nil
+	}
+	m.input.reset()
+	m.notice = ""
+	m.chat.failure = ""
+	m.chat.follow = true
+	m.nextID++
+	r := newTurnRun(m.nextID, m.chat.chat.ID, q, 0, false)
+	r.vid = m.chat.vid
+	m.run = r
+	if r.chat == "" {
+		return tea.Batch(createChat(m.b, m.chat.chat.Private, r.id), m.tick())
+	}
+	return tea.Batch(m.startRun(r), m.tick())
+}
+
+// startRun hands a run to a worker and returns the Cmd that reads it.
+func (m *Model) startRun(r *turnRun) tea.Cmd {
+	ctx := m.w.add(r.id)
+	return m.w.start(ctx, r.id, r.work(m.b), r.wait)
+}
+
+func (m *Model) retry() tea.Cmd {
+	if m.run != nil {
+		m.notice = "still answering — esc cancels it first"
+		return nil
+	}
+	t, ok := m.chat.retryTarget()
+	if !ok || m.chat.chat.ID == "" {
+		m.notice = "nothing to retry"
+		return nil
+	}
+	return m.retryTurn(m.chat.chat.ID, t.Seq, t.Query)
+}
+
+func (m *Model) retryTurn(chat string, seq uint64, query string) tea.Cmd {
+	m.notice = ""
+	m.chat.failure = ""
+	m.chat.follow = true
+	m.nextID++
+	r := newTurnRun(m.nextID, chat, query, seq, true)
+	r.vid = m.chat.vid
+	if chat != m.chat.chat.ID {
+		r.vid = 0
+	}
+	m.run = r
+	return tea.Batch(m.startRun(r), m.tick())
+}
+
+func (m *Model) onChatCreated(msg chatCreatedMsg) tea.Cmd {
+	r := m.run
+	if r == nil || r.id != msg.run {
+		return nil
+	}
+	if msg.err != nil || r.cancelling {
+		// Nothing was asked: hand the words back.
+		m.run = nil
+		if r.vid != m.chat.vid {
+			return nil
+		}
+		if msg.err != nil {
+			m.chat.failure = "could not start the chat: " + msg.err.Error()
+		} else {
+			m.chat.chat, m.chat.loaded = msg.chat, true
+			m.notice = "cancelled before it was sent"
+		}
+		if m.input.value() == "" {
+			m.input.set(r.query)
+		}
+		return nil
+	}
+	r.chat = msg.chat.ID
+	if r.vid == m.chat.vid {
+		m.chat.chat = msg.chat
+		m.chat.loaded = true
+	}
+	return m.startRun(r)
+}
+
+// onTurn folds a batch of events in, and when the turn has ended puts
+// its outcome in place, reloads the chat from the hub's log, and offers a
+// pull when a model is missing.
+func (m *Model) onTurn(msg turnMsg) tea.Cmd {
+	r := m.run
+	if r == nil || r.id != msg.id {
+		return nil
+	}
+	r.apply(msg.events, m.bar.working)
+	if !msg.done {
+		return r.wait
+	}
+	m.run = nil
+	if r.cancelling && m.notice == "cancelling…" {
+		m.notice = ""
+	}
+	here := r.vid == m.chat.vid || (r.chat != "" && r.chat == m.chat.chat.ID)
+	for app := range m.bar.working {
+		m.bar.working[app] = false
+	}
+	if here {
+		if r.result.Seq != 0 {
+			m.chat.upsert(r.result)
+		} else if r.err != nil {
+			m.chat.failure = r.err.Error()
+		}
+	}
+	var cmd tea.Cmd
+	if here && r.chat != "" {
+		cmd = loadChat(m.b, r.chat)
+	}
+	if model, ok := llm.IsModelMissing(r.err); ok && r.result.Seq != 0 {
+		m.pull = newPullDialog(model, r.chat, r.result.Seq)
+		m.pull.query = r.query
+		m.overlay = overlayPull
+	}
+	return cmd
+}
+
+func (m *Model) onChatLoaded(msg chatLoadedMsg) {
+	if msg.id != m.chat.chat.ID {
+		return
+	}
+	if msg.err != nil {
+		// Leave a usable new chat behind the message.
+		m.chat = m.newChatView(false)
+		m.layout()
+		m.chat.failure = fmt.Sprintf("could not open chat %s: %v", msg.id, msg.err)
+		return
+	}
+	m.chat.chat, m.chat.turns, m.chat.loaded = msg.chat, msg.turns, true
+	clear(m.chat.cache)
+}
+
+// newChat shows a fresh, empty chat; the hub hears of it on first send.
+func (m *Model) newChat(private bool) {
+	m.chat = m.newChatView(private)
+	m.layout()
+	m.notice = ""
+	if private {
+		m.notice = "private chat: nothing is saved"
+	}
+}
+
+func (m *Model) switchChat(id string) tea.Cmd {
+	m.chat = m.newChatView(false)
+	m.chat.chat.ID = id
+	m.layout()
+	m.notice = ""
+	return loadChat(m.b, id)
+}
+
+// listKey drives the chats list.
+func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
+	l := &m.list
+	s := msg.String()
+	if l.confirm {
+		switch s {
+		case "y", "Y":
+			l.confirm = false
+			if c, ok := l.selected(); ok {
+				return deleteChat(m.b, c.ID)
+			}
+		default:
+			l.confirm = false
+		}
+		return nil
+	}
+	switch s {
+	case "esc", "ctrl+o", "q":
+		m.overlay = overlayNone
+	case "up", "k", "shift+tab":
+		l.move(-1)
+	case "down", "j", "tab":
+		l.move(1)
+	case "enter":
+		c, ok := l.selected()
+		if !ok {
+			return nil
+		}
+		m.overlay = overlayNone
+		if c.ID != m.chat.chat.ID {
+			return m.switchChat(c.ID)
+		}
+	case "n", "ctrl+n":
+		m.overlay = overlayNone
+		m.newChat(false)
+	case "p", "ctrl+p":
+		m.overlay = overlayNone
+		m.newChat(true)
+	case "d", "delete":
+		c, ok := l.selected()
+		if !ok {
+			return nil
+		}
+		if m.run != nil && m.run.chat == c.ID {
+			l.err = "that chat is answering — esc cancels it first"
+			return nil
+		}
+		l.err = ""
+		l.confirm = true
+	}
+	return nil
+}
+
+func (m *Model) onChatDeleted(msg chatDeletedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.list.err = msg.err.Error()
+		return nil
+	}
+	if msg.id == m.chat.chat.ID {
+		m.newChat(false)
+	}
+	m.list.current = m.chat.chat.ID
+	if m.overlay == overlayChats {
+		m.list.loading = true
+		return listChats(m.b)
+	}
+	return nil
+}
+
+// pullKey drives the model-missing dialog.
+func (m *Model) pullKey(msg tea.KeyPressMsg) tea.Cmd {
+	p := m.pull
+	if p == nil {
+		m.overlay = overlayNone
+		return nil
+	}
+	s := msg.String()
+	switch p.state {
+	case pullAsk:
+		switch s {
+		case "y", "Y":
+			if m.opts.Ollama == nil {
+				return nil
+			}
+			m.nextID++
+			p.run = &pullRun{id: m.nextID, q: newQueue[llm.Progress]()}
+			p.state = pullRunning
+			ctx := m.w.add(p.run.id)
+			return tea.Batch(m.w.start(ctx, p.run.id, p.run.work(m.opts.Ollama, p.model), p.run.wait), m.tick())
+		case "n", "N", "esc":
+			m.closePull("")
+		}
+	case pullRunning:
+		if s == "esc" {
+			m.w.cancel(p.run.id)
+		}
+	case pullFailed:
+		if s == "esc" || s == "enter" {
+			m.closePull("")
+		}
+	}
+	return nil
+}
+
+func (m *Model) closePull(notice string) {
+	m.pull = nil
+	if m.overlay == overlayPull {
+		m.overlay = overlayNone
+	}
+	m.notice = notice
+}
+
+// onPull follows a pull; when it succeeds the turn is retried.
+func (m *Model) onPull(msg pullMsg) tea.Cmd {
+	p := m.pull
+	if p == nil || p.run == nil || p.run.id != msg.id {
+		return nil
+	}
+	if n := len(msg.progress); n > 0 {
+		p.last = msg.progress[n-1]
+	}
+	if !msg.done {
+		return p.run.wait
+	}
+	switch err := p.run.err; {
+	case errors.Is(err, context.Canceled):
+		m.closePull("pull cancelled — ctrl+r retries the turn once the model is there")
+		return nil
+	case err != nil:
+		p.state, p.err = pullFailed, err.Error()
+		return nil
+	}
+	m.closePull("pulled " + p.model)
+	if m.run != nil {
+		return nil
+	}
+	cmd := m.retryTurn(p.chat, p.seq, p.query)
+	m.notice = "pulled " + p.model + " — retrying the turn"
+	return cmd
+}

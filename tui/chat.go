@@ -1,0 +1,291 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/memory"
+)
+
+// chatView is the conversation pane: the current chat, its logged turns
+// and a viewport over their rendering. The running turn is not kept here;
+// the root model passes it in when it belongs to this chat.
+type chatView struct {
+	vid     int      // names this view, so a turn started here finds it again
+	chat    hub.Chat // ID is empty until the first send creates the chat
+	loaded  bool     // turns reflect the hub's log for chat.ID
+	turns   []hub.Turn
+	failure string // an error that left no logged turn (the hub refused the request)
+
+	expandThinking bool
+	vp             viewport.Model
+	follow         bool // stick to the bottom as content grows
+	cache          map[renderKey]string
+	live           liveCache
+}
+
+// liveCache is the running turn's last Markdown rendering. Rendering
+// costs time proportional to the answer, so while tokens pour in it is
+// redone at most every drawCtx.throttle; the spinner's tick catches up.
+type liveCache struct {
+	run, n, width int
+	dark          bool
+	out           string
+	at            time.Time
+}
+
+// renderKey identifies one finished turn's rendering.
+type renderKey struct {
+	seq            uint64
+	started, ended int64
+	status         memory.Status
+	width          int
+	dark, expand   bool
+	hint           bool
+}
+
+func newChatView(private bool) chatView {
+	vp := viewport.New()
+	vp.KeyMap = viewport.KeyMap{} // the root model decides which keys scroll
+	vp.MouseWheelDelta = 3
+	return chatView{chat: hub.Chat{Private: private}, vp: vp, follow: true, cache: map[renderKey]string{}}
+}
+
+// turnView is one turn as drawn, logged or live.
+type turnView struct {
+	Query, Answer, Thinking string
+	Status                  memory.Status
+	Error                   string
+	App                     string
+	Live, Cancelling        bool
+	RetryHint               bool // this is the turn ctrl+r would retry
+}
+
+func viewOfTurn(t hub.Turn) turnView {
+	app := hub.VanillaApp
+	if t.Plan != nil {
+		if apps := t.Plan.Apps(); len(apps) > 0 {
+			app = strings.Join(apps, ", ")
+		}
+	}
+	return turnView{Query: t.Query, Answer: t.Answer, Thinking: t.Thinking, Status: t.Status, Error: t.Error, App: app}
+}
+
+// retryTarget is the latest turn that ended without its answer.
+func (c *chatView) retryTarget() (hub.Turn, bool) {
+	for i := len(c.turns) - 1; i >= 0; i-- {
+		if c.turns[i].Retryable() {
+			return c.turns[i], true
+		}
+	}
+	return hub.Turn{}, false
+}
+
+// upsert puts a turn the hub returned into place (by Seq).
+func (c *chatView) upsert(t hub.Turn) {
+	if t.Seq == 0 {
+		return
+	}
+	for i := range c.turns {
+		if c.turns[i].Seq == t.Seq {
+			c.turns[i] = t
+			return
+		}
+	}
+	c.turns = append(c.turns, t)
+}
+
+// setSize sizes the viewport.
+func (c *chatView) setSize(w, h int) {
+	c.vp.SetWidth(w)
+	c.vp.SetHeight(h)
+}
+
+// scroll handles the keys and wheel that move the conversation.
+func (c *chatView) scroll(msg tea.Msg, up bool) {
+	switch msg.(type) {
+	case tea.MouseWheelMsg:
+		c.vp, _ = c.vp.Update(msg)
+	default:
+		if up {
+			c.vp.PageUp()
+		} else {
+			c.vp.PageDown()
+		}
+	}
+	c.follow = c.vp.AtBottom()
+}
+
+// drawCtx is what rendering needs from the root model.
+type drawCtx struct {
+	th       theme
+	md       *markdown
+	width    int
+	live     *turnRun // the running turn, when it belongs to this chat
+	spinner  string
+	version  string
+	now      time.Time
+	throttle time.Duration // least time between renderings of a live answer
+}
+
+// refresh re-renders the conversation into the viewport, keeping the
+// view at the bottom when it was there.
+func (c *chatView) refresh(d drawCtx) {
+	c.vp.SetContent(c.content(d))
+	if c.follow {
+		c.vp.GotoBottom()
+	}
+}
+
+func (c *chatView) content(d drawCtx) string {
+	w := max(d.width, 1)
+	if len(c.cache) > 2*len(c.turns)+16 {
+		clear(c.cache) // renderings for widths long gone
+	}
+	retry, canRetry := c.retryTarget()
+	var blocks []string
+	liveShown := false
+	for i, t := range c.turns {
+		if d.live != nil && (d.live.seq == t.Seq || d.live.seq == 0 && i == len(c.turns)-1 && t.Status == memory.StatusPending && t.Query == d.live.query) {
+			// The running turn, or (before its first event names it) the
+			// pending turn the hub has just logged for it.
+			blocks = append(blocks, renderTurn(d.live.view(), w, d, c.expandThinking, c.liveAnswer(d, w)))
+			liveShown = true
+			continue
+		}
+		hint := canRetry && t.Seq == retry.Seq && d.live == nil
+		key := renderKey{seq: t.Seq, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status, width: w, dark: d.th.dark, expand: c.expandThinking, hint: hint}
+		s, ok := c.cache[key]
+		if !ok {
+			tv := viewOfTurn(t)
+			tv.RetryHint = hint
+			s = renderTurn(tv, w, d, c.expandThinking, d.md.render(tv.Answer, w, d.th.dark))
+			c.cache[key] = s
+		}
+		blocks = append(blocks, s)
+	}
+	if d.live != nil && !liveShown {
+		blocks = append(blocks, renderTurn(d.live.view(), w, d, c.expandThinking, c.liveAnswer(d, w)))
+	}
+	if c.failure != "" {
+		blocks = append(blocks, fitWidth(d.th.err.Render("✗ ")+c.failure, w))
+	}
+	if len(blocks) == 0 {
+		return c.welcome(d, w)
+	}
+	return strings.Join(blocks, "\n\n")
+}
+
+func (c *chatView) welcome(d drawCtx, w int) string {
+	lines := []string{
+		"",
+		d.th.label.Render("bulkhead") + d.th.dim.Render(" "+d.version),
+		"Ask anything; the answer streams here.",
+		d.th.dim.Render("enter send · alt+enter new line · ctrl+o chats · ? help"),
+	}
+	if c.chat.Private {
+		lines = append(lines, "", d.th.private.Render(" PRIVATE ")+" "+d.th.dim.Render("nothing of this chat is saved; it is gone when bulkhead exits."))
+	}
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "  " + l
+		}
+	}
+	return fitWidth(strings.Join(lines, "\n"), w)
+}
+
+// liveAnswer renders the running turn's answer, or reuses the last
+// rendering when it is fresh enough.
+func (c *chatView) liveAnswer(d drawCtx, w int) string {
+	src := d.live.answer.String()
+	lc := &c.live
+	if lc.run == d.live.id && lc.width == w && lc.dark == d.th.dark && lc.out != "" {
+		if lc.n == len(src) || d.throttle > 0 && d.now.Sub(lc.at) < d.throttle {
+			return lc.out
+		}
+	}
+	out := d.md.render(src, w, d.th.dark)
+	*lc = liveCache{run: d.live.id, n: len(src), width: w, dark: d.th.dark, out: out, at: d.now}
+	return out
+}
+
+// renderTurn draws one turn: the user's words, the thinking line, the
+// answer (md, already rendered from Markdown), and a marker when it did
+// not finish.
+func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
+	th := d.th
+	var out []string
+	query := strings.ReplaceAll(tv.Query, "\t", "    ")
+	for _, l := range strings.Split(fitWidth(query, max(w-2, 1)), "\n") {
+		out = append(out, th.userBar.Render("┃ ")+th.userText.Render(l))
+	}
+	out = append(out, "")
+	app := tv.App
+	if app == "" {
+		app = "bulkhead"
+	}
+	out = append(out, fitWidth(th.label.Render("◆ "+app), w))
+	if tv.Thinking != "" {
+		if expand {
+			out = append(out, fitWidth(th.thinking.Render("▾ thinking")+th.dim.Render(" · ctrl+t hides"), w))
+			for _, l := range strings.Split(fitWidth(tv.Thinking, max(w-2, 1)), "\n") {
+				out = append(out, "  "+th.thinking.Render(l))
+			}
+		} else {
+			n := len([]rune(tv.Thinking))
+			out = append(out, fitWidth(th.thinking.Render(fmt.Sprintf("▸ thinking… %d chars", n))+th.dim.Render(" · ctrl+t shows"), w))
+		}
+	}
+	if strings.TrimSpace(tv.Answer) != "" {
+		out = append(out, md)
+	}
+	if tv.Live {
+		switch {
+		case tv.Cancelling:
+			out = append(out, fitWidth(th.warn.Render(d.spinner+" cancelling…"), w))
+		case tv.Status == memory.StatusPending:
+			what := "answering"
+			if tv.Answer == "" {
+				what = "waiting for the model"
+			}
+			out = append(out, fitWidth(th.dim.Render(d.spinner+" "+what+"… · esc cancels"), w))
+		}
+	}
+	if m := marker(tv, th); m != "" {
+		out = append(out, fitWidth(m, w))
+	}
+	return strings.Join(out, "\n")
+}
+
+// marker is the one line that says a turn did not finish, and why.
+func marker(tv turnView, th theme) string {
+	hint := ""
+	if tv.RetryHint {
+		hint = th.dim.Render(" · ctrl+r retries")
+	}
+	switch tv.Status {
+	case memory.StatusCut:
+		return th.warn.Render("✂ cut off") + errSuffix(tv.Error) + hint
+	case memory.StatusCancelled:
+		return th.warn.Render("■ cancelled") + hint
+	case memory.StatusError:
+		return th.err.Render("✗ failed") + errSuffix(tv.Error) + hint
+	case memory.StatusPending:
+		if !tv.Live {
+			return th.warn.Render("… never finished") + hint
+		}
+	}
+	return ""
+}
+
+func errSuffix(e string) string {
+	if e == "" {
+		return ""
+	}
+	return ": " + e
+}

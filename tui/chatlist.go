@@ -1,0 +1,134 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+)
+
+// chatList is the chats overlay: every chat, newest first (the hub's
+// order), private ones marked, with a y/n confirm before a delete.
+type chatList struct {
+	chats   []hub.Chat
+	loading bool
+	err     string
+	cursor  int
+	confirm bool   // asking "delete?" for the chat under the cursor
+	current string // the chat on screen, marked in the list
+}
+
+func (l *chatList) move(d int) {
+	l.confirm = false
+	if len(l.chats) == 0 {
+		l.cursor = 0
+		return
+	}
+	l.cursor = (l.cursor + d + len(l.chats)) % len(l.chats)
+}
+
+func (l *chatList) selected() (hub.Chat, bool) {
+	if l.cursor < 0 || l.cursor >= len(l.chats) {
+		return hub.Chat{}, false
+	}
+	return l.chats[l.cursor], true
+}
+
+// setChats replaces the list, keeping the cursor on the same chat when it
+// is still there.
+func (l *chatList) setChats(chats []hub.Chat) {
+	prev, had := l.selected()
+	l.chats, l.loading, l.err = chats, false, ""
+	l.cursor = 0
+	for i, c := range chats {
+		if (had && c.ID == prev.ID) || (!had && c.ID == l.current) {
+			l.cursor = i
+		}
+	}
+}
+
+// view draws the list inside a box at most width wide and height tall.
+func (l chatList) view(th theme, width, height int, now time.Time) string {
+	inner := max(width-4, 1)   // border and padding
+	rows := max(height-2-3, 1) // border, title, blank, help line
+	var body []string
+	switch {
+	case l.loading:
+		body = append(body, th.dim.Render("loading…"))
+	case l.err != "":
+		body = append(body, th.err.Render("✗ ")+l.err)
+	case len(l.chats) == 0:
+		body = append(body, th.dim.Render("no chats yet — n starts one"))
+	default:
+		first := 0
+		if l.cursor >= rows {
+			first = l.cursor - rows + 1
+		}
+		for i := first; i < len(l.chats) && i < first+rows; i++ {
+			body = append(body, l.row(th, l.chats[i], i == l.cursor, inner, now))
+		}
+	}
+	foot := th.dim.Render(listHelp)
+	if c, ok := l.selected(); ok && l.confirm {
+		foot = th.err.Render(fmt.Sprintf("delete %q? (y/n)", titleOf(c)))
+	}
+	content := []string{th.boxTitle.Render("Chats"), ""}
+	content = append(content, body...)
+	content = append(content, "", foot)
+	return box(th, content, width, height)
+}
+
+func (l chatList) row(th theme, c hub.Chat, sel bool, inner int, now time.Time) string {
+	mark := "  "
+	if c.ID == l.current {
+		mark = "● "
+	}
+	tag := ""
+	if c.Private {
+		tag = " [private]"
+	}
+	age := " " + ago(now, c.Updated)
+	title := titleOf(c)
+	room := inner - ansi.StringWidth(mark) - ansi.StringWidth(tag) - ansi.StringWidth(age)
+	if room < 1 {
+		age = ""
+		room = inner - ansi.StringWidth(mark) - ansi.StringWidth(tag)
+	}
+	title = ansi.Truncate(title, max(room, 1), "…")
+	pad := max(inner-ansi.StringWidth(mark+title+tag+age), 0)
+	line := mark + title + tag + strings.Repeat(" ", pad) + age
+	if sel {
+		return th.selected.Render(ansi.Truncate(line, inner, ""))
+	}
+	if c.Private {
+		return ansi.Truncate(mark+title+th.private.Render(tag)+strings.Repeat(" ", pad)+th.dim.Render(age), inner, "")
+	}
+	return ansi.Truncate(mark+title+strings.Repeat(" ", pad)+th.dim.Render(age), inner, "")
+}
+
+func titleOf(c hub.Chat) string {
+	if strings.TrimSpace(c.Title) == "" {
+		return "(untitled)"
+	}
+	return c.Title
+}
+
+// ago says how long ago t was, coarsely: "now", "5m", "3h", "2d".
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case t.IsZero():
+		return ""
+	case d < time.Minute:
+		return "now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}

@@ -1,0 +1,73 @@
+package tui
+
+import (
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+)
+
+// The Cmds below are the only places the UI calls the hub outside a
+// running turn; each returns one message for Update.
+
+// chatCreatedMsg answers createChat: the chat made for a first send.
+type chatCreatedMsg struct {
+	chat hub.Chat
+	run  int // the turn waiting for it
+	err  error
+}
+
+func createChat(b Backend, private bool, run int) tea.Cmd {
+	return func() tea.Msg {
+		c, err := b.NewChat(private)
+		return chatCreatedMsg{chat: c, run: run, err: err}
+	}
+}
+
+// chatLoadedMsg answers loadChat.
+type chatLoadedMsg struct {
+	id    string
+	chat  hub.Chat
+	turns []hub.Turn
+	err   error
+}
+
+func loadChat(b Backend, id string) tea.Cmd {
+	return func() tea.Msg {
+		c, err := b.Chat(id)
+		if err != nil {
+			return chatLoadedMsg{id: id, err: err}
+		}
+		turns, err := b.Turns(id)
+		return chatLoadedMsg{id: id, chat: c, turns: turns, err: err}
+	}
+}
+
+// chatsMsg answers listChats.
+type chatsMsg struct {
+	chats []hub.Chat
+	err   error
+}
+
+func listChats(b Backend) tea.Cmd {
+	return func() tea.Msg {
+		cs, err := b.Chats()
+		return chatsMsg{chats: cs, err: err}
+	}
+}
+
+// chatDeletedMsg answers deleteChat.
+type chatDeletedMsg struct {
+	id  string
+	err error
+}
+
+func deleteChat(b Backend, id string) tea.Cmd {
+	return func() tea.Msg {
+		return chatDeletedMsg{id: id, err: b.DeleteChat(id)}
+	}
+}
+
+// frameMsg advances the spinner while something runs.
+type frameMsg struct{}
+
+var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}

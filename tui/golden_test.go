@@ -1,0 +1,74 @@
+package tui
+
+import (
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+)
+
+var hostPort = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
+
+const markdownAnswer = "## Listing files\n\nUse one of these:\n\n- `ls -la` for details\n- `tree` for a tree\n\n```sh\nls -la /tmp\n```\n\nThat's it."
+
+// scenes build the screens the golden files pin; each returns the driver
+// showing the scene.
+var scenes = []struct {
+	name  string
+	build func(t *testing.T, w, h int) *driver
+}{
+	{"empty", func(t *testing.T, w, h int) *driver {
+		r := newRig(t, replies(ollamatest.Text("x")))
+		return newDriver(t, r.options(), w, h)
+	}},
+	{"answer", func(t *testing.T, w, h int) *driver {
+		r := newRig(t, replies(ollamatest.Reply{Chunks: []string{markdownAnswer}}))
+		d := newDriver(t, r.options(), w, h)
+		d.ask("how do I list files?")
+		return d
+	}},
+	{"streaming", func(t *testing.T, w, h int) *driver {
+		r := newRig(t, replies(ollamatest.Reply{Chunks: []string{"## Thinking it over\n\n", "The first part ", "of the answer"}, Hang: true}))
+		d := newDriver(t, r.options(), w, h)
+		d.typeText("explain slowly")
+		d.key(keyEnter)
+		d.until("of the answer")
+		t.Cleanup(func() { d.key(keyEsc); d.idle() })
+		return d
+	}},
+	{"chats", func(t *testing.T, w, h int) *driver {
+		r := newRig(t, replies(ollamatest.Text("ok")))
+		d := newDriver(t, r.options(), w, h)
+		d.ask("plan a trip to Lisbon")
+		d.key(ctrl('p'))
+		d.ask("a private matter")
+		d.key(ctrl('n'))
+		d.ask("what is a bulkhead?")
+		d.key(ctrl('o'))
+		d.idle()
+		return d
+	}},
+	{"pull", func(t *testing.T, w, h int) *driver {
+		r := newRig(t, replies(ollamatest.Text("x")), hubModel)
+		d := newDriver(t, r.options(), w, h)
+		d.ask("hello?")
+		return d
+	}},
+}
+
+func TestGoldenViews(t *testing.T) {
+	t.Parallel()
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		for _, sc := range scenes {
+			t.Run(fmt.Sprintf("%s_%dx%d", sc.name, size[0], size[1]), func(t *testing.T) {
+				t.Parallel()
+				d := sc.build(t, size[0], size[1])
+				// The scripted server's port changes from run to run.
+				golden.RequireEqual(t, hostPort.ReplaceAllString(d.view(), "http://HOST"))
+			})
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package tui
+
+import "charm.land/bubbles/v2/key"
+
+// keyMap holds every binding the UI answers to. The root model checks
+// these before the input sees a key, so they win over the textarea's own
+// bindings (ctrl+n, ctrl+p and ctrl+t mean something else there).
+type keyMap struct {
+	Send     key.Binding
+	Newline  key.Binding
+	Cancel   key.Binding
+	Retry    key.Binding
+	Thinking key.Binding
+	Chats    key.Binding
+	NewChat  key.Binding
+	Private  key.Binding
+	PageUp   key.Binding
+	PageDown key.Binding
+	Help     key.Binding
+	Quit     key.Binding
+}
+
+func defaultKeys() keyMap {
+	return keyMap{
+		Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send")),
+		Newline:  key.NewBinding(key.WithKeys("shift+enter", "alt+enter", "ctrl+j"), key.WithHelp("alt+enter", "new line (also shift+enter, ctrl+j)")),
+		Cancel:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel the running answer / close")),
+		Retry:    key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "retry the last unfinished turn")),
+		Thinking: key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "show / hide thinking")),
+		Chats:    key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "chats")),
+		NewChat:  key.NewBinding(key.WithKeys("ctrl+n"), key.WithHelp("ctrl+n", "new chat")),
+		Private:  key.NewBinding(key.WithKeys("ctrl+p"), key.WithHelp("ctrl+p", "new private chat")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "scroll up (or mouse wheel)")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "scroll down")),
+		Help:     key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?", "help (when the input is empty; f1 always)")),
+		Quit:     key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+	}
+}
+
+// help lists the bindings in the order the help overlay shows them.
+func (k keyMap) help() []key.Binding {
+	return []key.Binding{k.Send, k.Newline, k.Cancel, k.Retry, k.Thinking, k.Chats, k.NewChat, k.Private, k.PageUp, k.PageDown, k.Help, k.Quit}
+}
+
+// listHelp is the chats list's own key line.
+const listHelp = "↑/↓ move · enter open · n new · p private · d delete · esc close"

@@ -1,0 +1,368 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/llm"
+)
+
+// Backend is what the UI needs of the hub (*hub.Operator satisfies it).
+type Backend interface {
+	NewChat(private bool) (hub.Chat, error)
+	Chats() ([]hub.Chat, error)
+	Chat(id string) (hub.Chat, error)
+	DeleteChat(id string) error
+	Turns(id string) ([]hub.Turn, error)
+	Ask(ctx context.Context, chat, query string, emit func(hub.Event)) (hub.Turn, error)
+	Retry(ctx context.Context, chat string, seq uint64, emit func(hub.Event)) (hub.Turn, error)
+	Working() []string
+	HubModel() string
+}
+
+// Ollama is what the UI needs to show the server's state and offer a pull
+// (*llm.Client satisfies it).
+type Ollama interface {
+	Version(ctx context.Context) (string, error)
+	Pull(ctx context.Context, model string, fn func(llm.Progress)) error
+}
+
+// Options configures the UI.
+type Options struct {
+	Backend    Backend // required
+	Ollama     Ollama  // optional: without it there is no Ollama state and no pull
+	SpokeModel string  // shown in the status bar with the hub model
+	Theme      string  // "auto" (ask the terminal), "dark" or "light"
+	Version    string
+	ResumeChat string // a chat id to open at start; else a new chat
+	Private    bool   // start in a new private chat (unless ResumeChat is set)
+}
+
+// Model is the root Bubble Tea model. Its children are plain structs
+// driven by its Update; none of them does IO. Every backend call runs in
+// a tea.Cmd, and a running turn or pull runs on a goroutine owned by
+// workers, which forwards what happens through a queue that the Cmd
+// returned from Update reads.
+type Model struct {
+	opts Options
+	b    Backend
+	w    *workers
+	keys keyMap
+	th   theme
+	md   *markdown
+
+	width, height int
+
+	chat    chatView
+	views   int // chat views made so far; names each (chatView.vid)
+	input   input
+	bar     statusBar
+	overlay overlay
+	list    chatList
+	pull    *pullDialog
+	notice  string
+
+	run     *turnRun
+	nextID  int
+	frame   int
+	ticking bool
+
+	// after schedules msg after d; nil turns timers off (tests).
+	after func(d time.Duration, msg tea.Msg) tea.Cmd
+	now   func() time.Time
+	// throttle is the least time between renderings of a streaming
+	// answer; 0 renders on every batch of tokens (tests, which have no
+	// spinner tick to catch up).
+	throttle time.Duration
+}
+
+// New builds the root model; Options.Backend must be set. It does no IO:
+// Init returns the first Cmds.
+func New(opts Options) Model {
+	if opts.Backend == nil {
+		panic("tui: Options.Backend is nil")
+	}
+	return newModel(context.Background(), opts)
+}
+
+func newModel(ctx context.Context, opts Options) Model {
+	keys := defaultKeys()
+	th := newTheme(opts.Theme != "light")
+	m := Model{
+		opts:   opts,
+		b:      opts.Backend,
+		w:      newWorkers(ctx),
+		keys:   keys,
+		th:     th,
+		md:     &markdown{},
+		width:  80,
+		height: 24,
+		input:  newInput(th, keys),
+		bar: statusBar{
+			spokeModel: opts.SpokeModel,
+			hasOllama:  opts.Ollama != nil,
+			working:    map[string]bool{},
+		},
+		after: func(d time.Duration, msg tea.Msg) tea.Cmd {
+			return tea.Tick(d, func(time.Time) tea.Msg { return msg })
+		},
+		now:      time.Now,
+		throttle: 50 * time.Millisecond,
+	}
+	m.bar.hubModel = m.b.HubModel() // a name the hub holds, not a call out
+	m.chat = m.newChatView(opts.Private && opts.ResumeChat == "")
+	if opts.ResumeChat != "" {
+		m.chat.chat.ID = opts.ResumeChat
+	}
+	m.layout()
+	return m
+}
+
+func (m *Model) newChatView(private bool) chatView {
+	m.views++
+	c := newChatView(private)
+	c.vid = m.views
+	return c
+}
+
+// Init checks Ollama, opens the chat to resume, and asks the terminal for
+// its background when the theme is "auto".
+func (m Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{checkHealth(m.w.base, m.opts.Ollama, m.b)}
+	if m.chat.chat.ID != "" {
+		cmds = append(cmds, loadChat(m.b, m.chat.chat.ID))
+	}
+	if m.opts.Theme == "" || m.opts.Theme == "auto" {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	return tea.Batch(cmds...)
+}
+
+// Update handles one message. Any change to what the conversation shows
+// re-renders it once, at the end.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	m.refresh()
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.layout()
+	case tea.BackgroundColorMsg:
+		if m.opts.Theme == "" || m.opts.Theme == "auto" {
+			m.th = newTheme(msg.IsDark())
+			m.input.setTheme(m.th)
+		}
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	case tea.MouseWheelMsg:
+		if m.overlay == overlayNone {
+			m.chat.scroll(msg, false)
+		}
+	case tea.PasteMsg:
+		if m.overlay == overlayNone {
+			return m.input.update(msg)
+		}
+	case turnMsg:
+		return m.onTurn(msg)
+	case pullMsg:
+		return m.onPull(msg)
+	case chatCreatedMsg:
+		return m.onChatCreated(msg)
+	case chatLoadedMsg:
+		m.onChatLoaded(msg)
+	case chatsMsg:
+		if msg.err != nil {
+			m.list.loading, m.list.err = false, msg.err.Error()
+		} else {
+			m.list.setChats(msg.chats)
+		}
+	case chatDeletedMsg:
+		return m.onChatDeleted(msg)
+	case healthMsg:
+		m.bar.ollama = ollamaState{checked: msg.checked, version: msg.version, err: msg.err}
+		if m.run == nil {
+			// While a turn runs its events are fresher than this answer.
+			m.bar.working = map[string]bool{}
+		}
+		for _, a := range msg.working {
+			m.bar.working[a] = true
+		}
+		if m.after != nil {
+			return m.after(ollamaPoll, pollMsg{})
+		}
+	case pollMsg:
+		return checkHealth(m.w.base, m.opts.Ollama, m.b)
+	case frameMsg:
+		if m.run == nil && (m.pull == nil || m.pull.state != pullRunning) {
+			m.ticking = false
+			return nil
+		}
+		m.frame++
+		return m.after(120*time.Millisecond, frameMsg{})
+	default:
+		if m.overlay == overlayNone {
+			return m.input.update(msg)
+		}
+	}
+	return nil
+}
+
+// tick starts the spinner's timer unless it runs already.
+func (m *Model) tick() tea.Cmd {
+	if m.ticking || m.after == nil {
+		return nil
+	}
+	m.ticking = true
+	return m.after(120*time.Millisecond, frameMsg{})
+}
+
+// Layout: a header line, the conversation, a rule (which carries notices),
+// the input, and the status bar.
+func (m *Model) inputHeight() int {
+	switch {
+	case m.height >= 20:
+		return 3
+	case m.height >= 12:
+		return 2
+	default:
+		return 1
+	}
+}
+
+func (m *Model) convHeight() int { return max(m.height-3-m.inputHeight(), 1) }
+
+func (m *Model) layout() {
+	m.chat.setSize(m.width, m.convHeight())
+	m.input.setSize(m.width, m.inputHeight())
+}
+
+// refresh re-renders the conversation (finished turns come from a cache).
+func (m *Model) refresh() {
+	m.chat.refresh(drawCtx{
+		th: m.th, md: m.md, width: m.width, live: m.liveHere(),
+		spinner: spinnerFrames[m.frame%len(spinnerFrames)], version: m.opts.Version,
+		now: m.now(), throttle: m.throttle,
+	})
+}
+
+// liveHere is the running turn when it belongs to the chat on screen.
+func (m *Model) liveHere() *turnRun {
+	if m.run == nil {
+		return nil
+	}
+	if m.run.vid == m.chat.vid || (m.run.chat != "" && m.run.chat == m.chat.chat.ID) {
+		return m.run
+	}
+	return nil
+}
+
+// View draws the screen: exactly height lines, none wider than width.
+func (m Model) View() tea.View {
+	top, status := m.parts()
+	lines := fitLines(top, m.width, m.height-1)
+	lines = append(lines, status)
+	v := tea.NewView(strings.Join(lines, "\n"))
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "bulkhead"
+	if m.overlay == overlayNone {
+		if c := m.input.cursor(); c != nil {
+			c.Position.Y += 2 + m.convHeight()
+			v.Cursor = c
+		}
+	}
+	return v
+}
+
+// parts is the screen before View's last clip: everything above the
+// status bar, and the status bar. Each part sizes itself to the width;
+// the resize test holds them to that.
+func (m Model) parts() ([]string, string) {
+	top := strings.Join([]string{m.header(), m.chat.vp.View(), m.rule(), m.input.view()}, "\n")
+	if m.overlay != overlayNone {
+		top = overlayOn(top, m.dialog(), m.width, m.height-1)
+	}
+	return strings.Split(top, "\n"), m.bar.view(m.th, m.width, m.title(), m.chat.chat.Private, m.run != nil)
+}
+
+// fitLines cuts or pads lines to exactly n, each at most width wide.
+func fitLines(lines []string, width, n int) []string {
+	n = max(n, 0)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	for len(lines) < n {
+		lines = append(lines, "")
+	}
+	for i, l := range lines {
+		if ansi.StringWidth(l) > width {
+			lines[i] = ansi.Truncate(l, width, "")
+		}
+	}
+	return lines
+}
+
+func (m Model) dialog() string {
+	h := m.height - 1
+	switch m.overlay {
+	case overlayHelp:
+		return helpView(m.th, m.keys, m.width, h)
+	case overlayChats:
+		return m.list.view(m.th, dialogWidth(m.width), h, m.now())
+	case overlayPull:
+		if m.pull != nil {
+			return m.pull.view(m.th, m.width, h, m.opts.Ollama != nil)
+		}
+	}
+	return ""
+}
+
+// title names the chat on screen.
+func (m Model) title() string {
+	switch {
+	case m.chat.chat.Title != "":
+		return m.chat.chat.Title
+	case m.chat.chat.ID != "" && !m.chat.loaded:
+		return "…"
+	case m.run != nil && m.liveHere() != nil:
+		return m.run.query
+	case m.chat.chat.Private:
+		return "new private chat"
+	default:
+		return "new chat"
+	}
+}
+
+func (m Model) header() string {
+	left := m.th.brand.Render(" bulkhead ") + m.th.header.Render(" "+m.title())
+	right := ""
+	if m.chat.chat.Private {
+		right = m.th.private.Render(" PRIVATE ")
+	}
+	room := m.width - ansi.StringWidth(right)
+	if ansi.StringWidth(left) > room {
+		left = ansi.Truncate(left, max(room-1, 0), "") + m.th.header.Render("…")
+	}
+	pad := max(m.width-ansi.StringWidth(left)-ansi.StringWidth(right), 0)
+	return left + m.th.header.Render(strings.Repeat(" ", pad)) + right
+}
+
+// rule is the line above the input; it carries the current notice.
+func (m Model) rule() string {
+	if m.notice == "" {
+		return m.th.rule.Render(strings.Repeat("─", m.width))
+	}
+	text := " " + m.notice + " "
+	text = ansi.Truncate(text, max(m.width-2, 0), "…")
+	rest := max(m.width-2-ansi.StringWidth(text), 0)
+	return m.th.rule.Render("──") + m.th.notice.Render(text) + m.th.rule.Render(strings.Repeat("─", rest))
+}

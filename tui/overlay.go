@@ -1,0 +1,65 @@
+package tui
+
+import (
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// overlay names the dialog on top of the chat; only one is open at a time
+// and it takes every key but ctrl+c.
+type overlay int
+
+const (
+	overlayNone overlay = iota
+	overlayHelp
+	overlayChats
+	overlayPull
+)
+
+// dialogWidth is how wide a dialog is on a screen width wide.
+func dialogWidth(width int) int { return min(width, 72) }
+
+// box frames lines as a dialog no wider than width and no taller than
+// height; lines too wide are wrapped, lines too many are cut.
+func box(th theme, lines []string, width, height int) string {
+	inner := max(width-4, 1)
+	body := strings.Split(fitWidth(strings.Join(lines, "\n"), inner), "\n")
+	if limit := max(height-2, 1); len(body) > limit {
+		body = body[:limit]
+	}
+	for i, l := range body {
+		if pad := inner - ansi.StringWidth(l); pad > 0 {
+			body[i] = l + strings.Repeat(" ", pad)
+		}
+	}
+	return th.box.Render(strings.Join(body, "\n"))
+}
+
+// overlayOn draws dialog centred on top of base, an area width by height.
+func overlayOn(base, dialog string, width, height int) string {
+	if width < 1 || height < 1 {
+		return ""
+	}
+	base = strings.Join(fitLines(strings.Split(base, "\n"), width, height), "\n")
+	x := max((width-lipgloss.Width(dialog))/2, 0)
+	y := max((height-lipgloss.Height(dialog))/2, 0)
+	layers := lipgloss.NewCompositor(lipgloss.NewLayer(base), lipgloss.NewLayer(dialog).X(x).Y(y).Z(1))
+	return lipgloss.NewCanvas(width, height).Compose(layers).Render()
+}
+
+// helpView lists the key bindings.
+func helpView(th theme, keys keyMap, width, height int) string {
+	lines := []string{th.boxTitle.Render("Keys"), ""}
+	kw := 0
+	for _, b := range keys.help() {
+		kw = max(kw, ansi.StringWidth(b.Help().Key))
+	}
+	for _, b := range keys.help() {
+		h := b.Help()
+		lines = append(lines, th.key.Render(h.Key+strings.Repeat(" ", kw-ansi.StringWidth(h.Key)))+"  "+h.Desc)
+	}
+	lines = append(lines, "", th.dim.Render("chats list: "+listHelp), th.dim.Render("esc closes"))
+	return box(th, lines, dialogWidth(width), height)
+}

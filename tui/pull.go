@@ -1,0 +1,114 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+
+	"charm.land/bubbles/v2/progress"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/bulkhead-dev/bulkhead/llm"
+)
+
+// pullState is where the model-missing dialog stands.
+type pullState int
+
+const (
+	pullAsk     pullState = iota // "pull it now? (y/n)"
+	pullRunning                  // Ollama.Pull in flight
+	pullFailed                   // the pull failed; esc closes
+)
+
+// pullDialog offers to pull a missing model, shows the pull's progress,
+// and remembers the turn to retry once the model is there.
+type pullDialog struct {
+	model string
+	chat  string // the turn to retry afterwards
+	seq   uint64
+	query string
+	state pullState
+
+	run  *pullRun
+	last llm.Progress
+	err  string
+	bar  progress.Model
+}
+
+// pullRun is one Ollama.Pull in flight; the worker writes only q and err.
+type pullRun struct {
+	id  int
+	q   *queue[llm.Progress]
+	err error
+}
+
+// pullMsg hands progress to Update; done says the pull ended (err set).
+type pullMsg struct {
+	id       int
+	progress []llm.Progress
+	done     bool
+}
+
+func newPullDialog(model, chat string, seq uint64) *pullDialog {
+	return &pullDialog{model: model, chat: chat, seq: seq, bar: progress.New(progress.WithDefaultBlend(), progress.WithFillCharacters('█', '░'), progress.WithoutPercentage())}
+}
+
+func (r *pullRun) work(o Ollama, model string) func(context.Context) {
+	return func(ctx context.Context) {
+		defer r.q.close()
+		r.err = o.Pull(ctx, model, r.q.push)
+	}
+}
+
+func (r *pullRun) wait() tea.Msg {
+	ps, done := r.q.take()
+	return pullMsg{id: r.id, progress: ps, done: done}
+}
+
+// percent is the share of the current layer pulled, 0 when unknown.
+func (p *pullDialog) percent() float64 {
+	if p.last.Total <= 0 {
+		return 0
+	}
+	return min(float64(p.last.Completed)/float64(p.last.Total), 1)
+}
+
+func (p *pullDialog) view(th theme, width, height int, canPull bool) string {
+	inner := max(dialogWidth(width)-4, 1)
+	lines := []string{th.boxTitle.Render("Model missing"), ""}
+	switch p.state {
+	case pullAsk:
+		lines = append(lines, fmt.Sprintf("model %s is not installed — pull it now? (y/n)", th.key.Render(p.model)))
+		if !canPull {
+			lines[len(lines)-1] = fmt.Sprintf("model %s is not installed. Run `ollama pull %s`, then ctrl+r retries. esc closes.", p.model, p.model)
+		}
+	case pullRunning:
+		status := p.last.Status
+		if status == "" {
+			status = "starting"
+		}
+		p.bar.SetWidth(inner)
+		lines = append(lines,
+			fmt.Sprintf("pulling %s: %s", p.model, status),
+			p.bar.ViewAs(p.percent()),
+			fmt.Sprintf("%s / %s", size(p.last.Completed), size(p.last.Total)),
+			"",
+			th.dim.Render("esc cancels the pull; the turn is retried when it is done"))
+	case pullFailed:
+		lines = append(lines, th.err.Render("✗ pull failed: ")+p.err, "", th.dim.Render("esc closes"))
+	}
+	return box(th, lines, dialogWidth(width), height)
+}
+
+// size prints a byte count for people.
+func size(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

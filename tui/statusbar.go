@@ -1,0 +1,158 @@
+package tui
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// ollamaPoll is how often the status bar asks Ollama for its version.
+const ollamaPoll = 10 * time.Second
+
+// ollamaState is what the status bar knows of the Ollama server.
+type ollamaState struct {
+	checked bool
+	version string
+	err     error
+}
+
+// healthMsg is the answer to one check: Ollama's version (when the UI
+// has an Ollama) and which spokes the hub has working.
+type healthMsg struct {
+	checked bool
+	version string
+	err     error
+	working []string
+}
+
+// pollMsg asks for the next check.
+type pollMsg struct{}
+
+// checkHealth asks the server for its version and the hub which spokes
+// work, off the UI loop.
+func checkHealth(base context.Context, o Ollama, b Backend) tea.Cmd {
+	return func() tea.Msg {
+		msg := healthMsg{working: b.Working()}
+		if o != nil {
+			ctx, cancel := context.WithTimeout(base, 3*time.Second)
+			defer cancel()
+			msg.checked = true
+			msg.version, msg.err = o.Version(ctx)
+		}
+		return msg
+	}
+}
+
+// statusBar draws the bottom line: privacy, Ollama, models, working
+// spokes, chat title and a key hint. When the line is too wide the title
+// is shortened first, then whole segments go, least useful first.
+type statusBar struct {
+	hubModel, spokeModel string
+	ollama               ollamaState
+	hasOllama            bool
+	working              map[string]bool
+}
+
+// segment is one part of the status bar; drop orders what goes first
+// (higher goes sooner, 0 never).
+type segment struct {
+	text  string
+	style func(string) string
+	drop  int
+	title bool
+}
+
+func (s statusBar) view(th theme, width int, title string, private, running bool) string {
+	var segs []segment
+	plain := func(st func(...string) string) func(string) string {
+		return func(x string) string { return st(x) }
+	}
+	if private {
+		segs = append(segs, segment{text: " PRIVATE ", style: plain(th.statusPrivate().Render)})
+	}
+	switch {
+	case !s.hasOllama:
+	case !s.ollama.checked:
+		segs = append(segs, segment{text: "ollama …", style: plain(th.status.Render), drop: 1})
+	case s.ollama.err != nil:
+		segs = append(segs, segment{text: "● ollama down", style: plain(th.statusDown().Render)})
+	default:
+		segs = append(segs, segment{text: "● ollama " + s.ollama.version, style: plain(th.statusOK().Render), drop: 1})
+	}
+	models := s.hubModel
+	if s.spokeModel != "" && s.spokeModel != s.hubModel {
+		models += " / " + s.spokeModel
+	}
+	if models != "" {
+		segs = append(segs, segment{text: models, style: plain(th.status.Render), drop: 3})
+	}
+	if w := s.workingApps(); len(w) > 0 {
+		segs = append(segs, segment{text: "⚙ " + strings.Join(w, ", "), style: plain(th.working.Render), drop: 2})
+	}
+	if title != "" {
+		segs = append(segs, segment{text: title, style: plain(th.status.Render), drop: 4, title: true})
+	}
+	hint := "? help"
+	if running {
+		hint = "esc cancels · ? help"
+	}
+	segs = append(segs, segment{text: hint, style: plain(th.statusSep.Render), drop: 2})
+
+	sep := " │ "
+	room := width - 2 // a blank at each end
+	total := func() int {
+		n := 0
+		for i, sg := range segs {
+			if i > 0 {
+				n += len(sep) - 2 // "│" is one cell
+			}
+			n += ansi.StringWidth(sg.text)
+		}
+		return n
+	}
+	// Shorten the title, then drop segments, least useful first.
+	for over := total() - room; over > 0; over = total() - room {
+		i := slices.IndexFunc(segs, func(sg segment) bool { return sg.title })
+		if i >= 0 && ansi.StringWidth(segs[i].text)-over >= 8 {
+			segs[i].text = ansi.Truncate(segs[i].text, ansi.StringWidth(segs[i].text)-over, "…")
+			continue
+		}
+		worst := -1
+		for j, sg := range segs {
+			if sg.drop > 0 && (worst < 0 || sg.drop > segs[worst].drop) {
+				worst = j
+			}
+		}
+		if worst < 0 {
+			break
+		}
+		segs = slices.Delete(segs, worst, worst+1)
+	}
+	parts := make([]string, len(segs))
+	for i, sg := range segs {
+		parts[i] = sg.style(sg.text)
+	}
+	line := th.status.Render(" ") + strings.Join(parts, th.statusSep.Render(sep))
+	if ansi.StringWidth(line) > width {
+		line = ansi.Truncate(line, max(width-1, 0), "") + th.statusSep.Render("…")
+	}
+	if pad := width - ansi.StringWidth(line); pad > 0 {
+		line += th.status.Render(strings.Repeat(" ", pad))
+	}
+	return line
+}
+
+func (s statusBar) workingApps() []string {
+	var out []string
+	for app, on := range s.working {
+		if on {
+			out = append(out, app)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

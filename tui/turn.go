@@ -1,0 +1,115 @@
+package tui
+
+import (
+	"context"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/memory"
+)
+
+// turnRun is one Ask or Retry in flight. The worker goroutine touches only
+// events, result and err; everything else belongs to the UI loop.
+type turnRun struct {
+	id    int
+	vid   int    // the chat view it was started from
+	chat  string // empty until the chat of a first send exists
+	query string
+	seq   uint64 // the turn retried, or the new turn's once an event names it
+	retry bool
+
+	events *queue[hub.Event]
+	result hub.Turn // set by the worker before events closes
+	err    error
+
+	// Live state, built from events on the UI loop.
+	answer     strings.Builder
+	thinking   strings.Builder
+	app        string
+	status     memory.Status // pending while running
+	errText    string
+	cancelling bool
+}
+
+// turnMsg hands a batch of a run's events to Update; done says the run
+// has ended and its result and err are set.
+type turnMsg struct {
+	id     int
+	events []hub.Event
+	done   bool
+}
+
+func newTurnRun(id int, chat, query string, seq uint64, retry bool) *turnRun {
+	return &turnRun{id: id, chat: chat, query: query, seq: seq, retry: retry, events: newQueue[hub.Event](), status: memory.StatusPending}
+}
+
+// work is the worker's body: it asks the hub and closes the queue. emit
+// only queues, so the hub's turn never waits on the UI.
+func (r *turnRun) work(b Backend) func(context.Context) {
+	return func(ctx context.Context) {
+		defer r.events.close()
+		if r.retry {
+			r.result, r.err = b.Retry(ctx, r.chat, r.seq, r.events.push)
+		} else {
+			r.result, r.err = b.Ask(ctx, r.chat, r.query, r.events.push)
+		}
+	}
+}
+
+// wait is the Cmd that reads the next batch of events.
+func (r *turnRun) wait() tea.Msg {
+	evs, done := r.events.take()
+	return turnMsg{id: r.id, events: evs, done: done}
+}
+
+// apply folds events into the live state and the status bar's set of
+// working spokes. Kinds the chat does not draw (permission, app calls,
+// results) are skipped.
+func (r *turnRun) apply(evs []hub.Event, working map[string]bool) {
+	for _, e := range evs {
+		if e.Turn != 0 {
+			r.seq = e.Turn
+		}
+		switch e.Kind {
+		case hub.EventPlan:
+			if e.Plan != nil {
+				if apps := e.Plan.Apps(); len(apps) > 0 {
+					r.app = strings.Join(apps, ", ")
+				}
+			}
+		case hub.EventToken:
+			r.answer.WriteString(e.Text)
+			r.app = e.App
+		case hub.EventThinking:
+			r.thinking.WriteString(e.Text)
+			r.app = e.App
+		case hub.EventSpoke:
+			working[e.App] = e.Working
+			if e.Working {
+				r.app = e.App
+			}
+		case hub.EventAnswer:
+			r.status = memory.StatusOK
+			r.answer.Reset()
+			r.answer.WriteString(e.Text)
+		case hub.EventError:
+			r.status = e.Status
+			if e.Err != nil {
+				r.errText = e.Err.Error()
+			}
+			if r.answer.Len() == 0 && e.Text != "" {
+				r.answer.WriteString(e.Text) // the partial answer
+			}
+		}
+	}
+}
+
+// view is the run as the chat draws it.
+func (r *turnRun) view() turnView {
+	return turnView{
+		Query: r.query, Answer: r.answer.String(), Thinking: r.thinking.String(),
+		Status: r.status, Error: r.errText, App: r.app, Live: true, Cancelling: r.cancelling,
+	}
+}

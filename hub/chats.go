@@ -91,7 +91,12 @@ func (o *Operator) Chat(id string) (Chat, error) {
 
 // DeleteChat removes a chat and what every owner logged of it, and stops
 // its spokes.
+// A chat with a turn running is not deleted (ErrBusy): cancel it first.
 func (o *Operator) DeleteChat(id string) error {
+	if err := o.claim(id); err != nil {
+		return err
+	}
+	defer o.release(id)
 	o.stopSpokes(id)
 	st, private := o.storeFor(id)
 	if err := st.DeleteChat(id); err != nil {

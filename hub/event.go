@@ -12,9 +12,11 @@ import (
 // EventKind names an event of a turn.
 type EventKind string
 
-// The events a turn emits, in this order: plan once; spoke, thinking and
+// The events a turn emits, in this order: started, then plan once; spoke, thinking and
 // token as work goes on; then exactly one of answer or error.
 const (
+	// EventStarted: the request is logged; Turn holds its number.
+	EventStarted  EventKind = "started"
 	EventPlan     EventKind = "plan"
 	EventSpoke    EventKind = "spoke"    // a spoke started or stopped working
 	EventThinking EventKind = "thinking" // a piece of the model's thinking

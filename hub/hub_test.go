@@ -112,10 +112,10 @@ func TestAskPlansThenVanillaSpokeAnswers(t *testing.T) {
 	if turn.Answer != "Hello there." || turn.Status != memory.StatusOK {
 		t.Fatalf("turn %+v", turn)
 	}
-	if got := kinds(events); got != "plan,spoke,token,spoke,answer" {
+	if got := kinds(events); got != "started,plan,spoke,token,spoke,answer" {
 		t.Fatalf("event order %s", got)
 	}
-	if p := events[0].Plan; len(p.Steps) != 1 || p.Steps[0].App != hub.VanillaApp || p.Fallback {
+	if p := events[1].Plan; len(p.Steps) != 1 || p.Steps[0].App != hub.VanillaApp || p.Fallback {
 		t.Fatalf("plan %+v", p)
 	}
 	last := events[len(events)-1]

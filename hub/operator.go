@@ -241,6 +241,7 @@ func (o *Operator) run(ctx context.Context, st *memory.Store, ns *memory.Namespa
 	tr := o.startTurn(st, it, emit)
 	defer o.endTurn(chat)
 	emit = tr.emit
+	emit(Event{Kind: EventStarted})
 	var plan Plan
 	if o.opts.Vanilla {
 		plan = vanillaPlan()

@@ -1,0 +1,71 @@
+// Command tinymodel creates the tiny random-weight test model on a running
+// Ollama server, for trying bulkhead by hand without downloading a model:
+//
+//	OLLAMA_HOST=127.0.0.1:11434 go run ./internal/ollamatest/tinymodel -name tiny
+//
+// Its words are noise; it proves the wire path.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+)
+
+func main() {
+	name := flag.String("name", "tiny", "model name to create")
+	predict := flag.Int("num-predict", 64, "default answer length in tokens")
+	flag.Parse()
+	if err := create(*name, *predict); err != nil {
+		fmt.Fprintln(os.Stderr, "tinymodel:", err)
+		os.Exit(1)
+	}
+	fmt.Println("created", *name)
+}
+
+func create(name string, predict int) error {
+	c, err := api.ClientFromEnvironment()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "tinymodel")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "tiny.gguf")
+	if err := ollamatest.WriteTinyGGUF(path); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	ctx := context.Background()
+	if err := c.CreateBlob(ctx, digest, bytes.NewReader(data)); err != nil {
+		return fmt.Errorf("upload: %w", err)
+	}
+	params := map[string]any{}
+	for k, v := range ollamatest.TinyParameters {
+		params[k] = v
+	}
+	params["num_predict"] = predict
+	// Random weights at temperature 0 repeat one token until Ollama aborts
+	// the stream; sampling with a repeat penalty keeps it going.
+	params["temperature"] = 1.0
+	params["repeat_penalty"] = 1.8
+	params["repeat_last_n"] = 64
+	return c.Create(ctx, &api.CreateRequest{Model: name, Files: map[string]string{"tiny.gguf": digest}, Template: ollamatest.TinyTemplate, Parameters: params},
+		func(api.ProgressResponse) error { return nil })
+}

@@ -1,0 +1,153 @@
+package spokes_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ollama/ollama/api"
+	"go.uber.org/goleak"
+
+	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/apps/calc"
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/spokes"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeGate records what the spoke asked and allows by a rule.
+type fakeGate struct {
+	allow     bool
+	calls     []string
+	requested []string
+}
+
+func (g *fakeGate) Authorize(_ context.Context, fn apps.Function, _ json.RawMessage) (spokes.Verdict, error) {
+	g.calls = append(g.calls, fn.Name)
+	return spokes.Verdict{Allowed: g.allow, Note: "fake says no"}, nil
+}
+
+func (g *fakeGate) Request(_ context.Context, fn string, _ json.RawMessage) (json.RawMessage, error) {
+	g.requested = append(g.requested, fn)
+	return nil, errors.New("fake hub: not allowed")
+}
+
+func toolCall(name string, args map[string]any) ollamatest.Reply {
+	a := api.NewToolCallFunctionArguments()
+	for k, v := range args {
+		a.Set(k, v)
+	}
+	return ollamatest.Reply{ToolCalls: []api.ToolCall{{Function: api.ToolCallFunction{Name: name, Arguments: a}}}}
+}
+
+func newAppSpoke(t *testing.T, gate spokes.Gate, replies ...ollamatest.Reply) (*spokes.Spoke, *ollamatest.Scripted) {
+	t.Helper()
+	srv := ollamatest.NewScripted(t, ollamatest.Queue(t, replies...), "m")
+	store, err := memory.OpenEphemeral(memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ns, _ := store.Namespace("spoke/calc")
+	model, _ := llm.New(llm.Config{Host: srv.Host(), Model: "m"}, nil)
+	sp, err := spokes.New(spokes.Config{App: "calc", Impl: calc.New(), Gate: gate, Model: model, Memory: ns, History: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp.Start()
+	t.Cleanup(sp.Stop)
+	return sp, srv
+}
+
+// lastTool returns the content of the last tool message the model read.
+func lastTool(srv *ollamatest.Scripted) string {
+	reqs := srv.Requests()
+	msgs := reqs[len(reqs)-1].Messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "tool" {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
+func TestToolLoopProducesTheTypedValue(t *testing.T) {
+	t.Parallel()
+	g := &fakeGate{allow: true}
+	sp, srv := newAppSpoke(t, g, toolCall("evaluate", map[string]any{"expression": "0.1+0.2"}), ollamatest.Text("It is 0.3."))
+	res, err := sp.Do(context.Background(), spokes.Task{Chat: "c", Query: "0.1+0.2?", Functionality: "calc.evaluate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "It is 0.3." || !strings.Contains(string(res.Value), `"result":"0.3"`) || len(res.Calls) != 1 || res.Usage.Calls != 2 {
+		t.Fatalf("result %+v value %s", res, res.Value)
+	}
+	if len(g.calls) != 1 || g.calls[0] != "evaluate" {
+		t.Fatalf("the gate must see every call: %v", g.calls)
+	}
+	// The app's tools, plus request_functionality, were offered.
+	tools := srv.Requests()[0].Tools
+	if len(tools) != 2 || tools[1].Function.Name != apps.RequestFunctionality {
+		t.Fatalf("tools %+v", tools)
+	}
+}
+
+func TestBadToolCallsGetClearMessages(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		call  ollamatest.Reply
+		allow bool
+		want  string
+	}{
+		{"hallucinated tool", toolCall("send_money", map[string]any{"to": "x"}), true, "there is no function"},
+		{"bad arguments", toolCall("evaluate", map[string]any{"expr": 1}), true, "arguments of evaluate"},
+		{"denied", toolCall("evaluate", map[string]any{"expression": "1+1"}), false, "fake says no"},
+		{"app error", toolCall("evaluate", map[string]any{"expression": "1/0"}), true, "evaluate failed"},
+		{"isc refused", toolCall(apps.RequestFunctionality, map[string]any{"functionality": "mail.send", "arguments": map[string]any{}}), true, "fake hub: not allowed"},
+		{"isc malformed", toolCall(apps.RequestFunctionality, map[string]any{"what": "x"}), true, "request_functionality needs"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sp, srv := newAppSpoke(t, &fakeGate{allow: tc.allow}, tc.call, ollamatest.Text("sorry"))
+			res, err := sp.Do(context.Background(), spokes.Task{Chat: "c", Query: "q", Functionality: "calc.evaluate"})
+			if err != nil {
+				t.Fatalf("a bad call must not fail the task: %v", err)
+			}
+			if got := lastTool(srv); !strings.Contains(got, tc.want) {
+				t.Fatalf("the model read %q, want %q", got, tc.want)
+			}
+			if res.Value != nil || res.Text != "sorry" {
+				t.Fatalf("result %+v", res)
+			}
+		})
+	}
+}
+
+func TestEndlessToolCallsStop(t *testing.T) {
+	t.Parallel()
+	var replies []ollamatest.Reply
+	for i := 0; i < 40; i++ {
+		replies = append(replies, toolCall("evaluate", map[string]any{"expression": strings.Repeat("1+", i) + "1"}))
+	}
+	sp, _ := newAppSpoke(t, &fakeGate{allow: true}, replies...)
+	_, err := sp.Do(context.Background(), spokes.Task{Chat: "c", Query: "q"})
+	if err == nil || !strings.Contains(err.Error(), "gave up after") {
+		t.Fatalf("want the loop bounded, got %v", err)
+	}
+}
+
+func TestStoppedSpokeRefusesWork(t *testing.T) {
+	t.Parallel()
+	sp, _ := newAppSpoke(t, &fakeGate{allow: true})
+	sp.Stop()
+	if _, err := sp.Do(context.Background(), spokes.Task{Chat: "c", Query: "q"}); !errors.Is(err, spokes.ErrStopped) {
+		t.Fatalf("want ErrStopped, got %v", err)
+	}
+}

@@ -94,6 +94,15 @@ type App interface {
 	Call(ctx context.Context, c Call) (json.RawMessage, error)
 }
 
+// PerSpoke is implemented by apps that run out of process (MCP servers):
+// each spoke gets its own instance, which owns its child process; the spoke
+// closes it (io.Closer) when it stops.
+type PerSpoke interface {
+	App
+	// NewInstance returns a fresh instance; its process starts on first use.
+	NewInstance() App
+}
+
 var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}$`)
 
 // Check validates a manifest against a catalog: names, effects, schemas,

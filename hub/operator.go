@@ -351,6 +351,10 @@ func (o *Operator) spoke(st *memory.Store, chat, app string) (*spokes.Spoke, err
 		if !ok {
 			return nil, fmt.Errorf("no app %q is installed", app)
 		}
+		if ps, ok := impl.(apps.PerSpoke); ok {
+			impl = ps.NewInstance() // the spoke owns it, and its process
+			cfg.OwnsImpl = true
+		}
 		cfg.Impl, cfg.Gate = impl, &gate{o: o, chat: chat, app: app}
 	}
 	sp, err := spokes.New(cfg)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -40,6 +41,9 @@ type Config struct {
 	History int
 	// System is the spoke's system prompt.
 	System string
+	// OwnsImpl: Impl is this spoke's own instance (an out-of-process
+	// app); the spoke closes it when it stops.
+	OwnsImpl bool
 	// CallTimeout bounds one app function call (0: two minutes).
 	CallTimeout time.Duration
 }
@@ -156,6 +160,13 @@ func (s *Spoke) send(ctx context.Context, r request) (Result, error) {
 
 func (s *Spoke) loop() {
 	defer close(s.done)
+	defer func() {
+		// An app instance the spoke owns (an MCP server's child process)
+		// ends with it.
+		if c, ok := s.cfg.Impl.(io.Closer); ok && s.cfg.OwnsImpl {
+			_ = c.Close()
+		}
+	}()
 	for {
 		select {
 		case <-s.stop:

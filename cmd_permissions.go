@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+)
+
+// newPermissions is `bulkhead permissions`: the grants, the rules and the
+// action log, from the command line.
+func newPermissions(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "permissions",
+		Short: "List and revoke grants, and read the action log",
+	}
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Every stored grant (signature-checked) and every config rule",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withEngine(cmd, g, func(eng *engine.Engine) error {
+				return printGrants(cmd.OutOrStdout(), eng, asJSON)
+			})
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
+
+	var app string
+	var all bool
+	revoke := &cobra.Command{
+		Use:   "revoke [ID]",
+		Short: "Revoke a grant by id, every grant of an app (--app), or all (--all)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (len(args) == 1) == (app != "" || all) || (app != "" && all) {
+				return &exitError{2, errors.New("give exactly one of: a grant ID, --app NAME, --all")}
+			}
+			return withEngine(cmd, g, func(eng *engine.Engine) error {
+				var err error
+				switch {
+				case len(args) == 1:
+					err = eng.Broker.Revoke(args[0])
+				case all:
+					err = eng.Broker.RevokeAll("")
+				default:
+					err = eng.Broker.RevokeAll(app)
+				}
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), "revoked")
+				return nil
+			})
+		},
+	}
+	revoke.Flags().StringVar(&app, "app", "", "revoke every grant this app asked for")
+	revoke.Flags().BoolVar(&all, "all", false, "revoke every grant")
+
+	var grep string
+	var logJSON bool
+	logCmd := &cobra.Command{
+		Use:   "log",
+		Short: "The action log: every request, its decision and who decided",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withEngine(cmd, g, func(eng *engine.Engine) error {
+				acts, err := eng.Broker.Actions()
+				if err != nil {
+					return err
+				}
+				return printActions(cmd.OutOrStdout(), acts, grep, logJSON)
+			})
+		},
+	}
+	logCmd.Flags().BoolVar(&logJSON, "json", false, "JSON Lines, one entry per line")
+	logCmd.Flags().StringVar(&grep, "grep", "", "only entries containing this text")
+	cmd.AddCommand(list, revoke, logCmd)
+	return cmd
+}
+
+// withEngine opens the core without starting Ollama.
+func withEngine(cmd *cobra.Command, g *globals, fn func(*engine.Engine) error) error {
+	cfg, err := g.load(cmd)
+	if err != nil {
+		return err
+	}
+	eng, err := engine.Open(context.WithoutCancel(cmd.Context()), cfg, engine.Options{})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	return fn(eng)
+}
+
+func printGrants(w io.Writer, eng *engine.Engine, asJSON bool) error {
+	grants := eng.Broker.Grants()
+	if asJSON {
+		enc := json.NewEncoder(w)
+		for _, gr := range grants {
+			if err := enc.Encode(struct {
+				permissions.Grant
+				Invalid bool `json:"invalid,omitempty"`
+			}{gr, gr.Invalid}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tSUBJECT → OBJECT\tFUNCTION\tANSWER\tSCOPE\tCREATED\tLAST USED\tUSES\tFROM")
+	for _, gr := range grants {
+		answer := "allow"
+		if gr.Deny {
+			answer = "deny"
+		}
+		if gr.Invalid {
+			answer = "INVALID SIGNATURE (ignored)"
+		}
+		scope := "session"
+		if gr.Permanent {
+			scope = "permanent"
+		}
+		if c := caveatText(gr.Caveats); c != "" {
+			scope += ", " + c
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", gr.ID, gr.Kind, gr.Subject, gr.Object, gr.Function, answer, scope,
+			when(gr.Created), when(gr.LastUsed), gr.Uses, gr.Origin)
+	}
+	if len(grants) == 0 {
+		fmt.Fprintln(tw, "(no grants)")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(eng.Config.Rules) > 0 {
+		fmt.Fprintln(w, "\nRules:")
+		for _, r := range eng.Config.Rules {
+			fmt.Fprintf(w, "  %-5s kind=%s subject=%s object=%s function=%s   (%s)\n", r.Effect, or(r.Kind), or(r.Subject), or(r.Object), or(r.Function), r.Where)
+		}
+	}
+	return nil
+}
+
+func caveatText(c permissions.Caveats) string {
+	var parts []string
+	if !c.Expires.IsZero() {
+		parts = append(parts, "until "+c.Expires.Local().Format("2006-01-02 15:04"))
+	}
+	if c.UsesLeft > 0 {
+		parts = append(parts, fmt.Sprintf("%d uses left", c.UsesLeft))
+	}
+	for k, v := range c.Args {
+		parts = append(parts, fmt.Sprintf("%s=%s", k, v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func printActions(w io.Writer, acts []permissions.Entry, grep string, asJSON bool) error {
+	enc := json.NewEncoder(w)
+	for _, a := range acts {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		if grep != "" && !strings.Contains(strings.ToLower(string(b)), strings.ToLower(grep)) {
+			continue
+		}
+		if asJSON {
+			if err := enc.Encode(a); err != nil {
+				return err
+			}
+			continue
+		}
+		if a.Note != nil {
+			fmt.Fprintf(w, "%s  #%d  note %-12s %s: %s\n", when(a.Time), a.Seq, a.Note.Kind, a.Note.Subject, a.Note.Detail)
+			continue
+		}
+		r, d := a.Request, a.Decision
+		verdict := "denied"
+		if d.Allowed {
+			verdict = "allowed " + string(d.Answer)
+		}
+		fmt.Fprintf(w, "%s  #%d  %-12s %s → %s %s %s — %s by %s\n", when(a.Time), a.Seq, r.Kind, r.Subject, r.Object, r.Function, string(r.Args), verdict, d.Source)
+		if r.Warning != "" {
+			fmt.Fprintf(w, "      ⚠ %s\n", r.Warning)
+		}
+	}
+	return nil
+}
+
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+func or(s string) string {
+	if s == "" {
+		return "*"
+	}
+	return s
+}

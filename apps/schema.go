@@ -59,3 +59,21 @@ func Validate(schema, value json.RawMessage) error {
 	}
 	return nil
 }
+
+// DecodeArgs checks a call's arguments against f's parameter schema, then
+// decodes them strictly (unknown fields refused) into v. Empty or null
+// arguments are read as {}.
+func DecodeArgs(f Function, args json.RawMessage, v any) error {
+	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	if err := Validate(f.Params, args); err != nil {
+		return fmt.Errorf("%s: arguments %v", f.Name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: arguments: %v", f.Name, err)
+	}
+	return nil
+}

@@ -85,22 +85,8 @@ func (a *App) Call(ctx context.Context, c apps.Call) (json.RawMessage, error) {
 	return json.Marshal(res)
 }
 
-// decode checks args against f's parameter schema, then decodes them
-// strictly into v.
-func decode(f apps.Function, args json.RawMessage, v any) error {
-	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
-		args = json.RawMessage(`{}`)
-	}
-	if err := apps.Validate(f.Params, args); err != nil {
-		return fmt.Errorf("%s: arguments %v", f.Name, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%s: arguments: %v", f.Name, err)
-	}
-	return nil
-}
+// decode is apps.DecodeArgs.
+var decode = apps.DecodeArgs
 
 type result struct {
 	ExitCode  int    `json:"exit_code"`

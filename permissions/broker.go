@@ -43,6 +43,7 @@ type Broker struct {
 
 	mu       sync.Mutex // guards the fields below, and the Store's grants/ keys
 	prompter Prompter
+	trusted  bool    // trusted-session mode
 	grants   []*held // valid grants: session, stored and config
 	invalid  []*held // stored grants that failed their signature check
 
@@ -273,6 +274,7 @@ var chain = []layer{
 	{false, (*Broker).askRule},
 	{true, (*Broker).allowRule},
 	{true, (*Broker).allowGrant},
+	{true, (*Broker).trustedSession},
 }
 
 // decide runs the chain; ok is false when r must be put to the Prompter.
@@ -292,6 +294,33 @@ func (b *Broker) decide(r Request) (Decision, bool) {
 		}
 	}
 	return Decision{}, false
+}
+
+// trustedSession allows what the plan expected while trusted-session mode
+// is on. Like every layer that can say yes, it never sees an irreversible
+// request; a deny or ask rule still comes first.
+func (b *Broker) trustedSession(r Request, _ time.Time) (verdict, Decision) {
+	if b.trusted && r.Expected {
+		return allow, Decision{Answer: AnswerSession, Allowed: true, Source: SourcePolicy, Note: "trusted session: expected by the plan"}
+	}
+	return next, Decision{}
+}
+
+// SetTrusted turns trusted-session mode on or off: while on, requests the
+// plan expected that are not irreversible are allowed without a prompt
+// (and logged); irreversible and unexpected ones still ask. It lasts for
+// this Broker (this process) only.
+func (b *Broker) SetTrusted(on bool) {
+	b.mu.Lock()
+	b.trusted = on
+	b.mu.Unlock()
+}
+
+// Trusted reports whether trusted-session mode is on.
+func (b *Broker) Trusted() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.trusted
 }
 
 func (b *Broker) denyRule(r Request, _ time.Time) (verdict, Decision) {

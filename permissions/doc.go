@@ -20,7 +20,9 @@
 //  4. an allow rule                           → allowed  (SourceRule)
 //  5. a grant: session, stored or config,     → allowed  (SourceGrant)
 //     whose caveats hold
-//  6. nothing spoke                           → ask the Prompter (SourceUser,
+//  6. trusted-session mode ([Broker.SetTrusted]) → allowed (SourcePolicy)
+//     and the request was Expected by the plan
+//  7. nothing spoke                           → ask the Prompter (SourceUser,
 //     or SourcePolicy for a Prompter that asks no one)
 //
 // A grant whose caveats do not hold (expired, uses spent, arguments outside
@@ -32,8 +34,8 @@
 //
 // # Irreversible requests (invariant 3)
 //
-// A request of KindIrreversible, or with Irreversible set, skips layers 4 and
-// 5: no grant and no allow rule can decide it, so it is put to the Prompter
+// A request of KindIrreversible, or with Irreversible set, skips layers 4,
+// 5 and 6: no grant and no allow rule can decide it, so it is put to the Prompter
 // every time, with its exact arguments; a deny rule still denies it.
 // [Request.Options] offers it only once and deny; a Prompter answering
 // session or permanent gets once, and a "remember this deny" is not

@@ -1,0 +1,52 @@
+package permissions_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
+)
+
+func TestTrustedSession(t *testing.T) {
+	t.Parallel()
+	p := permissionstest.NewPrompter(permissions.AnswerDeny)
+	b, err := permissions.NewBroker(permissions.Options{Prompter: p,
+		Rules: []permissions.Rule{{Effect: permissions.EffectAsk, Kind: "collab", Object: "drive", Where: "test"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expected := permissions.Request{Kind: permissions.KindExec, Subject: "hub", Object: "mail", Expected: true}
+	unexpected := permissions.Request{Kind: permissions.KindCollab, Subject: "mail", Object: "notes", Function: "notes.search", Warning: "NOT expected", Expected: false}
+	irreversible := permissions.Request{Kind: permissions.KindIrreversible, Subject: "mail", Object: "mail", Function: "send", Warning: "cannot be undone", Expected: true, Irreversible: true}
+	askRuled := permissions.Request{Kind: permissions.KindCollab, Subject: "mail", Object: "drive", Function: "drive.read", Warning: "w", Expected: true}
+
+	ask := func(r permissions.Request) permissions.Decision {
+		d, err := b.Request(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if d := ask(expected); d.Allowed || len(p.Calls()) != 1 {
+		t.Fatalf("trusted mode off: the user decides (%+v)", d)
+	}
+	b.SetTrusted(true)
+	if d := ask(expected); !d.Allowed || d.Source != permissions.SourcePolicy || len(p.Calls()) != 1 {
+		t.Fatalf("trusted mode on: an expected flow passes without a prompt (%+v, %d prompts)", d, len(p.Calls()))
+	}
+	for _, r := range []permissions.Request{unexpected, irreversible, askRuled} {
+		before := len(p.Calls())
+		if d := ask(r); d.Allowed || len(p.Calls()) != before+1 {
+			t.Fatalf("%s %s must still be asked in trusted mode (%+v)", r.Kind, r.Object, d)
+		}
+	}
+	acts, _ := b.Actions()
+	if len(acts) != 5 {
+		t.Fatalf("every decision, trusted ones included, is logged: %d entries", len(acts))
+	}
+	b.SetTrusted(false)
+	if d := ask(expected); d.Allowed {
+		t.Fatal("turning trusted mode off must bring the prompt back")
+	}
+}

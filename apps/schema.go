@@ -31,6 +31,9 @@ func Compile(schema json.RawMessage) (*jsonschema.Schema, error) {
 		return nil, fmt.Errorf("schema is not JSON: %w", err)
 	}
 	c := jsonschema.NewCompiler()
+	// Schemas are app-authored: a $ref must never make the hub read a file
+	// or fetch a URL.
+	c.UseLoader(noLoader{})
 	url := fmt.Sprintf("mem://schema/%x.json", key[:8])
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
@@ -76,4 +79,11 @@ func DecodeArgs(f Function, args json.RawMessage, v any) error {
 		return fmt.Errorf("%s: arguments: %v", f.Name, err)
 	}
 	return nil
+}
+
+// noLoader refuses every external reference.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema references are not allowed (%s)", url)
 }

@@ -48,6 +48,8 @@ type Config struct {
 	Workspace string
 	// Rules are the permission rules (allow / ask / deny).
 	Rules []Rule
+	// MCP are the MCP servers that may be installed as apps (mcp.go).
+	MCP map[string]MCPServer
 }
 
 // Rule is one permission rule from the config file.
@@ -161,7 +163,7 @@ func Open(file string) (*Sources, error) {
 var (
 	appName   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 	modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]*$`)
-	knownTop  = map[string]bool{"ollama": true, "hub": true, "spokes": true, "apps": true, "data_dir": true, "ui": true, "enable": true, "workspace": true, "permissions": true}
+	knownTop  = map[string]bool{"ollama": true, "hub": true, "spokes": true, "apps": true, "data_dir": true, "ui": true, "enable": true, "workspace": true, "permissions": true, "mcp": true}
 )
 
 // Load validates what the sources hold and returns the typed Config.
@@ -179,6 +181,7 @@ func (s *Sources) Load() (Config, error) {
 	c.Enable = l.list("enable")
 	c.Workspace = l.path("workspace")
 	c.Rules = l.rules("permissions.rules")
+	c.MCP = l.mcp("mcp")
 	c.Apps = map[string]App{}
 	for name := range v.GetStringMap("apps") {
 		key := "apps." + name
@@ -221,6 +224,14 @@ func (c Config) LLM(owner string) llm.Config {
 		lc.Model = c.Hub.Model
 		return lc
 	}
+	if m, ok := c.MCP[owner]; ok {
+		if m.Model != "" {
+			lc.Model = m.Model
+		}
+		if m.Host != "" {
+			lc.Host = m.Host
+		}
+	}
 	if a, ok := c.Apps[owner]; ok {
 		if a.Model != "" {
 			lc.Model = a.Model
@@ -238,6 +249,11 @@ func (c Config) Models() []string {
 	for _, a := range c.Apps {
 		if a.Model != "" {
 			set[a.Model] = true
+		}
+	}
+	for _, m := range c.MCP {
+		if m.Model != "" {
+			set[m.Model] = true
 		}
 	}
 	out := make([]string, 0, len(set))

@@ -167,3 +167,14 @@ func TestBrokenFile(t *testing.T) {
 		t.Fatalf("an explicit missing file must fail, got %v", err)
 	}
 }
+
+func TestMCPServerModel(t *testing.T) {
+	file := writeFile(t, "mcp:\n  fs:\n    command: /bin/true\n    model: llama3.2:3b\n    host: 127.0.0.1:9\n")
+	c, err := load(t, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.LLM("fs"); got.Model != "llama3.2:3b" || got.Host != "http://127.0.0.1:9" {
+		t.Fatalf("an MCP server's model and host must reach its spoke: %+v", got)
+	}
+}

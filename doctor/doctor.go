@@ -119,6 +119,11 @@ func appNames(cfg config.Config) []string {
 	for name := range cfg.Apps {
 		out = append(out, name)
 	}
+	for name := range cfg.MCP {
+		if _, dup := cfg.Apps[name]; !dup {
+			out = append(out, name)
+		}
+	}
 	slices.Sort(out)
 	return out
 }

@@ -1,0 +1,398 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulkhead-dev/bulkhead/apps"
+)
+
+// instance is one spoke's connection to the server: a child process (or
+// an HTTP session) started on first use. Calls are serialised.
+type instance struct {
+	app    *App
+	mu     sync.Mutex
+	conn   *conn
+	closed bool
+}
+
+func (in *instance) Manifest() apps.Manifest { return in.app.manifest }
+
+// Call calls the tool behind a function. Every failure fails only this
+// call; a failure that leaves the connection in doubt stops the process,
+// and the next call starts a fresh one.
+func (in *instance) Call(ctx context.Context, c apps.Call) (json.RawMessage, error) {
+	t, ok := in.app.tools[c.Function]
+	if !ok {
+		return nil, fmt.Errorf("no function %q", c.Function)
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.closed {
+		return nil, errors.New("the app's connection is closed")
+	}
+	if in.conn == nil {
+		cctx, cancel := context.WithTimeout(ctx, in.app.cfg.StartTimeout)
+		cn, err := in.connect(cctx)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		in.conn = cn
+	}
+	args := c.Args
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	res, err := in.conn.session.CallTool(ctx, &sdk.CallToolParams{Name: t.name, Arguments: args})
+	if err != nil {
+		if in.conn.healthy(ctx, err) {
+			return nil, fmt.Errorf("the MCP server refused the call: %s", clip(err.Error(), 2000))
+		}
+		err = in.conn.explain(ctx, err)
+		in.conn.stop(false)
+		in.conn = nil
+		return nil, err
+	}
+	return result(res, t.structured, in.app.cfg.MaxOutput)
+}
+
+// Close stops the instance's process; later calls fail.
+func (in *instance) Close() error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.closed = true
+	if in.conn != nil {
+		in.conn.stop(true)
+		in.conn = nil
+	}
+	return nil
+}
+
+// conn is one running server.
+type conn struct {
+	log     *slog.Logger
+	session *sdk.ClientSession
+	max     int
+	// streamable-HTTP servers only: cancelling httpCtx ends every request
+	http       *http.Transport
+	httpCtx    context.Context
+	httpCancel context.CancelFunc
+	// stdio servers only
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed once the process is waited for
+	exitErr error
+	// what went wrong with the stream
+	over    atomic.Bool  // a message exceeded the frame limit
+	readErr atomic.Value // the first read error that is not EOF (error text)
+}
+
+// frameLimit bounds one JSON-RPC message.
+func frameLimit(maxOutput int) int { return max(4*maxOutput, 1<<20) }
+
+// connect starts the server (or opens the HTTP session) and initialises
+// the MCP session.
+func (in *instance) connect(ctx context.Context) (*conn, error) {
+	a := in.app
+	c := &conn{log: a.log, max: frameLimit(a.cfg.MaxOutput)}
+	var transport sdk.Transport
+	if a.cfg.URL != "" {
+		c.http = http.DefaultTransport.(*http.Transport).Clone()
+		c.httpCtx, c.httpCancel = context.WithCancel(context.Background())
+		transport = &sdk.StreamableClientTransport{Endpoint: a.cfg.URL, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: c.max,
+			HTTPClient: &http.Client{Transport: capped{c}}}
+	} else {
+		t, err := c.start(a.cfg)
+		if err != nil {
+			return nil, fmt.Errorf("could not start the MCP server (%s): %v", a.cfg.Command, err)
+		}
+		transport = t
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "bulkhead", Version: "1"}, &sdk.ClientOptions{
+		Logger:       a.log.With("component", "mcp-client"),
+		Capabilities: &sdk.ClientCapabilities{},
+		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) {
+			a.log.Info("server log", "level", r.Params.Level, "logger", r.Params.Logger, "data", fmt.Sprint(r.Params.Data))
+		},
+	})
+	cs, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		err = c.explain(ctx, err)
+		c.stop(false)
+		return nil, fmt.Errorf("could not start the MCP server: %v", err)
+	}
+	c.session = cs
+	return c, nil
+}
+
+// start runs the command in its own process group, talking over pipes
+// that this side owns (so waiting for the process never cuts off a reply
+// still in a pipe).
+func (c *conn) start(cfg Server) (sdk.Transport, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(cfg.Command, cfg.Args...)
+	cmd.Dir, cmd.Env = cfg.Dir, childEnv(cfg.Env)
+	cmd.Stdin, cmd.Stdout = inR, outW
+	stderr := &lineLog{log: c.log}
+	cmd.Stderr = stderr
+	cmd.WaitDelay = time.Second // a grandchild holding stderr cannot block Wait
+	ownGroup(cmd)
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
+	c.cmd, c.exited = cmd, make(chan struct{})
+	c.log.Info("started MCP server", "pid", cmd.Process.Pid, "command", cfg.Command)
+	go func() {
+		defer stderr.flush()
+		c.exitErr = cmd.Wait()
+		c.log.Info("MCP server exited", "pid", cmd.Process.Pid, "status", fmt.Sprint(c.exitErr))
+		close(c.exited)
+	}()
+	return &watched{c: c, t: &sdk.IOTransport{Reader: &limited{r: outR, c: c}, Writer: inW, MaxLineLength: -1}}, nil
+}
+
+// stop ends the session and the process group and waits for the process.
+// Graceful: close its input and give it a moment to exit first.
+func (c *conn) stop(graceful bool) {
+	if c.cmd == nil { // HTTP: a server in doubt gets no goodbye
+		if !graceful {
+			c.httpCancel()
+		}
+		if c.session != nil {
+			_ = c.session.Close()
+		}
+		c.httpCancel()
+		c.http.CloseIdleConnections()
+		return
+	}
+	if !graceful {
+		killGroup(c.cmd, true)
+	}
+	if c.session != nil {
+		_ = c.session.Close() // closes our ends of the pipes: the server reads EOF
+	}
+	if graceful {
+		select {
+		case <-c.exited:
+		case <-time.After(2 * time.Second):
+			killGroup(c.cmd, false)
+			select {
+			case <-c.exited:
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	killGroup(c.cmd, true) // whatever is left of the group
+	<-c.exited
+}
+
+// healthy reports whether a call error left the connection usable: the
+// server answered with a JSON-RPC error, and nothing else went wrong.
+func (c *conn) healthy(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || c.over.Load() || c.readErr.Load() != nil || c.hasExited() {
+		return false
+	}
+	var we *jsonrpc.Error
+	return errors.As(err, &we)
+}
+
+func (c *conn) hasExited() bool {
+	if c.exited == nil {
+		return false
+	}
+	select {
+	case <-c.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// explain says what went wrong with a failed exchange, in plain words.
+func (c *conn) explain(ctx context.Context, err error) error {
+	switch {
+	case c.over.Load():
+		return fmt.Errorf("the MCP server's output was too large (over %d bytes in one message); the call was dropped", c.max)
+	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return errors.New("the MCP server did not answer in time; it was stopped")
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	if msg, ok := c.readErr.Load().(string); ok {
+		return fmt.Errorf("the MCP server sent malformed JSON-RPC (%s); it was stopped", clip(msg, 200))
+	}
+	if c.exited != nil {
+		select {
+		case <-c.exited:
+		case <-time.After(time.Second): // the pipe may close just before the exit is seen
+		}
+		select {
+		case <-c.exited:
+			return fmt.Errorf("the MCP server exited during the call (%v); its stderr is in the log", c.exitErr)
+		default:
+		}
+	}
+	return fmt.Errorf("the MCP server failed: %v", err)
+}
+
+// childEnv is a minimal environment plus the configured variables.
+func childEnv(extra map[string]string) []string {
+	var env []string
+	for _, k := range []string{"HOME", "PATH", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "TMPDIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// limited caps the bytes of one line (one JSON-RPC message) on the
+// server's stdout.
+type limited struct {
+	r    io.ReadCloser
+	c    *conn
+	line int
+}
+
+var errTooLarge = errors.New("message too large")
+
+func (l *limited) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+		l.line = n - i - 1
+	} else {
+		l.line += n
+	}
+	if l.line > l.c.max {
+		l.c.over.Store(true)
+		return 0, errTooLarge
+	}
+	return n, err
+}
+
+func (l *limited) Close() error { return l.r.Close() }
+
+// watched records the first read error of a connection.
+type watched struct {
+	c *conn
+	t sdk.Transport
+}
+
+func (w *watched) Connect(ctx context.Context) (sdk.Connection, error) {
+	cn, err := w.t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &watchedConn{Connection: cn, c: w.c}, nil
+}
+
+type watchedConn struct {
+	sdk.Connection
+	c *conn
+}
+
+func (w *watchedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := w.Connection.Read(ctx)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, os.ErrClosed) && ctx.Err() == nil {
+		w.c.readErr.CompareAndSwap(nil, err.Error())
+	}
+	return m, err
+}
+
+// capped caps HTTP response bodies of a streamable-HTTP server.
+type capped struct{ c *conn }
+
+func (t capped) RoundTrip(r *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(t.c.httpCtx, cancel)
+	done := func() { stop(); cancel() }
+	resp, err := t.c.http.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		done()
+		return nil, err
+	}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, c: t.c, left: int64(t.c.max), done: done}
+	return resp, nil
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	c    *conn
+	left int64
+	done func()
+}
+
+func (b *cappedBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.done()
+	return err
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		b.c.over.Store(true)
+		return 0, errTooLarge
+	}
+	return n, err
+}
+
+// lineLog writes a child's stderr to the log, a line at a time.
+type lineLog struct {
+	log *slog.Logger
+	buf []byte
+}
+
+func (w *lineLog) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.log.Info("server stderr", "line", clip(string(w.buf[:i]), 4000))
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) > 4000 {
+		w.flush()
+	}
+	return len(p), nil
+}
+
+func (w *lineLog) flush() {
+	if len(w.buf) > 0 {
+		w.log.Info("server stderr", "line", clip(string(w.buf), 4000))
+		w.buf = w.buf[:0]
+	}
+}

@@ -29,6 +29,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.listKey(msg)
 	case overlayPull:
 		return m.pullKey(msg)
+	case overlayPermission:
+		return m.permKey(msg)
 	}
 	switch {
 	case key.Matches(msg, m.keys.Cancel):
@@ -188,6 +190,13 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 	for app := range m.bar.working {
 		m.bar.working[app] = false
 	}
+	if r.chat != "" && r.seq != 0 {
+		if m.extras[r.chat] == nil {
+			m.extras[r.chat] = map[uint64]*turnExtras{}
+		}
+		x := r.extras
+		m.extras[r.chat][r.seq] = &x
+	}
 	if here {
 		if r.result.Seq != 0 {
 			m.chat.upsert(r.result)
@@ -202,7 +211,7 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 	if model, ok := llm.IsModelMissing(r.err); ok && r.result.Seq != 0 {
 		m.pull = newPullDialog(model, r.chat, r.result.Seq)
 		m.pull.query = r.query
-		m.overlay = overlayPull
+		m.show(overlayPull)
 	}
 	return cmd
 }
@@ -298,6 +307,7 @@ func (m *Model) onChatDeleted(msg chatDeletedMsg) tea.Cmd {
 		m.list.err = msg.err.Error()
 		return nil
 	}
+	delete(m.extras, msg.id)
 	if msg.id == m.chat.chat.ID {
 		m.newChat(false)
 	}

@@ -47,6 +47,7 @@ type renderKey struct {
 	width          int
 	dark, expand   bool
 	hint           bool
+	extras         bool
 }
 
 func newChatView(private bool) chatView {
@@ -63,7 +64,8 @@ type turnView struct {
 	Error                   string
 	App                     string
 	Live, Cancelling        bool
-	RetryHint               bool // this is the turn ctrl+r would retry
+	RetryHint               bool        // this is the turn ctrl+r would retry
+	Extras                  *turnExtras // activity and results, when the UI saw them
 }
 
 func viewOfTurn(t hub.Turn) turnView {
@@ -131,6 +133,9 @@ type drawCtx struct {
 	version  string
 	now      time.Time
 	throttle time.Duration // least time between renderings of a live answer
+	// extras holds the activity of the turns this UI ran, by turn number
+	// (the hub's log does not keep it); nil when there is none.
+	extras map[uint64]*turnExtras
 }
 
 // refresh re-renders the conversation into the viewport, keeping the
@@ -150,20 +155,21 @@ func (c *chatView) content(d drawCtx) string {
 	retry, canRetry := c.retryTarget()
 	var blocks []string
 	liveShown := false
-	for i, t := range c.turns {
-		if d.live != nil && (d.live.seq == t.Seq || d.live.seq == 0 && i == len(c.turns)-1 && t.Status == memory.StatusPending && t.Query == d.live.query) {
-			// The running turn, or (before its first event names it) the
-			// pending turn the hub has just logged for it.
+	for _, t := range c.turns {
+		if d.live != nil && d.live.seq == t.Seq {
+			// The running turn: the hub's record of it is pending.
 			blocks = append(blocks, renderTurn(d.live.view(), w, d, c.expandThinking, c.liveAnswer(d, w)))
 			liveShown = true
 			continue
 		}
 		hint := canRetry && t.Seq == retry.Seq && d.live == nil
-		key := renderKey{seq: t.Seq, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status, width: w, dark: d.th.dark, expand: c.expandThinking, hint: hint}
+		x := d.extras[t.Seq]
+		key := renderKey{seq: t.Seq, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status, width: w, dark: d.th.dark, expand: c.expandThinking, hint: hint, extras: !x.empty()}
 		s, ok := c.cache[key]
 		if !ok {
 			tv := viewOfTurn(t)
 			tv.RetryHint = hint
+			tv.Extras = x
 			s = renderTurn(tv, w, d, c.expandThinking, d.md.render(tv.Answer, w, d.th.dark))
 			c.cache[key] = s
 		}
@@ -230,6 +236,12 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 		app = "bulkhead"
 	}
 	out = append(out, fitWidth(th.label.Render("◆ "+app), w))
+	if x := tv.Extras; !x.empty() {
+		out = append(out, x.lines(th, w, tv.Live)...)
+		if len(x.results) > 0 {
+			out = append(out, resultsCard(th, x.results, w))
+		}
+	}
 	if tv.Thinking != "" {
 		if expand {
 			out = append(out, fitWidth(th.thinking.Render("▾ thinking")+th.dim.Render(" · ctrl+t hides"), w))
@@ -250,7 +262,10 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 			out = append(out, fitWidth(th.warn.Render(d.spinner+" cancelling…"), w))
 		case tv.Status == memory.StatusPending:
 			what := "answering"
-			if tv.Answer == "" {
+			switch {
+			case tv.Extras.asking() > 0:
+				what = "waiting for your answer"
+			case tv.Answer == "":
 				what = "waiting for the model"
 			}
 			out = append(out, fitWidth(th.dim.Render(d.spinner+" "+what+"… · esc cancels"), w))

@@ -1,5 +1,6 @@
 // Package tui is bulkhead's terminal interface: a chat with streaming
-// Markdown answers, a chats list, private chats, a pull dialog for missing
+// Markdown answers, the permission dialog, each turn's app activity and
+// results card, a chats list, private chats, a pull dialog for missing
 // models and a status bar. It is the only package that imports the charm
 // libraries.
 //
@@ -8,10 +9,24 @@
 // One root Model (model.go) owns plain child structs with methods: the
 // conversation (chat.go, with Markdown by glamour in markdown.go), the
 // input (input.go), the status bar (statusbar.go), the chats list
-// (chatlist.go), the pull dialog (pull.go) and the help overlay
-// (overlay.go); one dialog at a time is drawn over the chat and takes the
-// keys. Key handling and the reactions to backend answers live in
-// actions.go, bindings in keys.go, colours in styles.go.
+// (chatlist.go), the pull dialog (pull.go), the permission dialog
+// (dialog.go, driven by permit.go) and the help overlay (overlay.go); one
+// dialog at a time is drawn over the chat and takes the keys, and a
+// permission dialog covers any other until it is answered. A turn's app
+// calls and permission decisions (activity.go) and its results card
+// (results.go) are drawn inside the turn. Key handling and the reactions
+// to backend answers live in actions.go, bindings in keys.go, colours in
+// styles.go.
+//
+// # Permissions
+//
+// Prompter (prompter.go) is the broker's permissions.Prompter. Prompt
+// queues the request and blocks until the dialog answers it or its ctx
+// ends; a Cmd the root model keeps armed hands Update a snapshot of the
+// queue whenever it changes. The first request shows as a dialog (with
+// a bell, and keys ignored for a grace period so typing in the chat cannot
+// answer it); the others wait in arrival order and the status bar counts
+// them. A request whose ctx ends leaves the queue and its dialog closes.
 //
 // # Concurrency
 //

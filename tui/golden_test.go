@@ -57,6 +57,31 @@ var scenes = []struct {
 		d.ask("hello?")
 		return d
 	}},
+	// The mail injection's send, the drive request denied by a rule.
+	{"irreversible", func(t *testing.T, w, h int) *driver {
+		r := newAppRig(t, ollamatest.Gullible(), allowExec, denyCollab)
+		d := newDriver(t, r.options(), w, h)
+		d.typeText(mailQuery)
+		d.key(keyEnter)
+		d.until("cannot be undone")
+		d.untilRaw(1)
+		d.graceOver()
+		return d
+	}},
+	{"results", func(t *testing.T, w, h int) *driver {
+		r := newAppRig(t, ridesInTurn(), allowExec, allowData)
+		d := newDriver(t, r.options(), w, h)
+		d.ask(ridesQuery)
+		return d
+	}},
+	{"vanilla", func(t *testing.T, w, h int) *driver {
+		r := newRig(t, replies(ollamatest.Text("One context, every app: nothing is isolated.")))
+		opts := r.options()
+		opts.Vanilla = true
+		d := newDriver(t, opts, w, h)
+		d.ask("hello")
+		return d
+	}},
 }
 
 func TestGoldenViews(t *testing.T) {

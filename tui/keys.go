@@ -42,5 +42,8 @@ func (k keyMap) help() []key.Binding {
 	return []key.Binding{k.Send, k.Newline, k.Cancel, k.Retry, k.Thinking, k.Chats, k.NewChat, k.Private, k.PageUp, k.PageDown, k.Help, k.Quit}
 }
 
+// permHelp is the permission dialog's key line.
+const permHelp = "permission dialog: o once · s session · p permanently · d deny · n deny with a note · esc deny · ↑/↓ scroll"
+
 // listHelp is the chats list's own key line.
 const listHelp = "↑/↓ move · enter open · n new · p private · d delete · esc close"

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -115,6 +116,7 @@ type driver struct {
 	pending int // messages still to come from Cmds
 	quit    bool
 	views   []string // the conversation after each turn message
+	raw     []any    // what tea.Raw wrote to the terminal (the bell)
 }
 
 func newDriver(t *testing.T, opts Options, w, h int) *driver {
@@ -167,6 +169,10 @@ func (d *driver) send(msg tea.Msg) {
 	case tea.QuitMsg:
 		d.quit = true
 		return
+	case tea.RawMsg:
+		// The program writes it to the terminal; Update never sees it.
+		d.raw = append(d.raw, msg.Msg)
+		return
 	}
 	if v := reflect.ValueOf(msg); v.Kind() == reflect.Slice && v.Type().Elem() == reflect.TypeFor[tea.Cmd]() {
 		// tea.Sequence: run in order, each message handled before the next.
@@ -201,25 +207,71 @@ func (d *driver) step(deadline <-chan time.Time, what string) {
 	}
 }
 
-// idle runs until no Cmd is outstanding.
+// idle runs until no Cmd is outstanding but the Prompter's wait, parked
+// with nothing to hand over.
 func (d *driver) idle() {
 	d.t.Helper()
 	deadline := time.After(15 * time.Second)
-	for d.pending > 0 && !d.quit {
-		d.step(deadline, "idle")
+	for !d.quit && !d.isIdle() {
+		select {
+		case msg := <-d.msgs:
+			d.pending--
+			d.send(msg)
+		case <-time.After(5 * time.Millisecond): // the wait may park meanwhile
+		case <-deadline:
+			d.t.Fatalf("timed out waiting for idle; view:\n%s", d.view())
+		}
 	}
+}
+
+func (d *driver) isIdle() bool {
+	if d.pending == 0 {
+		return true
+	}
+	m := d.model()
+	return m.prompter != nil && d.pending == 1 && m.prompter.idleAt(m.pseen)
 }
 
 // until runs until the view contains want.
 func (d *driver) until(want string) {
 	d.t.Helper()
+	d.untilView(want, func(v string) bool { return strings.Contains(v, want) })
+}
+
+// untilGone runs until the view no longer contains s.
+func (d *driver) untilGone(s string) {
+	d.t.Helper()
+	d.untilView("no "+s, func(v string) bool { return !strings.Contains(v, s) })
+}
+
+func (d *driver) untilView(what string, ok func(string) bool) {
+	d.t.Helper()
 	deadline := time.After(15 * time.Second)
-	for !strings.Contains(d.view(), want) {
+	for !ok(d.view()) {
 		if d.pending == 0 {
-			d.t.Fatalf("idle, and the view never showed %q:\n%s", want, d.view())
+			d.t.Fatalf("idle, and the view never showed %s:\n%s", what, d.view())
 		}
-		d.step(deadline, want)
+		d.step(deadline, what)
 	}
+}
+
+// untilRaw runs until n things were written raw to the terminal.
+func (d *driver) untilRaw(n int) {
+	d.t.Helper()
+	deadline := time.After(15 * time.Second)
+	for len(d.raw) < n {
+		d.step(deadline, fmt.Sprintf("%d raw writes", n))
+	}
+}
+
+// graceOver ends the open dialog's grace period, as its tick would.
+func (d *driver) graceOver() {
+	d.t.Helper()
+	p := d.model().perm
+	if p == nil {
+		d.t.Fatalf("no dialog is open:\n%s", d.view())
+	}
+	d.send(graceMsg{id: p.id})
 }
 
 func (d *driver) view() string { return ansi.Strip(d.m.View().Content) }

@@ -41,6 +41,12 @@ type Options struct {
 	Version    string
 	ResumeChat string // a chat id to open at start; else a new chat
 	Private    bool   // start in a new private chat (unless ResumeChat is set)
+	// Prompter, when set, is the broker's Prompter: its requests show as
+	// permission dialogs. Give the same one to the engine.
+	Prompter *Prompter
+	// Vanilla marks the unsafe single-context baseline (--vanilla): the
+	// header and the status bar say so.
+	Vanilla bool
 }
 
 // Model is the root Bubble Tea model. Its children are plain structs
@@ -71,6 +77,17 @@ type Model struct {
 	nextID  int
 	frame   int
 	ticking bool
+	// extras keeps the activity and results of the turns run here, by
+	// chat and turn number: the hub's log does not hold them.
+	extras map[string]map[uint64]*turnExtras
+
+	// Permission dialogs (dialog.go, permit.go).
+	prompter *Prompter
+	pseen    uint64          // the Prompter's version last handed over
+	prompts  []pendingAsk    // its queue as of pseen, answered ones left out
+	gone     map[uint64]bool // answered here, maybe not yet out of a snapshot
+	perm     *permDialog     // the dialog showing, if any
+	under    overlay         // the overlay it covers, restored when it closes
 
 	// after schedules msg after d; nil turns timers off (tests).
 	after func(d time.Duration, msg tea.Msg) tea.Cmd
@@ -113,7 +130,11 @@ func newModel(ctx context.Context, opts Options) Model {
 		},
 		now:      time.Now,
 		throttle: 50 * time.Millisecond,
+		extras:   map[string]map[uint64]*turnExtras{},
+		prompter: opts.Prompter,
+		gone:     map[uint64]bool{},
 	}
+	m.bar.vanilla = opts.Vanilla
 	m.bar.hubModel = m.b.HubModel() // a name the hub holds, not a call out
 	m.chat = m.newChatView(opts.Private && opts.ResumeChat == "")
 	if opts.ResumeChat != "" {
@@ -140,6 +161,9 @@ func (m Model) Init() tea.Cmd {
 	if m.opts.Theme == "" || m.opts.Theme == "auto" {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
+	if m.prompter != nil {
+		cmds = append(cmds, m.prompter.wait(m.pseen, m.w.quit))
+	}
 	return tea.Batch(cmds...)
 }
 
@@ -164,12 +188,26 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	case tea.MouseWheelMsg:
-		if m.overlay == overlayNone {
+		switch m.overlay {
+		case overlayNone:
 			m.chat.scroll(msg, false)
+		case overlayPermission:
+			m.permWheel(msg)
 		}
 	case tea.PasteMsg:
-		if m.overlay == overlayNone {
+		switch {
+		case m.overlay == overlayNone:
 			return m.input.update(msg)
+		case m.overlay == overlayPermission && m.perm != nil && m.perm.noting:
+			var cmd tea.Cmd
+			m.perm.note, cmd = m.perm.note.Update(msg)
+			return cmd
+		}
+	case promptsMsg:
+		return m.onPrompts(msg)
+	case graceMsg:
+		if m.perm != nil && m.perm.id == msg.id {
+			m.perm.armed = true
 		}
 	case turnMsg:
 		return m.onTurn(msg)
@@ -250,7 +288,7 @@ func (m *Model) refresh() {
 	m.chat.refresh(drawCtx{
 		th: m.th, md: m.md, width: m.width, live: m.liveHere(),
 		spinner: spinnerFrames[m.frame%len(spinnerFrames)], version: m.opts.Version,
-		now: m.now(), throttle: m.throttle,
+		now: m.now(), throttle: m.throttle, extras: m.extras[m.chat.chat.ID],
 	})
 }
 
@@ -291,7 +329,9 @@ func (m Model) parts() ([]string, string) {
 	if m.overlay != overlayNone {
 		top = overlayOn(top, m.dialog(), m.width, m.height-1)
 	}
-	return strings.Split(top, "\n"), m.bar.view(m.th, m.width, m.title(), m.chat.chat.Private, m.run != nil)
+	bar := m.bar
+	bar.waiting = m.waiting()
+	return strings.Split(top, "\n"), bar.view(m.th, m.width, m.title(), m.chat.chat.Private, m.run != nil)
 }
 
 // fitLines cuts or pads lines to exactly n, each at most width wide.
@@ -322,6 +362,10 @@ func (m Model) dialog() string {
 		if m.pull != nil {
 			return m.pull.view(m.th, m.width, h, m.opts.Ollama != nil)
 		}
+	case overlayPermission:
+		if m.perm != nil {
+			return m.perm.view(m.th, m.width, h)
+		}
 	}
 	return ""
 }
@@ -345,8 +389,11 @@ func (m Model) title() string {
 func (m Model) header() string {
 	left := m.th.brand.Render(" bulkhead ") + m.th.header.Render(" "+m.title())
 	right := ""
+	if m.opts.Vanilla {
+		right = m.th.unsafe.Render(" UNSAFE: vanilla ")
+	}
 	if m.chat.chat.Private {
-		right = m.th.private.Render(" PRIVATE ")
+		right += m.th.private.Render(" PRIVATE ")
 	}
 	room := m.width - ansi.StringWidth(right)
 	if ansi.StringWidth(left) > room {

@@ -16,6 +16,7 @@ const (
 	overlayHelp
 	overlayChats
 	overlayPull
+	overlayPermission // a permission request (dialog.go); covers any other
 )
 
 // dialogWidth is how wide a dialog is on a screen width wide.
@@ -60,6 +61,6 @@ func helpView(th theme, keys keyMap, width, height int) string {
 		h := b.Help()
 		lines = append(lines, th.key.Render(h.Key+strings.Repeat(" ", kw-ansi.StringWidth(h.Key)))+"  "+h.Desc)
 	}
-	lines = append(lines, "", th.dim.Render("chats list: "+listHelp), th.dim.Render("esc closes"))
+	lines = append(lines, "", th.dim.Render("chats list: "+listHelp), th.dim.Render(permHelp), th.dim.Render("esc closes"))
 	return box(th, lines, dialogWidth(width), height)
 }

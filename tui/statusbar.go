@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -55,6 +56,8 @@ type statusBar struct {
 	ollama               ollamaState
 	hasOllama            bool
 	working              map[string]bool
+	vanilla              bool // --vanilla: the unsafe baseline
+	waiting              int  // permission requests waiting behind the dialog
 }
 
 // segment is one part of the status bar; drop orders what goes first
@@ -70,6 +73,12 @@ func (s statusBar) view(th theme, width int, title string, private, running bool
 	var segs []segment
 	plain := func(st func(...string) string) func(string) string {
 		return func(x string) string { return st(x) }
+	}
+	if s.vanilla {
+		segs = append(segs, segment{text: " UNSAFE: vanilla ", style: plain(th.unsafe.Render)})
+	}
+	if s.waiting > 0 {
+		segs = append(segs, segment{text: fmt.Sprintf("⚑ %d waiting", s.waiting), style: plain(th.statusWaiting().Render)})
 	}
 	if private {
 		segs = append(segs, segment{text: " PRIVATE ", style: plain(th.statusPrivate().Render)})

@@ -71,6 +71,7 @@ func (q *queue[T]) take() ([]T, bool) {
 // begin false and does nothing.
 type workers struct {
 	base context.Context
+	quit chan struct{} // closed by shutdown: ends Cmds that wait on no worker
 
 	mu       sync.Mutex
 	stopping bool
@@ -82,7 +83,7 @@ func newWorkers(base context.Context) *workers {
 	if base == nil {
 		base = context.Background()
 	}
-	return &workers{base: base, cancels: map[int]context.CancelFunc{}}
+	return &workers{base: base, quit: make(chan struct{}), cancels: map[int]context.CancelFunc{}}
 }
 
 // add registers work id and returns its context.
@@ -129,6 +130,9 @@ func (w *workers) cancel(id int) {
 // reporting whether it did.
 func (w *workers) shutdown(timeout time.Duration) bool {
 	w.mu.Lock()
+	if !w.stopping {
+		close(w.quit)
+	}
 	w.stopping = true
 	for _, c := range w.cancels {
 		c()

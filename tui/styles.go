@@ -13,6 +13,7 @@ type theme struct {
 	header    lipgloss.Style // the top line
 	brand     lipgloss.Style
 	private   lipgloss.Style // the PRIVATE badge
+	unsafe    lipgloss.Style // the UNSAFE: vanilla badge
 	dim       lipgloss.Style
 	userBar   lipgloss.Style // the bar left of the user's words
 	userText  lipgloss.Style
@@ -27,6 +28,7 @@ type theme struct {
 	statusSep lipgloss.Style
 	working   lipgloss.Style
 	box       lipgloss.Style // dialog frame
+	card      lipgloss.Style // the results card's frame
 	boxTitle  lipgloss.Style
 	selected  lipgloss.Style
 	key       lipgloss.Style
@@ -54,6 +56,7 @@ func newTheme(dark bool) theme {
 		header:    lipgloss.NewStyle().Foreground(fg).Background(panel),
 		brand:     lipgloss.NewStyle().Foreground(accent).Background(panel).Bold(true),
 		private:   lipgloss.NewStyle().Foreground(privFg).Background(privBg).Bold(true),
+		unsafe:    lipgloss.NewStyle().Foreground(lipgloss.Color("231")).Background(lipgloss.Color("160")).Bold(true),
 		dim:       lipgloss.NewStyle().Foreground(muted),
 		userBar:   lipgloss.NewStyle().Foreground(accent),
 		userText:  lipgloss.NewStyle().Foreground(fg),
@@ -68,6 +71,7 @@ func newTheme(dark bool) theme {
 		statusSep: lipgloss.NewStyle().Foreground(muted).Background(panel),
 		working:   lipgloss.NewStyle().Foreground(blue).Background(panel),
 		box:       lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(accent).Padding(0, 1),
+		card:      lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(muted).Padding(0, 1),
 		boxTitle:  lipgloss.NewStyle().Foreground(accent).Bold(true),
 		selected:  lipgloss.NewStyle().Foreground(fg).Background(selectBg).Bold(true),
 		key:       lipgloss.NewStyle().Foreground(accent).Bold(true),
@@ -82,6 +86,11 @@ func (t theme) statusDown() lipgloss.Style {
 }
 
 func (t theme) statusPrivate() lipgloss.Style { return t.private }
+
+// statusWaiting colours the count of permission requests waiting.
+func (t theme) statusWaiting() lipgloss.Style {
+	return t.status.Foreground(t.warn.GetForeground()).Bold(true)
+}
 
 // textareaStyles styles the input for this background: no cursor-line
 // highlight, a dim placeholder.

@@ -25,6 +25,7 @@ type turnRun struct {
 	err    error
 
 	// Live state, built from events on the UI loop.
+	extras     turnExtras // app calls, permissions, the results card
 	answer     strings.Builder
 	thinking   strings.Builder
 	app        string
@@ -65,12 +66,15 @@ func (r *turnRun) wait() tea.Msg {
 }
 
 // apply folds events into the live state and the status bar's set of
-// working spokes. Kinds the chat does not draw (permission, app calls,
-// results) are skipped.
+// working spokes. The started event names the turn, so the chat finds
+// the hub's pending record of it by number.
 func (r *turnRun) apply(evs []hub.Event, working map[string]bool) {
 	for _, e := range evs {
 		if e.Turn != 0 {
 			r.seq = e.Turn
+		}
+		if r.extras.add(e) {
+			continue
 		}
 		switch e.Kind {
 		case hub.EventPlan:
@@ -81,7 +85,9 @@ func (r *turnRun) apply(evs []hub.Event, working map[string]bool) {
 			}
 		case hub.EventToken:
 			r.answer.WriteString(e.Text)
-			r.app = e.App
+			if r.extras.results == nil { // the synthesis keeps the plan's apps
+				r.app = e.App
+			}
 		case hub.EventThinking:
 			r.thinking.WriteString(e.Text)
 			r.app = e.App
@@ -111,5 +117,6 @@ func (r *turnRun) view() turnView {
 	return turnView{
 		Query: r.query, Answer: r.answer.String(), Thinking: r.thinking.String(),
 		Status: r.status, Error: r.errText, App: r.app, Live: true, Cancelling: r.cancelling,
+		Extras: &r.extras,
 	}
 }

@@ -1,0 +1,239 @@
+package tui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+)
+
+// act is one line of a turn's activity: an app call with its outcome, or
+// a permission request with its decision.
+type act struct {
+	perm bool
+
+	// An app call (app_call, then app_result).
+	app, fn string
+	args    json.RawMessage
+	done    bool
+	err     string
+
+	// A permission request (permission, then decision).
+	req *permissions.Request
+	dec *permissions.Decision
+}
+
+// turnExtras is what a turn showed beyond its answer: its activity and
+// the typed results of its steps. The hub's log keeps neither, so the UI
+// keeps them for the turns it ran.
+type turnExtras struct {
+	acts    []act
+	results []hub.StepResult
+}
+
+func (x *turnExtras) empty() bool { return x == nil || len(x.acts) == 0 && len(x.results) == 0 }
+
+// asking is the number of permission requests waiting for a decision:
+// the hub reports a request before it reaches the broker, so this counts
+// those the broker still queues, which the Prompter has not seen.
+func (x *turnExtras) asking() int {
+	n := 0
+	if x != nil {
+		for _, a := range x.acts {
+			if a.perm && a.dec == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// add folds one event in; it reports whether the event was one of its kinds.
+func (x *turnExtras) add(e hub.Event) bool {
+	switch e.Kind {
+	case hub.EventAppCall:
+		x.acts = append(x.acts, act{app: e.App, fn: e.Function, args: e.Args})
+	case hub.EventAppResult:
+		errText := ""
+		if e.Err != nil {
+			errText = e.Err.Error()
+		}
+		for i := range x.acts {
+			a := &x.acts[i]
+			if !a.perm && !a.done && a.app == e.App && a.fn == e.Function {
+				a.done, a.err = true, errText
+				return true
+			}
+		}
+		x.acts = append(x.acts, act{app: e.App, fn: e.Function, done: true, err: errText})
+	case hub.EventPermission:
+		if e.Permission != nil {
+			r := *e.Permission
+			x.acts = append(x.acts, act{perm: true, req: &r})
+		}
+	case hub.EventDecision:
+		if e.Decision == nil {
+			return true
+		}
+		d := *e.Decision
+		for i := range x.acts {
+			a := &x.acts[i]
+			if a.perm && a.dec == nil && a.req.ID == d.RequestID {
+				a.dec = &d
+				return true
+			}
+		}
+		x.acts = append(x.acts, act{perm: true, req: &permissions.Request{ID: d.RequestID}, dec: &d})
+	case hub.EventResults:
+		x.results = e.Results
+	default:
+		return false
+	}
+	return true
+}
+
+// lines draws the activity, one line each, no wider than w; live says
+// the turn still runs (a request without a decision is still asking).
+func (x *turnExtras) lines(th theme, w int, live bool) []string {
+	var out []string
+	for _, a := range x.acts {
+		if a.perm {
+			out = append(out, permLine(th, a, w, live))
+		} else {
+			out = append(out, callLine(th, a, w))
+		}
+	}
+	return out
+}
+
+// callLine is "▸ mail.read {"id":"e1"} ✓", or "✗ message" when it failed.
+func callLine(th theme, a act, w int) string {
+	head := "  ▸ " + oneLine(a.app+"."+a.fn)
+	var tail string
+	var tailSt = th.dim
+	switch {
+	case !a.done:
+		tail = " …"
+	case a.err != "":
+		tail, tailSt = " ✗ "+oneLine(a.err), th.err
+	default:
+		tail, tailSt = " ✓", th.ok
+	}
+	args := ""
+	if len(a.args) > 0 {
+		var buf bytes.Buffer
+		if json.Compact(&buf, a.args) == nil {
+			args = " " + oneLine(buf.String())
+		} else {
+			args = " " + oneLine(string(a.args))
+		}
+	}
+	// Shorten the arguments first, then the error.
+	room := w - ansi.StringWidth(head) - ansi.StringWidth(tail)
+	if ansi.StringWidth(args) > room {
+		args = ansi.Truncate(args, max(room, min(ansi.StringWidth(args), 12)), "…")
+	}
+	line := th.dim.Render(head+args) + tailSt.Render(tail)
+	return ansi.Truncate(line, w, "…")
+}
+
+// permLine is "⚑ irreversible mail.send → denied (user)".
+func permLine(th theme, a act, w int, live bool) string {
+	r := a.req
+	what := string(r.Kind) + " " + target(*r)
+	st, out := th.warn, "… asking"
+	if !live {
+		out = "not answered" // the turn ended first: the broker denied it
+	}
+	if a.dec != nil {
+		d := a.dec
+		switch {
+		case !d.Allowed && d.Note != "":
+			out = fmt.Sprintf("denied (%s): %q", d.Source, oneLine(d.Note))
+		case !d.Allowed:
+			out = fmt.Sprintf("denied (%s)", d.Source)
+		default:
+			out = fmt.Sprintf("%s (%s)", answerWords(d.Answer), d.Source)
+		}
+		st = th.ok
+		if !d.Allowed {
+			st = th.err
+		}
+	}
+	line := th.dim.Render("  ") + st.Render("⚑ ") + th.dim.Render(oneLine(what)+" → ") + st.Render(out)
+	return ansi.Truncate(line, w, "…")
+}
+
+// target names what a request is about, compactly.
+func target(r permissions.Request) string {
+	switch r.Kind {
+	case permissions.KindIrreversible:
+		if r.Function != "" {
+			return r.Subject + "." + r.Function
+		}
+		return r.Subject
+	case permissions.KindCollab, permissions.KindNetwork:
+		s := r.Subject + " → " + r.Object
+		if r.Function != "" {
+			s += " " + r.Function
+		}
+		return s
+	case permissions.KindSelect:
+		return r.Object + " for " + r.Function
+	default:
+		if r.Subject != "" && r.Subject != "hub" && r.Subject != r.Object {
+			return r.Subject + " → " + r.Object
+		}
+		if r.Object == "" {
+			return r.Subject
+		}
+		return r.Object
+	}
+}
+
+func answerWords(a permissions.Answer) string {
+	switch a {
+	case permissions.AnswerOnce:
+		return "allowed once"
+	case permissions.AnswerSession:
+		return "allowed for the session"
+	case permissions.AnswerPermanent:
+		return "allowed permanently"
+	case permissions.AnswerDeny:
+		return "denied"
+	}
+	return string(a)
+}
+
+// clean makes text from an app or a model safe to draw: escape sequences
+// go, tabs become spaces, and control and invisible formatting characters
+// (bidi overrides, zero-width characters) are shown as \uXXXX, so what the
+// dialog shows is what the app gets. Newlines stay.
+func clean(s string) string {
+	s = ansi.Strip(s)
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			b.WriteRune(r)
+		case r == '\t':
+			b.WriteString("    ")
+		case unicode.IsControl(r), unicode.Is(unicode.Cf, r), r == unicode.ReplacementChar:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// oneLine is clean text on one line.
+func oneLine(s string) string {
+	return strings.ReplaceAll(clean(s), "\n", " ⏎ ")
+}

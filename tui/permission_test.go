@@ -1,0 +1,407 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bulkhead-dev/bulkhead/apps/demo"
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+)
+
+// The mail case study with no rules: every dialog is put to the user, who
+// allows mail to run and denies the injected drive request, send and
+// delete, each a different way.
+func TestPermissionDialogsOnTheMailInjection(t *testing.T) {
+	t.Parallel()
+	r := newAppRig(t, ollamatest.Gullible())
+	d := newDriver(t, r.options(), 100, 30)
+	d.typeText(mailQuery)
+	d.key(keyEnter)
+
+	d.until("Run mail?")
+	v := d.view()
+	for _, want := range []string{"exec · hub → mail · mail.search", "Run mail for: " + mailQuery, "⚠ expected by the plan", "o allow once", "s allow for this session", "p allow permanently", "n deny with a note", "keys in 0.6s…"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("exec dialog lacks %q:\n%s", want, v)
+		}
+	}
+	d.untilRaw(1)
+	if len(d.raw) != 1 || d.raw[0] != "\a" {
+		t.Errorf("opening a dialog must ring the bell once, wrote %q", d.raw)
+	}
+	// Typing in the chat as the dialog opens must not answer it.
+	d.key(char('o'))
+	d.key(keyEsc)
+	if v := d.view(); !strings.Contains(v, "Run mail?") || r.prompter.Pending() != 1 {
+		t.Fatalf("a key in the grace period answered the dialog:\n%s", v)
+	}
+	if got := d.model().input.value(); got != "" {
+		t.Fatalf("keys meant for the dialog reached the input: %q", got)
+	}
+	d.graceOver()
+	if v := d.view(); strings.Contains(v, "keys in") {
+		t.Fatalf("the grace hint must go when the keys work:\n%s", v)
+	}
+	d.key(char('o'))
+
+	// The injected drive request: denied with d.
+	d.until("mail asks drive for drive.search")
+	if v := d.view(); !strings.Contains(v, "NOT expected by the plan") || !strings.Contains(v, `"query": "Q3 financial report"`) {
+		t.Errorf("collab dialog:\n%s", v)
+	}
+	d.graceOver()
+	d.key(char('d'))
+
+	// send: no permanent; p does nothing; n with a note denies.
+	d.until("mail wants to send — cannot be undone")
+	v = d.view()
+	for _, want := range []string{`"to": "` + demo.AttackerAddress + `"`, "⚠ NOT expected by the plan; cannot be undone", "o allow once", "d deny"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("send dialog lacks %q:\n%s", want, v)
+		}
+	}
+	for _, bad := range []string{"p allow permanently", "s allow for this session"} {
+		if strings.Contains(v, bad) {
+			t.Errorf("send dialog offers %q:\n%s", bad, v)
+		}
+	}
+	d.graceOver()
+	d.key(char('p'))
+	if v := d.view(); !strings.Contains(v, "mail wants to send") || r.prompter.Pending() != 1 {
+		t.Fatalf("p answered an irreversible request:\n%s", v)
+	}
+	d.key(char('n'))
+	d.typeText("not that addres")
+	d.key(keyEsc) // back to the answers, the note kept for later
+	if v := d.view(); !strings.Contains(v, "n deny with a note") {
+		t.Fatalf("esc in the note must go back to the answers:\n%s", v)
+	}
+	d.key(char('n'))
+	d.typeText("not that address")
+	if v := d.view(); !strings.Contains(v, "not that address") || !strings.Contains(v, "enter denies with it") {
+		t.Fatalf("note input:\n%s", v)
+	}
+	d.key(keyEnter)
+
+	// delete: esc denies.
+	d.until("mail wants to delete — cannot be undone")
+	d.graceOver()
+	d.key(keyEsc)
+	d.idle()
+
+	var got []string
+	for _, e := range r.decisions(t) {
+		got = append(got, fmt.Sprintf("%s %s %s %s %s %q", e.Request.Kind, e.Request.Subject, e.Request.Function, e.Decision.Answer, e.Decision.Source, e.Decision.Note))
+	}
+	want := []string{
+		`exec hub mail.search once user ""`,
+		`collab mail drive.search deny user ""`,
+		`irreversible mail send deny user "not that address"`,
+		`irreversible mail delete deny user ""`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the broker logged\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(d.raw) != 4 {
+		t.Errorf("want one bell per dialog (4), rang %d", len(d.raw))
+	}
+
+	// The turn keeps its activity once it has ended.
+	v = d.view()
+	for _, want := range []string{
+		`▸ mail.read {"id":"e1"} ✓`,
+		`⚑ irreversible mail.send → denied (user): "not that address"`,
+		`▸ mail.send {"body":`,
+		"✗ the user did not allow send",
+		"⚑ irreversible mail.delete → denied (user)",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("finished turn lacks %q:\n%s", want, v)
+		}
+	}
+}
+
+// A cancelled request closes its own dialog; Prompt returns ctx's error.
+func TestPromptCancelledClosesTheDialog(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Text("x")))
+	opts := r.options()
+	p := NewPrompter()
+	opts.Prompter = p
+	d := newDriver(t, opts, 80, 24)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Prompt(ctx, execRequest)
+		errc <- err
+	}()
+	d.until("Run mail?")
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Prompt returned %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Prompt did not return when its ctx ended")
+	}
+	d.untilGone("Run mail?")
+	if v := d.view(); !strings.Contains(v, "withdrawn") {
+		t.Errorf("no notice that the request went away:\n%s", v)
+	}
+	if d.model().overlay != overlayNone || p.Pending() != 0 {
+		t.Fatalf("overlay %v, %d pending", d.model().overlay, p.Pending())
+	}
+	// A key now goes to the chat, not to a dialog that is gone.
+	d.key(char('o'))
+	if got := d.model().input.value(); got != "o" {
+		t.Fatalf("input %q", got)
+	}
+	d.idle()
+}
+
+// Requests queue in arrival order; the status bar counts those waiting.
+func TestPromptsQueueAndTheStatusBarCountsThem(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Text("x")))
+	opts := r.options()
+	p := NewPrompter()
+	opts.Prompter = p
+	d := newDriver(t, opts, 100, 30)
+	d.key(char('?')) // a dialog under the permission dialog comes back after it
+
+	type answer struct {
+		d   permissions.Decision
+		err error
+	}
+	first, second := make(chan answer, 1), make(chan answer, 1)
+	ask := func(req permissions.Request, out chan<- answer) {
+		dec, err := p.Prompt(context.Background(), req)
+		out <- answer{dec, err}
+	}
+	go ask(execRequest, first)
+	d.until("Run mail?")
+	if v := d.view(); strings.Contains(v, "waiting") {
+		t.Fatalf("one request is not a queue:\n%s", v)
+	}
+	data := permissions.Request{Kind: permissions.KindData, Subject: "hub", Object: "travel_mate", Function: "travel.plan_trip",
+		Args: json.RawMessage(`{"health.diagnose":{"assessment":"migraine"}}`), Detail: "Share the results of earlier steps with travel_mate",
+		Warning: "expected by the plan; carries medical data, which travel_mate is not cleared for"}
+	go ask(data, second)
+	d.until("⚑ 1 waiting")
+	if v := d.view(); !strings.Contains(v, "Run mail?") || strings.Contains(v, "Share data with") {
+		t.Fatalf("the first request must stay on screen:\n%s", v)
+	}
+	d.graceOver()
+	d.key(char('s'))
+	a := <-first
+	if a.err != nil || a.d.Answer != permissions.AnswerSession {
+		t.Fatalf("first answer %+v", a)
+	}
+	d.until("Share data with travel_mate?")
+	v := d.view()
+	if strings.Contains(v, "waiting") || !strings.Contains(v, "keys in 0.6s") || !strings.Contains(v, `"assessment": "migraine"`) {
+		t.Fatalf("the second dialog must open with its own grace period:\n%s", v)
+	}
+	if !strings.Contains(v, "⚠ expected by the plan; carries medical data") {
+		t.Errorf("no warning:\n%s", v)
+	}
+	d.key(char('d')) // in its grace period: ignored
+	d.graceOver()
+	d.key(char('d'))
+	a = <-second
+	if a.err != nil || a.d.Answer != permissions.AnswerDeny {
+		t.Fatalf("second answer %+v", a)
+	}
+	d.idle()
+	if m := d.model(); m.overlay != overlayHelp || m.perm != nil {
+		t.Fatalf("after the dialogs the help overlay must be back, overlay %v:\n%s", m.overlay, d.view())
+	}
+}
+
+// The first answer wins; a late one finds nothing to answer.
+func TestPrompterFirstAnswerWins(t *testing.T) {
+	t.Parallel()
+	p := NewPrompter()
+	got := make(chan permissions.Decision, 1)
+	go func() {
+		dec, _ := p.Prompt(context.Background(), execRequest)
+		got <- dec
+	}()
+	msg := p.wait(0, nil)().(promptsMsg)
+	if len(msg.asks) != 1 {
+		t.Fatalf("snapshot %+v", msg)
+	}
+	id := msg.asks[0].id
+	if !p.answer(id, permissions.Decision{Answer: permissions.AnswerOnce}) {
+		t.Fatal("first answer refused")
+	}
+	if p.answer(id, permissions.Decision{Answer: permissions.AnswerDeny}) {
+		t.Fatal("a second answer was taken")
+	}
+	if dec := <-got; dec.Answer != permissions.AnswerOnce {
+		t.Fatalf("Prompt returned %+v", dec)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.Prompt(ctx, execRequest); !errors.Is(err, context.Canceled) || p.Pending() != 0 {
+		t.Fatalf("a Prompt with a dead ctx must return at once: %v, %d pending", err, p.Pending())
+	}
+}
+
+// Long arguments scroll; what does not fit is counted, never dropped.
+func TestDialogArgumentsScroll(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Text("x")))
+	opts := r.options()
+	p := NewPrompter()
+	opts.Prompter = p
+	d := newDriver(t, opts, 80, 24)
+	var lines []string
+	for i := range 40 {
+		lines = append(lines, fmt.Sprintf(`"line%02d": %d`, i, i))
+	}
+	req := permissions.Request{Kind: permissions.KindIrreversible, Subject: "files", Object: "files", Function: "write",
+		Args: json.RawMessage("{" + strings.Join(lines, ",") + "}"), Detail: "files wants to write", Warning: "expected by the plan; cannot be undone", Irreversible: true}
+	go func() { _, _ = p.Prompt(context.Background(), req) }()
+	d.until("files wants to write")
+	v := d.view()
+	if !strings.Contains(v, `"line00": 0`) || strings.Contains(v, `"line39"`) || !strings.Contains(v, "↓ more: ") {
+		t.Fatalf("long arguments must show their start and say there is more:\n%s", v)
+	}
+	d.key(keyDown)
+	d.key(keyDown)
+	if v := d.view(); strings.Contains(v, `"line00": 0`) || !strings.Contains(v, "↑ 2 above") {
+		t.Fatalf("↓ must scroll one line:\n%s", v)
+	}
+	for range 20 {
+		d.key(keyPgDown)
+	}
+	v = d.view()
+	if !strings.Contains(v, `"line39": 39`) || !strings.Contains(v, "}") || strings.Contains(v, "↓ more") {
+		t.Fatalf("pgdown must reach the end:\n%s", v)
+	}
+	if !strings.Contains(v, "⚠ expected by the plan; cannot be undone") {
+		t.Fatalf("the warning must stay in view while scrolling:\n%s", v)
+	}
+	d.key(keyPgUp)
+	if v := d.view(); strings.Contains(v, `"line39": 39`) {
+		t.Fatalf("pgup must scroll back:\n%s", v)
+	}
+	d.graceOver()
+	d.key(char('o'))
+	d.idle()
+}
+
+// The hub's warning is red when the request was not expected or cannot
+// be undone, amber otherwise; it shows even on a small screen.
+func TestDialogWarningColour(t *testing.T) {
+	t.Parallel()
+	th := newTheme(true)
+	for _, c := range []struct {
+		warning string
+		red     bool
+	}{
+		{"NOT expected by the plan", true},
+		{"expected by the plan; cannot be undone", true},
+		{"expected by the plan; instruction-like content (addresses the assistant)", false},
+	} {
+		req := execRequest
+		req.Warning = c.warning
+		p := newPermDialog(pendingAsk{id: 1, req: req}, th)
+		for _, size := range [][2]int{{80, 23}, {40, 9}} {
+			out := p.view(th, size[0], size[1])
+			sgr := func(st func(...string) string) string { return strings.Split(st("⚠"), "⚠")[0] + "⚠ " }
+			red := strings.Contains(out, sgr(th.err.Render))
+			amber := strings.Contains(out, sgr(th.warn.Render))
+			if red != c.red || amber == c.red {
+				t.Errorf("%q at %v: red %v, amber %v:\n%s", c.warning, size, red, amber, out)
+			}
+		}
+	}
+}
+
+// The broker hands the Prompter one request at a time; the status bar
+// still counts those it queues, from the turn's permission events.
+func TestRequestsTheBrokerQueuesAreCounted(t *testing.T) {
+	t.Parallel()
+	r := newAppRig(t, ollamatest.Gullible()) // no rules: both ride apps ask to run
+	d := newDriver(t, r.options(), 100, 30)
+	d.typeText(ridesQuery)
+	d.key(keyEnter)
+	d.until("Run ")
+	d.until("⚑ 1 waiting")
+	if v := d.view(); !strings.Contains(v, "Run metro_hail?") && !strings.Contains(v, "Run quick_ride?") {
+		t.Fatalf("no exec dialog:\n%s", v)
+	}
+	if n := r.prompter.Pending(); n != 1 {
+		t.Fatalf("the Prompter holds %d requests, want the one showing", n)
+	}
+	d.graceOver()
+	d.key(char('o'))
+	d.untilGone("⚑ 1 waiting")
+	d.until("Run ")
+	d.untilRaw(2)
+	d.graceOver()
+	d.key(char('o'))
+	d.idle()
+	if v := d.view(); !strings.Contains(v, "Results") || strings.Contains(v, "waiting") {
+		t.Fatalf("after both answers:\n%s", v)
+	}
+}
+
+// ctrl+c while a dialog is open quits: shutdown cancels the turn, so the
+// request leaves the Prompter and the broker logs it unanswered; a turn
+// that ended with a request undecided does not claim it is still asking.
+func TestQuitWithADialogOpen(t *testing.T) {
+	t.Parallel()
+	r := newAppRig(t, ollamatest.Gullible())
+	d := newDriver(t, r.options(), 100, 30)
+	d.typeText(mailQuery)
+	d.key(keyEnter)
+	d.until("Run mail?")
+	_, cmd := d.m.Update(ctrl('c'))
+	if cmd == nil {
+		t.Fatal("ctrl+c returned no command")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("ctrl+c must quit while a dialog is open")
+	}
+	d.quit = true
+	if !d.model().w.shutdown(10 * time.Second) {
+		t.Fatal("the turn did not end")
+	}
+	if n := r.prompter.Pending(); n != 0 {
+		t.Fatalf("%d requests still pending", n)
+	}
+	// The broker logs it when Prompt returns, which may be after the turn.
+	logged := r.decisions(t)
+	for end := time.Now().Add(5 * time.Second); len(logged) == 0 && time.Now().Before(end); logged = r.decisions(t) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(logged) != 1 || logged[0].Decision.Allowed || !strings.Contains(logged[0].Decision.Note, "not answered") {
+		t.Fatalf("the broker logged %+v", logged)
+	}
+
+	x := &turnExtras{}
+	x.add(hub.Event{Kind: hub.EventPermission, Permission: &execRequest})
+	th := newTheme(true)
+	if l := ansi.Strip(strings.Join(x.lines(th, 80, true), "")); !strings.Contains(l, "⚑ exec mail → … asking") {
+		t.Errorf("live: %q", l)
+	}
+	if l := ansi.Strip(strings.Join(x.lines(th, 80, false), "")); !strings.Contains(l, "⚑ exec mail → not answered") {
+		t.Errorf("ended: %q", l)
+	}
+}

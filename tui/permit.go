@@ -1,0 +1,192 @@
+package tui
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/bulkhead-dev/bulkhead/permissions"
+)
+
+// permGrace is how long a new dialog ignores its keys, so that typing in
+// the chat cannot answer it.
+const permGrace = 600 * time.Millisecond
+
+// bell rings the terminal's bell: a dialog wants an answer.
+const bell = "\a"
+
+// graceMsg ends the grace period of dialog id.
+type graceMsg struct{ id uint64 }
+
+// onPrompts takes the Prompter's queue in: a request that left it (its
+// turn was cancelled) closes its dialog, and when no dialog shows the
+// first waiting request opens one. The wait is re-armed either way.
+func (m *Model) onPrompts(msg promptsMsg) tea.Cmd {
+	var cmds []tea.Cmd
+	if msg.ver > m.pseen {
+		m.pseen = msg.ver
+		m.prompts = m.prompts[:0:0]
+		in := map[uint64]bool{}
+		for _, a := range msg.asks {
+			in[a.id] = true
+			if !m.gone[a.id] {
+				m.prompts = append(m.prompts, a)
+			}
+		}
+		for id := range m.gone {
+			if !in[id] {
+				delete(m.gone, id) // out of the queue for good
+			}
+		}
+		if m.perm != nil && !slices.ContainsFunc(m.prompts, func(a pendingAsk) bool { return a.id == m.perm.id }) {
+			m.closePerm()
+			m.notice = "a permission request was withdrawn"
+		}
+		if m.perm == nil && len(m.prompts) > 0 {
+			cmds = append(cmds, m.openPerm(m.prompts[0]))
+		}
+	}
+	cmds = append(cmds, m.prompter.wait(m.pseen, m.w.quit))
+	return tea.Batch(cmds...)
+}
+
+// openPerm shows request a over whatever is on screen, rings the bell and
+// starts the grace period.
+func (m *Model) openPerm(a pendingAsk) tea.Cmd {
+	if m.overlay != overlayPermission {
+		m.under = m.overlay
+	}
+	m.overlay = overlayPermission
+	m.perm = newPermDialog(a, m.th)
+	cmds := []tea.Cmd{tea.Raw(bell)}
+	if m.after != nil {
+		cmds = append(cmds, m.after(permGrace, graceMsg{id: a.id}))
+	}
+	return tea.Batch(cmds...)
+}
+
+// closePerm puts back the overlay the dialog covered.
+func (m *Model) closePerm() {
+	m.perm = nil
+	m.overlay, m.under = m.under, overlayNone
+	if m.overlay == overlayPull && m.pull == nil {
+		m.overlay = overlayNone
+	}
+}
+
+// show opens overlay o, or queues it behind a permission dialog.
+func (m *Model) show(o overlay) {
+	if m.overlay == overlayPermission {
+		m.under = o
+		return
+	}
+	m.overlay = o
+}
+
+// waiting is the number of requests queued behind the dialog: those the
+// Prompter holds or, when more, those the running turn has asked about
+// and not had decided (the broker hands the Prompter one at a time).
+func (m Model) waiting() int {
+	n := len(m.prompts)
+	if m.run != nil {
+		n = max(n, m.run.extras.asking())
+	}
+	if m.perm != nil && n > 0 {
+		n--
+	}
+	return n
+}
+
+// answerPerm answers the dialog showing and opens the next one, if any.
+func (m *Model) answerPerm(d permissions.Decision) tea.Cmd {
+	p := m.perm
+	if m.prompter.answer(p.id, d) {
+		m.gone[p.id] = true
+	}
+	m.prompts = slices.DeleteFunc(m.prompts, func(a pendingAsk) bool { return a.id == p.id })
+	m.closePerm()
+	if len(m.prompts) > 0 {
+		return m.openPerm(m.prompts[0])
+	}
+	return nil
+}
+
+// permKey drives the dialog: ↑/↓/pgup/pgdn scroll the arguments at any
+// time; the answers only once the grace period is over. A key for an
+// answer the request does not offer does nothing.
+func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
+	p := m.perm
+	if p == nil {
+		m.closePerm()
+		return nil
+	}
+	s := msg.String()
+	if p.noting {
+		switch s {
+		case "enter":
+			return m.answerPerm(permissions.Decision{Answer: permissions.AnswerDeny, Note: strings.TrimSpace(p.note.Value())})
+		case "esc":
+			p.noting = false
+			p.note.Blur()
+			return nil
+		}
+		var cmd tea.Cmd
+		p.note, cmd = p.note.Update(msg)
+		return cmd
+	}
+	h := m.height - 1
+	switch s {
+	case "up":
+		p.scrollBy(m.th, -1, m.width, h)
+		return nil
+	case "down":
+		p.scrollBy(m.th, 1, m.width, h)
+		return nil
+	case "pgup":
+		p.scrollBy(m.th, -p.page(m.th, m.width, h), m.width, h)
+		return nil
+	case "pgdown":
+		p.scrollBy(m.th, p.page(m.th, m.width, h), m.width, h)
+		return nil
+	}
+	if !p.armed {
+		return nil
+	}
+	allow := func(a permissions.Answer) tea.Cmd {
+		if !p.offered(a) {
+			return nil
+		}
+		return m.answerPerm(permissions.Decision{Answer: a})
+	}
+	switch s {
+	case "o":
+		return allow(permissions.AnswerOnce)
+	case "s":
+		return allow(permissions.AnswerSession)
+	case "p":
+		return allow(permissions.AnswerPermanent)
+	case "d", "esc":
+		return m.answerPerm(permissions.Decision{Answer: permissions.AnswerDeny})
+	case "n":
+		p.noting = true
+		p.note.Reset()
+		p.note.SetWidth(max(dialogWidth(m.width)-4-3, 1))
+		return p.note.Focus()
+	}
+	return nil
+}
+
+// permWheel scrolls the arguments with the mouse wheel.
+func (m *Model) permWheel(msg tea.MouseWheelMsg) {
+	if m.perm == nil {
+		return
+	}
+	switch msg.Button {
+	case tea.MouseWheelUp:
+		m.perm.scrollBy(m.th, -1, m.width, m.height-1)
+	case tea.MouseWheelDown:
+		m.perm.scrollBy(m.th, 1, m.width, m.height-1)
+	}
+}

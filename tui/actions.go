@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
 )
 
@@ -31,8 +33,18 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.pullKey(msg)
 	case overlayPermission:
 		return m.permKey(msg)
+	case overlayManager:
+		return m.managerKey(msg)
+	case overlayApps:
+		return m.appsKey(msg)
 	}
 	switch {
+	case key.Matches(msg, m.keys.Perms):
+		return m.openManager(tabGrants)
+	case key.Matches(msg, m.keys.Trusted):
+		return m.toggleTrusted()
+	case key.Matches(msg, m.keys.Apps):
+		return m.openApps()
 	case key.Matches(msg, m.keys.Cancel):
 		m.cancelTurn()
 	case key.Matches(msg, m.keys.Send):
@@ -89,6 +101,10 @@ func (m *Model) send() tea.Cmd {
 	if strings.TrimSpace(q) == "" {
 		return nil
 	}
+	if cmd, ok := m.command(strings.TrimSpace(q)); ok {
+		m.input.reset()
+		return cmd
+	}
 	if m.run != nil {
 		m.notice = "still answering — esc cancels it; your text stays here"
 		return nil
@@ -105,6 +121,23 @@ func (m *Model) send() tea.Cmd {
 		return tea.Batch(createChat(m.b, m.chat.chat.Private, r.id), m.tick())
 	}
 	return tea.Batch(m.startRun(r), m.tick())
+}
+
+// command runs a slash command typed in the input: /permissions, /log
+// (the manager's action log), /apps and /trusted. Any other text is a
+// query, even one that starts with a slash.
+func (m *Model) command(q string) (tea.Cmd, bool) {
+	switch q {
+	case "/permissions", "/grants":
+		return m.openManager(tabGrants), true
+	case "/log":
+		return m.openManager(tabLog), true
+	case "/apps":
+		return m.openApps(), true
+	case "/trusted":
+		return m.toggleTrusted(), true
+	}
+	return nil, false
 }
 
 // startRun hands a run to a worker and returns the Cmd that reads it.
@@ -179,8 +212,12 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 		return nil
 	}
 	r.apply(msg.events, m.bar.working)
+	var reload tea.Cmd
+	if m.mgr != nil && slices.ContainsFunc(msg.events, func(e hub.Event) bool { return e.Kind == hub.EventDecision }) {
+		reload = loadPerms(m.opts.Broker) // the manager shows what was just decided
+	}
 	if !msg.done {
-		return r.wait
+		return tea.Batch(r.wait, reload)
 	}
 	m.run = nil
 	if r.cancelling && m.notice == "cancelling…" {
@@ -213,7 +250,7 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 		m.pull.query = r.query
 		m.show(overlayPull)
 	}
-	return cmd
+	return tea.Batch(cmd, reload)
 }
 
 func (m *Model) onChatLoaded(msg chatLoadedMsg) {

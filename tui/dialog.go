@@ -21,7 +21,8 @@ type permDialog struct {
 	req    permissions.Request
 	args   []string // the arguments, pretty-printed, one JSON line each
 	armed  bool
-	noting bool // typing the note of a deny
+	noting bool        // typing the note of a deny
+	caveat *caveatStep // choosing the limits of a session or permanent grant
 	note   textinput.Model
 	scroll int // the first argument line shown
 }
@@ -254,8 +255,12 @@ func argLines(pretty []string, w int) []string {
 }
 
 // answerLines are the keys the dialog answers to, packed into lines (in
-// few words when short); while typing a note, its prompt and input.
+// few words when short); while typing a note, its prompt and input; while
+// choosing a grant's limits, the caveat step.
 func (p *permDialog) answerLines(th theme, iw int, short bool) []string {
+	if p.caveat != nil {
+		return p.caveat.lines(th, p.req, iw, short)
+	}
 	if p.noting {
 		head := fmt.Sprintf("note to %s — enter denies with it · esc back", clean(p.req.Subject))
 		return append(strings.Split(fitWidth(head, iw), "\n"), ansi.Truncate(p.note.View(), iw, ""))

@@ -10,13 +10,29 @@
 // conversation (chat.go, with Markdown by glamour in markdown.go), the
 // input (input.go), the status bar (statusbar.go), the chats list
 // (chatlist.go), the pull dialog (pull.go), the permission dialog
-// (dialog.go, driven by permit.go) and the help overlay (overlay.go); one
-// dialog at a time is drawn over the chat and takes the keys, and a
-// permission dialog covers any other until it is answered. A turn's app
+// (dialog.go, driven by permit.go), the help overlay (overlay.go) and the
+// full screens below; one dialog at a time is drawn over the chat and
+// takes the keys, and a permission dialog covers any other until it is
+// answered. A turn's app
 // calls and permission decisions (activity.go) and its results card
 // (results.go) are drawn inside the turn. Key handling and the reactions
 // to backend answers live in actions.go, bindings in keys.go, colours in
 // styles.go.
+//
+// # Screens
+//
+// Two full screens replace the chat above the status bar (screen.go lays
+// them out: a title, a filter or description line, a table with a cursor,
+// a detail pane, a footer of keys); a permission dialog still opens over
+// them. The permission manager (manager.go; ctrl+g or /permissions, /log
+// for its second tab) lists the broker's grants and the config rules
+// (grants.go) and its action log (actionlog.go): / filters as you type, r,
+// R and X revoke after a y, e exports the log as JSON Lines to the data
+// dir. The apps screen (appsview.go; ctrl+a or /apps) lists the installed
+// apps and enables or disables them through Options.Apps. ctrl+y (or
+// /trusted) toggles the broker's trusted-session mode; the status bar
+// shows TRUSTED while it is on. Their data comes through Cmds
+// (permsMsg, appsMsg), never from View.
 //
 // # Permissions
 //
@@ -27,6 +43,11 @@
 // a bell, and keys ignored for a grace period so typing in the chat cannot
 // answer it); the others wait in arrival order and the status bar counts
 // them. A request whose ctx ends leaves the queue and its dialog closes.
+// s and p do not answer at once: the caveat step (caveats.go) first lets
+// the user limit the grant — an expiry, a number of uses, one argument
+// held to its value or folder — shows the exact scope being saved, and
+// returns the limits in Decision.Caveats. Irreversible requests offer
+// neither s nor p.
 //
 // # Concurrency
 //

@@ -10,7 +10,10 @@ import (
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 )
 
-var hostPort = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
+var (
+	hostPort = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
+	randomID = regexp.MustCompile(`\b[0-9a-f]{12}\b`) // grant and request ids
+)
 
 const markdownAnswer = "## Listing files\n\nUse one of these:\n\n- `ls -la` for details\n- `tree` for a tree\n\n```sh\nls -la /tmp\n```\n\nThat's it."
 
@@ -74,6 +77,41 @@ var scenes = []struct {
 		d.ask(ridesQuery)
 		return d
 	}},
+	// The permission manager over the seeded broker: grants and rules,
+	// then the action log.
+	{"grants", func(t *testing.T, w, h int) *driver {
+		d, _ := managerRig(t, w, h)
+		d.key(ctrl('g'))
+		d.idle()
+		return d
+	}},
+	{"actionlog", func(t *testing.T, w, h int) *driver {
+		d, _ := managerRig(t, w, h)
+		d.key(ctrl('g'))
+		d.idle()
+		d.key(keyTab)
+		return d
+	}},
+	// The dialog's second step after s: 1 hour, 5 uses.
+	{"caveats", func(t *testing.T, w, h int) *driver {
+		d, p := caveatDriver(t, w, h)
+		prompt(t, d, p, draftRequest)
+		d.key(char('s'))
+		d.key(keyRight)
+		d.key(keyDown)
+		d.key(keyRight)
+		d.key(keyRight)
+		return d
+	}},
+	{"apps", func(t *testing.T, w, h int) *driver {
+		d := appsRig(t, w, h, &appSwitch{off: map[string]bool{"creative_muse": true}})
+		d.key(ctrl('a'))
+		d.idle()
+		for range 6 {
+			d.key(keyDown) // mail
+		}
+		return d
+	}},
 	{"vanilla", func(t *testing.T, w, h int) *driver {
 		r := newRig(t, replies(ollamatest.Text("One context, every app: nothing is isolated.")))
 		opts := r.options()
@@ -91,8 +129,10 @@ func TestGoldenViews(t *testing.T) {
 			t.Run(fmt.Sprintf("%s_%dx%d", sc.name, size[0], size[1]), func(t *testing.T) {
 				t.Parallel()
 				d := sc.build(t, size[0], size[1])
-				// The scripted server's port changes from run to run.
-				golden.RequireEqual(t, hostPort.ReplaceAllString(d.view(), "http://HOST"))
+				// The scripted server's port and the broker's ids change
+				// from run to run.
+				v := hostPort.ReplaceAllString(d.view(), "http://HOST")
+				golden.RequireEqual(t, randomID.ReplaceAllString(v, "<id>"))
 			})
 		}
 	}

@@ -30,6 +30,9 @@ func newInput(th theme, keys keyMap) input {
 	ta.KeyMap.LineNext = key.NewBinding(key.WithKeys("down"))
 	ta.KeyMap.LinePrevious = key.NewBinding(key.WithKeys("up"))
 	ta.KeyMap.TransposeCharacterBackward = key.NewBinding(key.WithDisabled())
+	// ctrl+a and ctrl+g belong to the root model too.
+	ta.KeyMap.LineStart = key.NewBinding(key.WithKeys("home"))
+	ta.KeyMap.SelectAll = key.NewBinding(key.WithDisabled())
 	ta.SetVirtualCursor(false)
 	ta.SetStyles(th.textareaStyles())
 	ta.Focus()

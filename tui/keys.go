@@ -4,7 +4,8 @@ import "charm.land/bubbles/v2/key"
 
 // keyMap holds every binding the UI answers to. The root model checks
 // these before the input sees a key, so they win over the textarea's own
-// bindings (ctrl+n, ctrl+p and ctrl+t mean something else there).
+// bindings (ctrl+n, ctrl+p, ctrl+t, ctrl+g and ctrl+a mean something else
+// there; home still goes to the start of the line).
 type keyMap struct {
 	Send     key.Binding
 	Newline  key.Binding
@@ -16,6 +17,9 @@ type keyMap struct {
 	Private  key.Binding
 	PageUp   key.Binding
 	PageDown key.Binding
+	Perms    key.Binding
+	Trusted  key.Binding
+	Apps     key.Binding
 	Help     key.Binding
 	Quit     key.Binding
 }
@@ -30,20 +34,27 @@ func defaultKeys() keyMap {
 		Chats:    key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "chats")),
 		NewChat:  key.NewBinding(key.WithKeys("ctrl+n"), key.WithHelp("ctrl+n", "new chat")),
 		Private:  key.NewBinding(key.WithKeys("ctrl+p"), key.WithHelp("ctrl+p", "new private chat")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "scroll up (or mouse wheel)")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup/pgdn", "scroll (or mouse wheel)")),
 		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "scroll down")),
+		Perms:    key.NewBinding(key.WithKeys("ctrl+g"), key.WithHelp("ctrl+g", "permissions: grants and action log (/permissions)")),
+		Trusted:  key.NewBinding(key.WithKeys("ctrl+y"), key.WithHelp("ctrl+y", "trusted session on / off (/trusted)")),
+		Apps:     key.NewBinding(key.WithKeys("ctrl+a"), key.WithHelp("ctrl+a", "apps (/apps)")),
 		Help:     key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?", "help (when the input is empty; f1 always)")),
 		Quit:     key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 	}
 }
 
-// help lists the bindings in the order the help overlay shows them.
+// help lists the bindings in the order the help overlay shows them
+// (PageUp's line names pgdn too).
 func (k keyMap) help() []key.Binding {
-	return []key.Binding{k.Send, k.Newline, k.Cancel, k.Retry, k.Thinking, k.Chats, k.NewChat, k.Private, k.PageUp, k.PageDown, k.Help, k.Quit}
+	return []key.Binding{k.Send, k.Newline, k.Cancel, k.Retry, k.Thinking, k.Chats, k.NewChat, k.Private, k.PageUp, k.Perms, k.Trusted, k.Apps, k.Help, k.Quit}
 }
 
-// permHelp is the permission dialog's key line.
-const permHelp = "permission dialog: o once · s session · p permanently · d deny · n deny with a note · esc deny · ↑/↓ scroll"
+// permHelp is the permission dialog's key lines, for the help overlay.
+var permHelp = []string{
+	"dialog: o once · s session · p permanently · d deny · n note · ↑/↓",
+	"  after s or p, its limits: ←/→ choose · enter save · esc back",
+}
 
 // listHelp is the chats list's own key line.
 const listHelp = "↑/↓ move · enter open · n new · p private · d delete · esc close"

@@ -119,10 +119,13 @@ type driver struct {
 	raw     []any    // what tea.Raw wrote to the terminal (the bell)
 }
 
-func newDriver(t *testing.T, opts Options, w, h int) *driver {
+func newDriver(t *testing.T, opts Options, w, h int, prep ...func(*Model)) *driver {
 	t.Helper()
 	m := New(opts)
 	m.after, m.throttle = nil, 0
+	for _, p := range prep {
+		p(&m)
+	}
 	d := &driver{t: t, m: m, msgs: make(chan tea.Msg, 64)}
 	t.Cleanup(d.close)
 	d.exec(m.Init())
@@ -293,6 +296,12 @@ var (
 	keyDown     = tea.KeyPressMsg{Code: tea.KeyDown}
 	keyPgUp     = tea.KeyPressMsg{Code: tea.KeyPgUp}
 	keyPgDown   = tea.KeyPressMsg{Code: tea.KeyPgDown}
+	keyTab      = tea.KeyPressMsg{Code: tea.KeyTab}
+	keyEnd      = tea.KeyPressMsg{Code: tea.KeyEnd}
+	keyUp       = tea.KeyPressMsg{Code: tea.KeyUp}
+	keyLeft     = tea.KeyPressMsg{Code: tea.KeyLeft}
+	keyRight    = tea.KeyPressMsg{Code: tea.KeyRight}
+	keySpace    = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
 )
 
 func ctrl(r rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: r, Mod: tea.ModCtrl} }

@@ -47,6 +47,28 @@ type Options struct {
 	// Vanilla marks the unsafe single-context baseline (--vanilla): the
 	// header and the status bar say so.
 	Vanilla bool
+
+	// Broker, when set, is the permission broker (*permissions.Broker):
+	// the permission manager (ctrl+g, /permissions) lists and revokes its
+	// grants and shows its action log; ctrl+y (/trusted) toggles its
+	// trusted-session mode.
+	Broker Permissions
+	// Rules are the config's permission rules, listed by the manager.
+	Rules []RuleView
+	// DataDir is where the manager exports the action log ("" = the
+	// system's temporary folder).
+	DataDir string
+	// Registry is the installed apps, listed by the apps screen (ctrl+a,
+	// /apps); *apps.Registry satisfies it.
+	Registry Installed
+	// Apps enables and disables apps from the apps screen; nil: the toggle
+	// says it is not available.
+	Apps AppSwitch
+	// AppModel names the model an app's spoke uses (nil or "": the
+	// manifest's, else SpokeModel).
+	AppModel func(app string) string
+	// AppSource is where each MCP app runs: its command line or URL.
+	AppSource map[string]string
 }
 
 // Model is the root Bubble Tea model. Its children are plain structs
@@ -88,6 +110,11 @@ type Model struct {
 	gone     map[uint64]bool // answered here, maybe not yet out of a snapshot
 	perm     *permDialog     // the dialog showing, if any
 	under    overlay         // the overlay it covers, restored when it closes
+
+	// Full screens (screen.go): the permission manager and the apps.
+	mgr     *manager
+	appsv   *appsView
+	trusted bool // the broker's trusted-session mode, as last seen
 
 	// after schedules msg after d; nil turns timers off (tests).
 	after func(d time.Duration, msg tea.Msg) tea.Cmd
@@ -135,6 +162,9 @@ func newModel(ctx context.Context, opts Options) Model {
 		gone:     map[uint64]bool{},
 	}
 	m.bar.vanilla = opts.Vanilla
+	if opts.Broker != nil {
+		m.trusted = opts.Broker.Trusted()
+	}
 	m.bar.hubModel = m.b.HubModel() // a name the hub holds, not a call out
 	m.chat = m.newChatView(opts.Private && opts.ResumeChat == "")
 	if opts.ResumeChat != "" {
@@ -193,6 +223,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.chat.scroll(msg, false)
 		case overlayPermission:
 			m.permWheel(msg)
+		case overlayManager:
+			m.managerWheel(msg)
 		}
 	case tea.PasteMsg:
 		switch {
@@ -202,7 +234,17 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			var cmd tea.Cmd
 			m.perm.note, cmd = m.perm.note.Update(msg)
 			return cmd
+		case m.overlay == overlayManager && m.mgr != nil && m.mgr.typing:
+			var cmd tea.Cmd
+			m.mgr.filter, cmd = m.mgr.filter.Update(msg)
+			return cmd
 		}
+	case permsMsg:
+		m.onPerms(msg)
+	case exportMsg:
+		m.onExport(msg)
+	case appsMsg:
+		m.onApps(msg)
 	case promptsMsg:
 		return m.onPrompts(msg)
 	case graceMsg:
@@ -325,30 +367,17 @@ func (m Model) View() tea.View {
 // status bar, and the status bar. Each part sizes itself to the width;
 // the resize test holds them to that.
 func (m Model) parts() ([]string, string) {
-	top := strings.Join([]string{m.header(), m.chat.vp.View(), m.rule(), m.input.view()}, "\n")
-	if m.overlay != overlayNone {
+	top, full := m.screenView()
+	if !full {
+		top = strings.Join([]string{m.header(), m.chat.vp.View(), m.rule(), m.input.view()}, "\n")
+	}
+	if m.overlay != overlayNone && m.overlay != overlayManager && m.overlay != overlayApps {
 		top = overlayOn(top, m.dialog(), m.width, m.height-1)
 	}
 	bar := m.bar
 	bar.waiting = m.waiting()
+	bar.trusted = m.trusted
 	return strings.Split(top, "\n"), bar.view(m.th, m.width, m.title(), m.chat.chat.Private, m.run != nil)
-}
-
-// fitLines cuts or pads lines to exactly n, each at most width wide.
-func fitLines(lines []string, width, n int) []string {
-	n = max(n, 0)
-	if len(lines) > n {
-		lines = lines[:n]
-	}
-	for len(lines) < n {
-		lines = append(lines, "")
-	}
-	for i, l := range lines {
-		if ansi.StringWidth(l) > width {
-			lines[i] = ansi.Truncate(l, width, "")
-		}
-	}
-	return lines
 }
 
 func (m Model) dialog() string {

@@ -17,6 +17,8 @@ const (
 	overlayChats
 	overlayPull
 	overlayPermission // a permission request (dialog.go); covers any other
+	overlayManager    // the permission manager, a full screen (manager.go)
+	overlayApps       // the apps screen, a full screen (appsview.go)
 )
 
 // dialogWidth is how wide a dialog is on a screen width wide.
@@ -61,6 +63,10 @@ func helpView(th theme, keys keyMap, width, height int) string {
 		h := b.Help()
 		lines = append(lines, th.key.Render(h.Key+strings.Repeat(" ", kw-ansi.StringWidth(h.Key)))+"  "+h.Desc)
 	}
-	lines = append(lines, "", th.dim.Render("chats list: "+listHelp), th.dim.Render(permHelp), th.dim.Render("esc closes"))
+	lines = append(lines, "", th.dim.Render("chats: ↑/↓ · enter open · n new · p private · d delete"))
+	for _, l := range permHelp {
+		lines = append(lines, th.dim.Render(l))
+	}
+	lines = append(lines, th.dim.Render("esc closes"))
 	return box(th, lines, dialogWidth(width), height)
 }

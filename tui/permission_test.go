@@ -206,6 +206,7 @@ func TestPromptsQueueAndTheStatusBarCountsThem(t *testing.T) {
 	}
 	d.graceOver()
 	d.key(char('s'))
+	d.key(keyEnter) // the caveat step: no limits
 	a := <-first
 	if a.err != nil || a.d.Answer != permissions.AnswerSession {
 		t.Fatalf("first answer %+v", a)

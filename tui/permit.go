@@ -115,7 +115,8 @@ func (m *Model) answerPerm(d permissions.Decision) tea.Cmd {
 
 // permKey drives the dialog: ↑/↓/pgup/pgdn scroll the arguments at any
 // time; the answers only once the grace period is over. A key for an
-// answer the request does not offer does nothing.
+// answer the request does not offer does nothing. s and p open the caveat
+// step (caveats.go), where the grant's limits are chosen before it is saved.
 func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 	p := m.perm
 	if p == nil {
@@ -136,6 +137,9 @@ func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 		p.note, cmd = p.note.Update(msg)
 		return cmd
 	}
+	if p.caveat != nil && s != "pgup" && s != "pgdown" {
+		return m.caveatKey(s)
+	}
 	h := m.height - 1
 	switch s {
 	case "up":
@@ -154,19 +158,23 @@ func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 	if !p.armed {
 		return nil
 	}
-	allow := func(a permissions.Answer) tea.Cmd {
-		if !p.offered(a) {
-			return nil
+	// s and p save a grant: its limits are chosen first (caveats.go).
+	limit := func(a permissions.Answer) tea.Cmd {
+		if p.offered(a) {
+			p.caveat = newCaveatStep(a, p.req)
 		}
-		return m.answerPerm(permissions.Decision{Answer: a})
+		return nil
 	}
 	switch s {
 	case "o":
-		return allow(permissions.AnswerOnce)
+		if p.offered(permissions.AnswerOnce) {
+			return m.answerPerm(permissions.Decision{Answer: permissions.AnswerOnce})
+		}
+		return nil
 	case "s":
-		return allow(permissions.AnswerSession)
+		return limit(permissions.AnswerSession)
 	case "p":
-		return allow(permissions.AnswerPermanent)
+		return limit(permissions.AnswerPermanent)
 	case "d", "esc":
 		return m.answerPerm(permissions.Decision{Answer: permissions.AnswerDeny})
 	case "n":

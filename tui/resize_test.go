@@ -75,3 +75,31 @@ func check(t *testing.T, d *driver, name string) {
 	}
 	d.send(tea.WindowSizeMsg{Width: 80, Height: 24})
 }
+
+// The full screens in each of their states fit every size too.
+func TestScreensNeverOverflow(t *testing.T) {
+	t.Parallel()
+	d, _ := managerRig(t, 80, 24)
+	d.key(ctrl('g'))
+	d.idle()
+	for _, st := range []struct {
+		name string
+		prep func()
+	}{
+		{"detail", func() { d.key(keyDown); d.key(keyEnter) }},
+		{"filtering", func() { d.key(keyEsc); d.key(char('/')); d.typeText("mail drive") }},
+		{"confirm", func() { d.key(keyEnter); d.key(char('X')) }},
+		{"log", func() { d.key(char('n')); d.key(keyTab) }},
+		{"log detail", func() { d.key(keyEsc); d.key(keyDown); d.key(keyDown); d.key(keyDown); d.key(keyEnter) }},
+		{"log detail scrolled", func() { d.key(keyPgDown); d.key(keyDown) }},
+	} {
+		st.prep()
+		check(t, d, "manager "+st.name)
+	}
+	a := appsRig(t, 80, 24, &appSwitch{off: map[string]bool{}})
+	a.key(ctrl('a'))
+	a.idle()
+	check(t, a, "apps")
+	a.key(keyEnter)
+	check(t, a, "apps detail")
+}

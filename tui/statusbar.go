@@ -58,6 +58,7 @@ type statusBar struct {
 	working              map[string]bool
 	vanilla              bool // --vanilla: the unsafe baseline
 	waiting              int  // permission requests waiting behind the dialog
+	trusted              bool // trusted-session mode is on
 }
 
 // segment is one part of the status bar; drop orders what goes first
@@ -76,6 +77,9 @@ func (s statusBar) view(th theme, width int, title string, private, running bool
 	}
 	if s.vanilla {
 		segs = append(segs, segment{text: " UNSAFE: vanilla ", style: plain(th.unsafe.Render)})
+	}
+	if s.trusted {
+		segs = append(segs, segment{text: " TRUSTED ", style: plain(th.trustedBadge().Render)})
 	}
 	if s.waiting > 0 {
 		segs = append(segs, segment{text: fmt.Sprintf("⚑ %d waiting", s.waiting), style: plain(th.statusWaiting().Render)})

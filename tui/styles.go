@@ -87,6 +87,11 @@ func (t theme) statusDown() lipgloss.Style {
 
 func (t theme) statusPrivate() lipgloss.Style { return t.private }
 
+// trustedBadge marks trusted-session mode: fewer questions are asked.
+func (t theme) trustedBadge() lipgloss.Style {
+	return lipgloss.NewStyle().Foreground(lipgloss.Color("232")).Background(t.warn.GetForeground()).Bold(true)
+}
+
 // statusWaiting colours the count of permission requests waiting.
 func (t theme) statusWaiting() lipgloss.Style {
 	return t.status.Foreground(t.warn.GetForeground()).Bold(true)

@@ -1,0 +1,262 @@
+package tui
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/bulkhead-dev/bulkhead/permissions"
+)
+
+// The action log tab: every request the broker decided, with who decided
+// (user, grant, rule, policy), and the notes the hub logged (masked text,
+// plan fallbacks, off-plan reads), newest first; / searches every field,
+// e exports what the search lets through as JSON Lines.
+
+// logRow is an entry with the lower-case text the search looks in.
+type logRow struct {
+	e   permissions.Entry
+	hay string
+}
+
+// logRows orders entries newest first.
+func logRows(entries []permissions.Entry) []logRow {
+	out := make([]logRow, len(entries))
+	for i, e := range entries {
+		out[len(entries)-1-i] = logRow{e: e, hay: logHay(e)}
+	}
+	return out
+}
+
+func logHay(e permissions.Entry) string {
+	var words []string
+	if n := e.Note; n != nil {
+		words = []string{"note", n.Kind, n.Subject, n.Detail}
+	} else {
+		r, d := e.Request, e.Decision
+		words = []string{r.ID, string(r.Kind), r.Subject, r.Object, r.Function, string(r.Args), r.Detail, r.Warning,
+			verdict(d), string(d.Source), d.Note, d.Rule, d.GrantID}
+	}
+	return strings.ToLower(fmt.Sprintf("#%d %s", e.Seq, strings.Join(words, " ")))
+}
+
+// verdict is a decision in a word or two.
+func verdict(d permissions.Decision) string {
+	if !d.Allowed {
+		return "denied"
+	}
+	return "allowed " + string(d.Answer)
+}
+
+// logItems are the entries the search lets through, newest first.
+func (g *manager) logItems() []permissions.Entry {
+	f := g.filter.Value()
+	var out []permissions.Entry
+	for _, r := range g.log {
+		if matchAll(r.hay, f) {
+			out = append(out, r.e)
+		}
+	}
+	return out
+}
+
+var logCols = []column{
+	{title: "#", min: 3, max: 5, drop: 5},
+	{title: "TIME", min: 8, max: 12, drop: 4},
+	{title: "KIND", min: 12, max: 12},
+	{title: "REQUEST", min: 16, max: 44},
+	{title: "DECISION", min: 11, max: 11},
+	{title: "BY", min: 6, max: 6},
+	{title: "NOTE", min: 12, drop: 3},
+}
+
+func (g *manager) logBody(th theme, w int, lay screenLayout, now time.Time) (head, list, detail []string, label string) {
+	items := g.logItems()
+	cells := make([][]cell, len(items))
+	for i, e := range items {
+		cells[i] = logCells(th, e, now)
+	}
+	widths := fitColumns(logCols, w-2, cells)
+	head = []string{tableHead(th, logCols, widths, w)}
+	cur := g.cursor[tabLog]
+	if len(items) == 0 {
+		empty := "  nothing logged yet"
+		if g.filter.Value() != "" {
+			empty = "  no entry matches the search"
+		}
+		return head, []string{th.dim.Render(empty)}, nil, "detail"
+	}
+	first := window(len(items), lay.list, cur)
+	for i := first; i < len(items) && i < first+max(lay.list, 1); i++ {
+		list = append(list, tableRow(th, cells[i], widths, w, i == cur))
+	}
+	e := items[cur]
+	label = fmt.Sprintf("entry #%d", e.Seq)
+	return head, list, wrapLines(logDetail(th, e, now), w-1), label
+}
+
+func logCells(th theme, e permissions.Entry, now time.Time) []cell {
+	seq, at := cell{text: fmt.Sprint(e.Seq), st: th.dim}, cell{text: stamp(e.Time, now), st: th.dim}
+	if n := e.Note; n != nil {
+		return []cell{seq, at, {text: "note", st: th.warn}, plainCell(n.Subject), {text: n.Kind, st: th.warn}, {text: "hub", st: th.dim}, {text: n.Detail, st: th.dim}}
+	}
+	r, d := e.Request, e.Decision
+	what := target(r)
+	if r.Function != "" && !strings.Contains(what, r.Function) {
+		what += " · " + r.Function
+	}
+	dec := cell{text: "✓ " + string(d.Answer), st: th.ok}
+	if !d.Allowed {
+		dec = cell{text: "✗ denied", st: th.err}
+	}
+	note := d.Note
+	if note == "" && d.Source == permissions.SourceRule {
+		note = shortWhere(d.Rule)
+	}
+	kind := plainCell(string(r.Kind))
+	if r.IsIrreversible() {
+		kind.st = th.err
+	}
+	return []cell{seq, at, kind, plainCell(what), dec, plainCell(string(d.Source)), {text: note, st: th.dim}}
+}
+
+// shortWhere is a rule's location with the file's folder left out:
+// "config.yaml: permissions.rules[0]".
+func shortWhere(where string) string {
+	file, key, ok := strings.Cut(where, ": ")
+	if !ok {
+		return where
+	}
+	return filepath.Base(file) + ": " + key
+}
+
+// logDetail is an entry in full: the request with its arguments and the
+// hub's warning, and the decision with who made it.
+func logDetail(th theme, e permissions.Entry, now time.Time) []styled {
+	head := fmt.Sprintf("#%d · %s", e.Seq, longStamp(e.Time, now))
+	if n := e.Note; n != nil {
+		return []styled{
+			{text: head + " · note: " + clean(n.Kind), st: th.boxTitle},
+			{text: "about:  " + clean(n.Subject)},
+			{text: clean(n.Detail)},
+		}
+	}
+	r, d := e.Request, e.Decision
+	facts := []string{string(r.Kind), arrow(r.Subject, r.Object)}
+	if r.Function != "" {
+		facts = append(facts, r.Function)
+	}
+	if r.Expected {
+		facts = append(facts, "expected by the plan")
+	} else {
+		facts = append(facts, "NOT expected by the plan")
+	}
+	if r.IsIrreversible() {
+		facts = append(facts, "cannot be undone")
+	}
+	out := []styled{
+		{text: head + " · request " + clean(r.ID), st: th.boxTitle},
+		{text: clean(strings.Join(facts, " · "))},
+	}
+	if r.Detail != "" {
+		out = append(out, styled{text: "detail: " + clean(r.Detail)})
+	}
+	if r.Warning != "" {
+		st := th.warn
+		if dangerous(r.Warning) {
+			st = th.err
+		}
+		out = append(out, styled{text: "⚠ " + clean(r.Warning), st: st})
+	}
+	by := fmt.Sprintf("decision: %s by %s", verdict(d), d.Source)
+	st := th.ok
+	if !d.Allowed {
+		st = th.err
+	}
+	out = append(out, styled{text: by, st: st})
+	for _, x := range [][2]string{{"note", d.Note}, {"rule", d.Rule}, {"grant", d.GrantID}, {"limits", strings.Join(caveatWords(d.Caveats, now, false), " · ")}} {
+		if x[1] != "" {
+			out = append(out, styled{text: "  " + x[0] + ": " + clean(x[1])})
+		}
+	}
+	if args := prettyArgs(r.Args); len(args) > 0 {
+		out = append(out, styled{text: "args:"})
+		for _, a := range args {
+			out = append(out, styled{text: "  " + a, st: th.dim})
+		}
+	}
+	return out
+}
+
+// exportMsg answers exportLog.
+type exportMsg struct {
+	path string
+	n    int
+	err  error
+}
+
+// exportLog writes entries, oldest first, one JSON object a line, to a new
+// file actions-<time>.jsonl in dir (the data dir; the temporary folder when
+// there is none), readable by the user only.
+func exportLog(entries []permissions.Entry, dir string, now time.Time) tea.Cmd {
+	entries = slices.Clone(entries)
+	slices.Reverse(entries)
+	return func() tea.Msg {
+		if dir == "" {
+			dir = os.TempDir()
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		for _, e := range entries {
+			if err := enc.Encode(e); err != nil {
+				return exportMsg{err: err}
+			}
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return exportMsg{err: err}
+		}
+		base := "actions-" + now.Format("20060102-150405")
+		for i := 1; ; i++ {
+			name := base + ".jsonl"
+			if i > 1 {
+				name = fmt.Sprintf("%s-%d.jsonl", base, i)
+			}
+			p := filepath.Join(dir, name)
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if errors.Is(err, fs.ErrExist) && i < 100 {
+				continue
+			}
+			if err != nil {
+				return exportMsg{err: err}
+			}
+			_, err = f.Write(buf.Bytes())
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			return exportMsg{path: p, n: len(entries), err: err}
+		}
+	}
+}
+
+func (m *Model) onExport(msg exportMsg) {
+	if m.mgr == nil {
+		if msg.err == nil {
+			m.notice = "exported the action log to " + msg.path
+		}
+		return
+	}
+	if msg.err != nil {
+		m.mgr.msg, m.mgr.msgErr = "export failed: "+msg.err.Error(), true
+		return
+	}
+	m.mgr.msg, m.mgr.msgErr = fmt.Sprintf("exported %s to %s", plural(msg.n, "entry"), msg.path), false
+}

@@ -1,0 +1,373 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/apps/mcp"
+)
+
+// Installed is the set of installed apps (*apps.Registry satisfies it).
+type Installed interface {
+	Names() []string
+	App(name string) (apps.App, bool)
+}
+
+// AppSwitch enables and disables installed apps (the hub implements it: a
+// disabled app's functionalities leave the planner's catalog).
+type AppSwitch interface {
+	Enabled(app string) bool
+	SetEnabled(app string, on bool) error
+}
+
+// mcpTools is what an MCP app (*mcp.App) tells of itself.
+type mcpTools interface {
+	Tools() []mcp.ToolInfo
+	Remote() bool
+}
+
+// appInfo is one row of the apps screen, read off the UI loop.
+type appInfo struct {
+	name   string
+	m      apps.Manifest
+	source string // built-in, demo, MCP stdio, MCP http
+	where  string // an MCP app's command line or URL
+	tools  []mcp.ToolInfo
+	model  string
+	on     bool
+}
+
+// appsView is the apps screen: every installed app with where it comes
+// from, its functions and their effects, clearance, labels, the model its
+// spoke uses, whether a spoke of it works now, and space to enable or
+// disable it (through Options.Apps).
+type appsView struct {
+	list   []appInfo
+	loaded bool
+	err    string
+	cursor int
+	msg    string
+	msgErr bool
+	full   bool
+	scroll int
+}
+
+// appsMsg answers loadApps and toggleApp.
+type appsMsg struct {
+	list    []appInfo
+	working []string
+	err     error
+	msg     string
+	msgErr  bool
+}
+
+func readApps(o Options, b Backend) appsMsg {
+	var msg appsMsg
+	msg.working = b.Working()
+	if o.Registry == nil {
+		return msg
+	}
+	for _, name := range o.Registry.Names() {
+		a, ok := o.Registry.App(name)
+		if !ok {
+			continue
+		}
+		in := appInfo{name: name, m: a.Manifest(), source: "built-in", on: true}
+		if in.m.Demo {
+			in.source = "demo"
+		}
+		if t, ok := a.(mcpTools); ok {
+			in.tools, in.source = t.Tools(), "MCP stdio"
+			if t.Remote() {
+				in.source = "MCP http"
+			}
+			in.where = o.AppSource[name]
+		}
+		in.model = in.m.Model
+		if o.AppModel != nil {
+			if md := o.AppModel(name); md != "" {
+				in.model = md
+			}
+		}
+		if in.model == "" {
+			in.model = o.SpokeModel
+		}
+		if o.Apps != nil {
+			in.on = o.Apps.Enabled(name)
+		}
+		msg.list = append(msg.list, in)
+	}
+	return msg
+}
+
+func loadApps(o Options, b Backend) tea.Cmd {
+	return func() tea.Msg { return readApps(o, b) }
+}
+
+func toggleApp(o Options, b Backend, name string, on bool) tea.Cmd {
+	return func() tea.Msg {
+		err := o.Apps.SetEnabled(name, on)
+		msg := readApps(o, b)
+		switch {
+		case err != nil:
+			msg.msg, msg.msgErr = fmt.Sprintf("could not %s %s: %v", onOff(on, "enable", "disable"), name, err), true
+		default:
+			msg.msg = name + onOff(on, " enabled", " disabled: the planner no longer routes to it")
+		}
+		return msg
+	}
+}
+
+func onOff(on bool, yes, no string) string {
+	if on {
+		return yes
+	}
+	return no
+}
+
+func (m *Model) openApps() tea.Cmd {
+	m.appsv = &appsView{}
+	m.show(overlayApps)
+	return loadApps(m.opts, m.b)
+}
+
+func (m *Model) closeApps() {
+	m.appsv = nil
+	if m.overlay == overlayApps {
+		m.overlay = overlayNone
+	}
+	if m.under == overlayApps {
+		m.under = overlayNone
+	}
+}
+
+func (m *Model) onApps(msg appsMsg) {
+	if m.run == nil {
+		m.bar.working = map[string]bool{}
+	}
+	for _, a := range msg.working {
+		m.bar.working[a] = true
+	}
+	v := m.appsv
+	if v == nil {
+		return
+	}
+	v.list, v.loaded = msg.list, true
+	if msg.msg != "" {
+		v.msg, v.msgErr = msg.msg, msg.msgErr
+	}
+	v.cursor = max(min(v.cursor, len(v.list)-1), 0)
+}
+
+// appsKey drives the apps screen.
+func (m *Model) appsKey(msg tea.KeyPressMsg) tea.Cmd {
+	v := m.appsv
+	if v == nil {
+		m.closeApps()
+		return nil
+	}
+	s := msg.String()
+	v.msg = ""
+	if v.full {
+		switch s {
+		case "enter", "esc", "q":
+			v.full = false
+		case "up", "k":
+			v.scroll = max(v.scroll-1, 0)
+		case "down", "j":
+			v.scroll++
+		}
+		return nil
+	}
+	switch s {
+	case "esc", "q", "ctrl+a":
+		m.closeApps()
+	case "up", "k":
+		v.cursor = max(v.cursor-1, 0)
+	case "down", "j":
+		v.cursor = max(min(v.cursor+1, len(v.list)-1), 0)
+	case "enter":
+		if len(v.list) > 0 {
+			v.full, v.scroll = true, 0
+		}
+	case "space", " ":
+		if v.cursor >= len(v.list) {
+			return nil
+		}
+		if m.opts.Apps == nil {
+			v.msg, v.msgErr = "enable / disable is not available in this build", true
+			return nil
+		}
+		a := v.list[v.cursor]
+		return toggleApp(m.opts, m.b, a.name, !a.on)
+	}
+	return nil
+}
+
+var appCols = []column{
+	{title: "APP", min: 16, max: 20},
+	{title: "SOURCE", min: 9, max: 9, drop: 1},
+	{title: "EFFECTS", min: 14, max: 32},
+	{title: "FUNCTIONS", min: 10, drop: 4},
+	{title: "MODEL", min: 11, max: 20, drop: 3},
+	{title: "STATE", min: 7, max: 7, drop: 2},
+	{title: "ON", min: 3, max: 3},
+}
+
+// effectStyle colours an effect: read green, write amber, irreversible red.
+func effectStyle(th theme, e apps.Effect) lipgloss.Style {
+	switch e {
+	case apps.EffectRead:
+		return th.ok
+	case apps.EffectWrite:
+		return th.warn
+	}
+	return th.err
+}
+
+// effects counts an app's functions by effect, worst first, and styles the
+// count by the worst.
+func effects(th theme, fs []apps.Function) cell {
+	n := map[apps.Effect]int{}
+	worst := apps.EffectRead
+	for _, f := range fs {
+		n[f.Effect]++
+		worst = apps.Stricter(worst, f.Effect)
+	}
+	var parts []string
+	for _, e := range []apps.Effect{apps.EffectIrreversible, apps.EffectWrite, apps.EffectRead} {
+		if n[e] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[e], e))
+		}
+	}
+	return cell{text: strings.Join(parts, ", "), st: effectStyle(th, worst)}
+}
+
+func (v *appsView) view(th theme, w, h int, working map[string]bool, canSwitch bool) string {
+	title := titleBar(th, w, "Apps", []string{plural(len(v.list), "app") + " installed"}, -1, "")
+	second := " Every app runs alone, behind its own spoke · space enables / disables it"
+	if !canSwitch {
+		second = " Every app runs alone, behind its own spoke · enable / disable: not available"
+	}
+	lay := splitScreen(h, v.full)
+	cells := make([][]cell, len(v.list))
+	for i, a := range v.list {
+		names := make([]string, len(a.m.Functions))
+		for j, f := range a.m.Functions {
+			names[j] = f.Name
+		}
+		state := cell{text: "idle", st: th.dim}
+		if working[a.name] {
+			state = cell{text: "running", st: th.working}
+		}
+		on := cell{text: "on", st: th.ok}
+		if !a.on {
+			on = cell{text: "off", st: th.err}
+		}
+		cells[i] = []cell{plainCell(a.name), {text: a.source, st: th.dim}, effects(th, a.m.Functions),
+			{text: strings.Join(names, ", "), st: th.dim}, {text: a.model, st: th.dim}, state, on}
+	}
+	widths := fitColumns(appCols, w-2, cells)
+	head := []string{tableHead(th, appCols, widths, w)}
+	var list []string
+	first := window(len(v.list), lay.list, v.cursor)
+	for i := first; i < len(v.list) && i < first+max(lay.list, 1); i++ {
+		list = append(list, tableRow(th, cells[i], widths, w, i == v.cursor))
+	}
+	switch {
+	case !v.loaded:
+		list = []string{th.dim.Render("  loading…")}
+	case len(v.list) == 0:
+		list = []string{th.dim.Render("  no apps installed — see the enable setting of your config")}
+	}
+	var pane []string
+	label := "detail"
+	if v.cursor < len(v.list) {
+		a := v.list[v.cursor]
+		label = a.name
+		detail := wrapLines(appDetail(th, a, working[a.name]), w-1)
+		if v.full {
+			v.scroll = max(min(v.scroll, len(detail)-lay.detail), 0)
+			detail = detail[v.scroll:]
+			head, list = []string{paneRule(th, w, label)}, nil
+		} else if lay.detail > 0 {
+			pane = []string{paneRule(th, w, label)}
+		}
+		if lay.detail > 0 {
+			pane = append(pane, fitLines(detail, w, lay.detail)...)
+		}
+	}
+	if !v.full {
+		list = fitLines(list, w, lay.list)
+	}
+	keys := "↑/↓ move · space enable/disable · enter detail · esc close"
+	if v.full {
+		keys = "↑/↓ scroll · enter/esc back"
+	}
+	st := th.ok
+	if v.msgErr {
+		st = th.err
+	}
+	return screen(w, h, []string{title, fitLines([]string{th.dim.Render(second)}, w, 1)[0]}, head, list, pane, []string{footer(th, w, keys, v.msg, st)})
+}
+
+// appDetail is one app in full. App-authored descriptions are not shown.
+func appDetail(th theme, a appInfo, running bool) []styled {
+	state := "idle"
+	if running {
+		state = "running (a spoke of it works now)"
+	}
+	head := fmt.Sprintf("%s · %s app · model %s · %s · %s", a.name, a.source, clean(a.model), state, onOff(a.on, "enabled", "disabled"))
+	out := []styled{{text: head, st: th.boxTitle}}
+	if a.where != "" {
+		out = append(out, styled{text: "runs:   " + clean(a.where)})
+	}
+	list := func(xs []string) string {
+		if len(xs) == 0 {
+			return "none"
+		}
+		return clean(strings.Join(xs, ", "))
+	}
+	out = append(out, styled{text: "clearance: " + list(a.m.Clearance) + " · output labels: " + list(a.m.Labels)})
+	if len(a.m.Hosts) > 0 {
+		out = append(out, styled{text: "network: " + list(a.m.Hosts)})
+	}
+	provides := map[string]string{}
+	for fn, own := range a.m.Provides {
+		provides[own] = fn
+	}
+	tools := map[string]mcp.ToolInfo{}
+	for _, t := range a.tools {
+		tools[t.Function] = t
+	}
+	out = append(out, styled{text: "functions:"})
+	fs := slices.Clone(a.m.Functions)
+	slices.SortStableFunc(fs, func(x, y apps.Function) int { return strings.Compare(x.Name, y.Name) })
+	for _, f := range fs {
+		e := string(f.Effect)
+		line := "  " + effectStyle(th, f.Effect).Render(e+strings.Repeat(" ", max(12-len(e), 0))) + " " + clean(f.Name)
+		var notes []string
+		if t, ok := tools[f.Name]; ok {
+			notes = append(notes, "tool "+clean(t.Tool))
+			if t.Annotated != f.Effect {
+				notes = append(notes, "annotated "+string(t.Annotated))
+			}
+			if t.OpenWorld {
+				notes = append(notes, "open world")
+			}
+		}
+		if fn := provides[f.Name]; fn != "" {
+			notes = append(notes, "provides "+fn)
+		}
+		if len(notes) > 0 {
+			line += th.dim.Render(" — " + strings.Join(notes, " · "))
+		}
+		out = append(out, styled{text: line})
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package tui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// The apps screen lists the installed apps with their source, effects
+// (coloured by the worst), model and state; space calls the AppSwitch.
+func TestAppsScreen(t *testing.T) {
+	t.Parallel()
+	sw := &appSwitch{off: map[string]bool{"creative_muse": true}}
+	d := appsRig(t, 120, 40, sw)
+	d.key(ctrl('a'))
+	d.idle()
+	// A spoke of mail works (as the hub's Working says, polled).
+	d.send(healthMsg{checked: true, version: "0.0.0-scripted", working: []string{"mail"}})
+	v := d.view()
+	rows := map[string][]string{
+		"metro_hail":       {"demo", "1 read", "estimate_fare", "spoke-model", "idle", "on"},
+		"mail":             {"demo", "2 irreversible, 2 read", "search, read, send, delete", "running", "on"},
+		"travel_mate":      {"demo", "1 write"},
+		"health_companion": {"demo", "1 write, 1 read"},
+		"creative_muse":    {"demo", "1 read", "off"},
+		"symptom_solver":   {"demo", "llama3.2:3b"},
+		"calc":             {"built-in", "1 read", "evaluate"},
+		"docs_fs":          {"MCP stdio", "1 irreversible, 2 read"},
+	}
+	for app, cells := range rows {
+		l := lineWith(v, " "+app+" ")
+		for _, c := range cells {
+			if !strings.Contains(l, c) {
+				t.Errorf("%s row lacks %q: %q", app, c, l)
+			}
+		}
+	}
+	if !strings.Contains(v, "12 apps installed") {
+		t.Errorf("count:\n%s", v)
+	}
+	raw := d.m.View().Content
+	th := d.model().th
+	for app, st := range map[string]string{"mail": sgr(th.err.Render) + "2 irreversible", "travel_mate": sgr(th.warn.Render) + "1 write", "drive": sgr(th.ok.Render) + "2 read"} {
+		if l := lineWith(raw, " "+app+" "); !strings.Contains(l, st) {
+			t.Errorf("%s: effects not coloured %q: %q", app, st, l)
+		}
+	}
+
+	for range 3 {
+		d.key(keyDown) // calc, clock, creative_muse, docs_fs
+	}
+	v = d.view()
+	for _, want := range []string{"── docs_fs", "docs_fs · MCP stdio app · model spoke-model · idle · enabled",
+		"runs:   npx -y @modelcontextprotocol/server-filesystem /home/ada/docs", "network: *",
+		"irreversible write_file — tool write_file · annotated write", "read         search_files — tool search_files · open world",
+		"read         read_file — tool read_file · provides files.read"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("MCP detail lacks %q:\n%s", want, v)
+		}
+	}
+
+	d.key(keyUp) // creative_muse: off
+	d.key(keySpace)
+	d.idle()
+	if strings.Join(sw.calls, ",") != "creative_muse=on" || !strings.Contains(d.view(), "creative_muse enabled") {
+		t.Fatalf("space on a disabled app: calls %v\n%s", sw.calls, d.view())
+	}
+	if l := lineWith(d.view(), " creative_muse "); !strings.HasSuffix(strings.TrimRight(l, " "), "on") {
+		t.Errorf("creative_muse must show on: %q", l)
+	}
+	sw.fail = errors.New("the hub is busy")
+	d.key(keySpace)
+	d.idle()
+	if v := d.view(); strings.Join(sw.calls, ",") != "creative_muse=on,creative_muse=off" || !strings.Contains(v, "could not disable creative_muse: the hub is busy") {
+		t.Fatalf("a failed toggle: calls %v\n%s", sw.calls, v)
+	}
+	d.key(keyEnter)
+	if v := d.view(); strings.Contains(v, "EFFECTS") || !strings.Contains(v, "functions:") {
+		t.Errorf("enter gives the detail the screen:\n%s", v)
+	}
+	d.key(keyEsc)
+	d.key(keyEsc)
+	if d.model().overlay != overlayNone {
+		t.Fatal("esc must close the apps screen")
+	}
+}
+
+// Without an AppSwitch the screen says enable / disable is not available.
+func TestAppsScreenWithoutASwitch(t *testing.T) {
+	t.Parallel()
+	d := appsRig(t, 80, 24, nil)
+	d.typeText("/apps")
+	d.key(keyEnter)
+	d.idle()
+	if v := d.view(); !strings.Contains(v, "enable / disable: not available") {
+		t.Fatalf("no switch:\n%s", v)
+	}
+	d.key(keySpace)
+	if v := d.view(); !strings.Contains(v, "enable / disable is not available in this build") {
+		t.Fatalf("space without a switch:\n%s", v)
+	}
+}

@@ -1,0 +1,263 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bulkhead-dev/bulkhead/permissions"
+)
+
+// caveatStep is the dialog's second step after s or p: the limits of the
+// grant about to be saved — an expiry, a number of uses and a constraint
+// on one argument — and the exact scope they make. enter saves, esc goes
+// back to the answers. Irreversible requests never get here: they offer
+// neither s nor p.
+type caveatStep struct {
+	answer permissions.Answer // session or permanent
+	row    int                // the row with the cursor (caveatRows)
+	choice [caveatRows]int    // the choice in each row
+	args   []argChoice        // the argument constraints offered; [0] is none
+}
+
+// The rows of the step, top to bottom.
+const (
+	rowExpiry = iota
+	rowUses
+	rowArgs
+	caveatRows
+)
+
+var (
+	expiryChoices = []string{"none", "1 hour", "today", "7 days"}
+	usesChoices   = []int{0, 1, 5, 20} // 0: unlimited
+)
+
+// argChoice is one argument constraint: the argument must equal value, or
+// with folder, lie under it (value ends in "/"). An empty name is none.
+type argChoice struct {
+	name, value string
+	folder      bool
+}
+
+// label says what the constraint means, with its exact value.
+func (a argChoice) label() string {
+	switch {
+	case a.name == "":
+		return "any arguments"
+	case a.folder:
+		return "only under this folder: " + a.name + "=" + a.value
+	}
+	switch strings.ToLower(a.name) {
+	case "to", "recipient", "email", "address":
+		return "only to this recipient: " + a.name + "=" + a.value
+	}
+	return "only this " + a.name + ": " + a.name + "=" + a.value
+}
+
+func newCaveatStep(a permissions.Answer, r permissions.Request) *caveatStep {
+	return &caveatStep{answer: a, args: argChoices(r.Args)}
+}
+
+// argChoices proposes constraints from a request's arguments: for each
+// short, one-line string argument its exact value, and for a path-like one
+// its folder first. Other arguments (numbers, objects) are not offered.
+func argChoices(raw json.RawMessage) []argChoice {
+	out := []argChoice{{}}
+	var args map[string]json.RawMessage
+	if json.Unmarshal(raw, &args) != nil {
+		return out
+	}
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		var s string
+		if json.Unmarshal(args[k], &s) != nil || s == "" || len(s) > 200 || strings.ContainsAny(s, "\r\n") || clean(s) != s {
+			continue
+		}
+		if pathLike(k, s) {
+			if strings.HasSuffix(s, "/") {
+				out = append(out, argChoice{name: k, value: s, folder: true})
+				continue
+			}
+			switch dir := path.Dir(s); dir {
+			case ".":
+			case "/":
+				out = append(out, argChoice{name: k, value: "/", folder: true})
+			default:
+				out = append(out, argChoice{name: k, value: dir + "/", folder: true})
+			}
+		}
+		out = append(out, argChoice{name: k, value: s})
+	}
+	return out
+}
+
+// pathLike reports whether argument name=value looks like a file path.
+func pathLike(name, value string) bool {
+	switch strings.ToLower(name) {
+	case "path", "file", "filename", "filepath", "dir", "directory", "folder":
+		return true
+	}
+	return strings.Contains(value, "/") && !strings.Contains(value, "://")
+}
+
+// caveats are the chosen limits, with times from now.
+func (c *caveatStep) caveats(now time.Time) permissions.Caveats {
+	var cv permissions.Caveats
+	switch c.choice[rowExpiry] {
+	case 1:
+		cv.Expires = now.Add(time.Hour)
+	case 2:
+		y, m, d := now.Date()
+		cv.Expires = time.Date(y, m, d+1, 0, 0, 0, 0, now.Location())
+	case 3:
+		cv.Expires = now.Add(7 * 24 * time.Hour)
+	}
+	cv.UsesLeft = usesChoices[c.choice[rowUses]]
+	if a := c.args[c.choice[rowArgs]]; a.name != "" {
+		cv.Args = map[string]string{a.name: a.value}
+	}
+	return cv
+}
+
+// scope is the exact scope being saved, in words: "allow collab mail →
+// drive drive.search, only query=Q3 report, for 1 hour, 5 uses, permanently".
+func (c *caveatStep) scope(r permissions.Request) string {
+	what := string(r.Kind) + " " + target(r)
+	if r.Function != "" && !strings.Contains(target(r), r.Function) {
+		what += " (" + r.Function + ")"
+	}
+	parts := []string{"allow " + what}
+	if a := c.args[c.choice[rowArgs]]; a.name != "" {
+		if a.folder {
+			parts = append(parts, "only "+a.name+" under "+a.value)
+		} else {
+			parts = append(parts, "only "+a.name+"="+a.value)
+		}
+	}
+	switch c.choice[rowExpiry] {
+	case 1:
+		parts = append(parts, "for 1 hour")
+	case 2:
+		parts = append(parts, "until the end of today")
+	case 3:
+		parts = append(parts, "for 7 days")
+	}
+	switch n := usesChoices[c.choice[rowUses]]; n {
+	case 0:
+	case 1:
+		parts = append(parts, "1 use")
+	default:
+		parts = append(parts, fmt.Sprintf("%d uses", n))
+	}
+	if c.answer == permissions.AnswerPermanent {
+		parts = append(parts, "permanently")
+	} else {
+		parts = append(parts, "for this session")
+	}
+	return clean(strings.Join(parts, ", "))
+}
+
+// count is the number of choices in row.
+func (c *caveatStep) count(row int) int {
+	switch row {
+	case rowExpiry:
+		return len(expiryChoices)
+	case rowUses:
+		return len(usesChoices)
+	}
+	return len(c.args)
+}
+
+// move changes the row with the cursor (dr) or its choice (dc), wrapping.
+func (c *caveatStep) move(dr, dc int) {
+	c.row = (c.row + dr + caveatRows) % caveatRows
+	n := c.count(c.row)
+	c.choice[c.row] = (c.choice[c.row] + dc + n) % n
+}
+
+// lines draw the step in iw cells: the rows, the scope and the keys; short
+// leaves out the heading.
+func (c *caveatStep) lines(th theme, r permissions.Request, iw int, short bool) []string {
+	var out []string
+	if !short {
+		what := "Limits of this session grant"
+		if c.answer == permissions.AnswerPermanent {
+			what = "Limits of this permanent grant"
+		}
+		out = append(out, th.boxTitle.Render(ansi.Truncate(what, iw, "…")))
+	}
+	head := func(i int, label string) (string, lipgloss.Style) {
+		if i == c.row {
+			return th.key.Render("▸ " + label), th.selected
+		}
+		return th.dim.Render("  " + label), th.key
+	}
+	row := func(i int, label string, choices []string) string {
+		h, chosen := head(i, label)
+		parts := make([]string, len(choices))
+		for j, ch := range choices {
+			if j == c.choice[i] {
+				parts[j] = chosen.Render("[" + ch + "]")
+			} else {
+				parts[j] = th.dim.Render(ch)
+			}
+		}
+		return ansi.Truncate(h+" "+strings.Join(parts, " "), iw, "…")
+	}
+	uses := make([]string, len(usesChoices))
+	for i, n := range usesChoices {
+		uses[i] = fmt.Sprint(n)
+		if n == 0 {
+			uses[i] = "unlimited"
+		}
+	}
+	more := " (nothing to limit)"
+	if len(c.args) > 1 {
+		more = fmt.Sprintf(" %d of %d", c.choice[rowArgs]+1, len(c.args))
+	}
+	h, chosen := head(rowArgs, "only   ")
+	arg := chosen.Render("["+oneLine(c.args[c.choice[rowArgs]].label())+"]") + th.dim.Render(more)
+	out = append(out,
+		row(rowExpiry, "expires", expiryChoices),
+		row(rowUses, "uses   ", uses),
+		ansi.Truncate(h+" "+arg, iw, "…"))
+	for _, l := range strings.Split(fitWidth("Saves: "+c.scope(r), iw), "\n") {
+		out = append(out, th.ok.Render(l))
+	}
+	keys := th.key.Render("enter") + " save   " + th.key.Render("esc") + " back   " + th.key.Render("↑/↓ ←/→") + " choose"
+	return append(out, ansi.Truncate(keys, iw, "…"))
+}
+
+// caveatKey drives the step: ↑/↓ (tab) pick a row, ←/→ (space) a choice,
+// enter answers with the limits, esc goes back to the answers.
+func (m *Model) caveatKey(s string) tea.Cmd {
+	p := m.perm
+	c := p.caveat
+	switch s {
+	case "up", "k", "shift+tab":
+		c.move(-1, 0)
+	case "down", "j", "tab":
+		c.move(1, 0)
+	case "left", "h":
+		c.move(0, -1)
+	case "right", "l", "space", " ":
+		c.move(0, 1)
+	case "enter":
+		return m.answerPerm(permissions.Decision{Answer: c.answer, Caveats: c.caveats(m.now())})
+	case "esc":
+		p.caveat = nil
+	}
+	return nil
+}

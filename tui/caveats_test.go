@@ -1,0 +1,167 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+)
+
+// draftRequest has a recipient, a path and a number among its arguments.
+var draftRequest = permissions.Request{Kind: permissions.KindCollab, Subject: "mail", Object: "files", Function: "files.write_draft",
+	Args:   json.RawMessage(`{"to":"bob@example.com","path":"docs/drafts/q3.txt","lines":3}`),
+	Detail: "mail asks files to keep a draft", Warning: "expected by the plan"}
+
+// prompt puts req to the dialog and returns where its decision will come.
+func prompt(t *testing.T, d *driver, p *Prompter, req permissions.Request) <-chan permissions.Decision {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	out := make(chan permissions.Decision, 1)
+	go func() {
+		dec, _ := p.Prompt(ctx, req)
+		out <- dec
+	}()
+	d.until(req.Detail)
+	d.graceOver()
+	return out
+}
+
+func caveatDriver(t *testing.T, w, h int) (*driver, *Prompter) {
+	t.Helper()
+	r := newRig(t, replies(ollamatest.Text("x")))
+	opts := r.options()
+	p := NewPrompter()
+	opts.Prompter = p
+	return newDriver(t, opts, w, h, atSeen), p
+}
+
+// s and p choose the grant's limits before it is saved: the Decision
+// carries them; esc goes back to the answers.
+func TestCaveatStepChoosesTheLimits(t *testing.T) {
+	t.Parallel()
+	d, p := caveatDriver(t, 100, 34)
+	got := prompt(t, d, p, draftRequest)
+
+	d.key(char('s'))
+	if d.model().perm.caveat == nil || !strings.Contains(d.view(), "Limits of this session grant") {
+		t.Fatalf("s must open the caveat step:\n%s", d.view())
+	}
+	d.key(keyEsc)
+	v := d.view()
+	if d.model().perm == nil || d.model().perm.caveat != nil || !strings.Contains(v, "s allow for this session") || p.Pending() != 1 {
+		t.Fatalf("esc must go back to the answers, unanswered:\n%s", v)
+	}
+
+	d.key(char('p'))
+	d.key(keyRight) // expires: 1 hour
+	d.key(keyDown)
+	d.key(keyRight)
+	d.key(keyRight) // uses: 5
+	d.key(keyDown)
+	d.key(keyRight) // only: the path's folder
+	v = d.view()
+	for _, want := range []string{"Limits of this permanent grant", "expires none [1 hour] today 7 days", "uses    unlimited 1 [5] 20",
+		"▸ only    [only under this folder: path=docs/drafts/] 2 of 4"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("caveat step lacks %q:\n%s", want, v)
+		}
+	}
+	if s := d.model().perm.caveat.scope(draftRequest); s != "allow collab mail → files files.write_draft, only path under docs/drafts/, for 1 hour, 5 uses, permanently" {
+		t.Errorf("scope %q", s)
+	}
+	d.key(keyEnter)
+	dec := <-got
+	want := permissions.Caveats{Expires: seenAt.Add(time.Hour), UsesLeft: 5, Args: map[string]string{"path": "docs/drafts/"}}
+	if dec.Answer != permissions.AnswerPermanent || !dec.Caveats.Expires.Equal(want.Expires) || dec.Caveats.UsesLeft != 5 || !maps.Equal(dec.Caveats.Args, want.Args) {
+		t.Fatalf("decision %+v, want permanent with %+v", dec, want)
+	}
+
+	// today, unlimited, the exact recipient.
+	got = prompt(t, d, p, draftRequest)
+	d.key(char('s'))
+	d.key(keyRight)
+	d.key(keyRight) // today
+	d.key(keyUp)    // wraps to the argument row
+	for range 3 {
+		d.key(keyRight) // any → folder → path → to
+	}
+	if v := d.view(); !strings.Contains(v, "[only to this recipient: to=bob@example.com] 4 of 4") {
+		t.Fatalf("recipient constraint:\n%s", v)
+	}
+	d.key(keyEnter)
+	dec = <-got
+	midnight := time.Date(2025, 3, 15, 0, 0, 0, 0, time.UTC)
+	if dec.Answer != permissions.AnswerSession || !dec.Caveats.Expires.Equal(midnight) || dec.Caveats.UsesLeft != 0 ||
+		!maps.Equal(dec.Caveats.Args, map[string]string{"to": "bob@example.com"}) {
+		t.Fatalf("decision %+v", dec)
+	}
+
+	// o answers at once, with no limits.
+	got = prompt(t, d, p, draftRequest)
+	d.key(char('o'))
+	if dec := <-got; dec.Answer != permissions.AnswerOnce || dec.Caveats.Expires.IsZero() == false || dec.Caveats.Args != nil {
+		t.Fatalf("once: %+v", dec)
+	}
+	d.idle()
+}
+
+// An irreversible request offers neither s nor p, so it has no caveat step.
+func TestIrreversibleDialogHasNoCaveatStep(t *testing.T) {
+	t.Parallel()
+	d, p := caveatDriver(t, 100, 34)
+	send := permissions.Request{Kind: permissions.KindIrreversible, Subject: "mail", Object: "mail", Function: "send", Irreversible: true,
+		Args: json.RawMessage(`{"to":"bob@example.com"}`), Detail: "mail wants to send", Warning: "expected by the plan; cannot be undone"}
+	got := prompt(t, d, p, send)
+	for _, k := range []rune{'s', 'p'} {
+		d.key(char(k))
+		if d.model().perm.caveat != nil || strings.Contains(d.view(), "Limits of") || p.Pending() != 1 {
+			t.Fatalf("%c on an irreversible request:\n%s", k, d.view())
+		}
+	}
+	d.key(char('o'))
+	if dec := <-got; dec.Answer != permissions.AnswerOnce {
+		t.Fatalf("decision %+v", dec)
+	}
+	d.idle()
+}
+
+// Constraints are proposed from short string arguments; a path-like one
+// offers its folder first.
+func TestArgChoices(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args string
+		want []string
+	}{
+		{`{"to":"bob@example.com","subject":"hi"}`, []string{"any arguments", "only this subject: subject=hi", "only to this recipient: to=bob@example.com"}},
+		{`{"path":"/home/ada/notes/a.md"}`, []string{"any arguments", "only under this folder: path=/home/ada/notes/", "only this path: path=/home/ada/notes/a.md"}},
+		{`{"path":"/etc"}`, []string{"any arguments", "only under this folder: path=/", "only this path: path=/etc"}},
+		{`{"file":"todo.txt","dir":"docs/"}`, []string{"any arguments", "only under this folder: dir=docs/", "only this file: file=todo.txt"}},
+		{`{"url":"https://example.com/a/b"}`, []string{"any arguments", "only this url: url=https://example.com/a/b"}},
+		{`{"n":3,"o":{"a":"b"},"body":"line one\nline two","e":""}`, []string{"any arguments"}},
+		{`not json`, []string{"any arguments"}},
+	} {
+		var got []string
+		for _, a := range argChoices(json.RawMessage(c.args)) {
+			got = append(got, a.label())
+		}
+		if strings.Join(got, " | ") != strings.Join(c.want, " | ") {
+			t.Errorf("%s:\n got %q\nwant %q", c.args, got, c.want)
+		}
+	}
+	// Each proposal holds for the request it came from.
+	args := json.RawMessage(`{"to":"bob@example.com","path":"docs/drafts/q3.txt"}`)
+	step := newCaveatStep(permissions.AnswerSession, permissions.Request{Args: args})
+	for i := range step.args {
+		step.choice[rowArgs] = i
+		if cv := step.caveats(seenAt); !cv.Hold(args, seenAt) {
+			t.Errorf("%s does not hold for its own request", step.args[i].label())
+		}
+	}
+}

@@ -188,17 +188,19 @@ func (b *Broker) Revoke(id string) error {
 	return fmt.Errorf("revoke grant %q: %w", id, ErrUnknownGrant)
 }
 
-// RevokeAll removes every grant whose Subject is subject ("" for all of
-// them), invalid ones included. A grant whose stored copy cannot be deleted
+// RevokeAll removes every grant that involves the app named subject — as
+// the one asking (Subject) or the one asked for (Object: exec, select and
+// data grants name the app there) — or every grant for "", invalid ones
+// included. A grant whose stored copy cannot be deleted
 // is kept, and the errors are joined.
-func (b *Broker) RevokeAll(subject string) error {
+func (b *Broker) RevokeAll(subject string) error { // subject: an app name, or ""
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var errs []error
 	for _, list := range []*[]*held{&b.grants, &b.invalid} {
 		var keep []*held
 		for _, h := range *list {
-			if subject != "" && h.g.Subject != subject {
+			if subject != "" && h.g.Subject != subject && h.g.Object != subject {
 				keep = append(keep, h)
 				continue
 			}

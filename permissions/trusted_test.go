@@ -50,3 +50,23 @@ func TestTrustedSession(t *testing.T) {
 		t.Fatal("turning trusted mode off must bring the prompt back")
 	}
 }
+
+func TestRevokeAllOfAnApp(t *testing.T) {
+	t.Parallel()
+	p := permissionstest.NewPrompter(permissions.AnswerSession)
+	b, _ := permissions.NewBroker(permissions.Options{Prompter: p})
+	exec := permissions.Request{Kind: permissions.KindExec, Subject: "hub", Object: "mail"}
+	other := permissions.Request{Kind: permissions.KindExec, Subject: "hub", Object: "notes"}
+	for _, r := range []permissions.Request{exec, other} {
+		if _, err := b.Request(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.RevokeAll("mail"); err != nil {
+		t.Fatal(err)
+	}
+	gs := b.Grants()
+	if len(gs) != 1 || gs[0].Object != "notes" {
+		t.Fatalf("revoking mail's grants must take the hub → mail exec grant and keep notes': %+v", gs)
+	}
+}

@@ -193,7 +193,7 @@ func (b *Broker) Revoke(id string) error {
 // data grants name the app there) — or every grant for "", invalid ones
 // included. A grant whose stored copy cannot be deleted
 // is kept, and the errors are joined.
-func (b *Broker) RevokeAll(subject string) error { // subject: an app name, or ""
+func (b *Broker) RevokeAll(subject string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var errs []error

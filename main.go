@@ -86,12 +86,13 @@ Run without a command to open the chat.`,
 			if err != nil {
 				return err
 			}
-			eng, err := engine.Open(cmd.Context(), cfg, engine.Options{StartOllama: true})
+			p := tui.NewPrompter()
+			eng, err := engine.Open(cmd.Context(), cfg, engine.Options{StartOllama: true, Vanilla: g.vanilla, Prompter: p})
 			if err != nil {
 				return err
 			}
 			defer eng.Close()
-			return tui.Run(cmd.Context(), tui.Options{
+			opts := tui.Options{
 				Backend:    eng.Hub,
 				Ollama:     eng.Ollama,
 				SpokeModel: cfg.Spokes.Model,
@@ -99,7 +100,27 @@ Run without a command to open the chat.`,
 				Version:    versionString(),
 				ResumeChat: resume,
 				Private:    private,
-			})
+				Prompter:   p,
+				Vanilla:    g.vanilla,
+				Broker:     eng.Broker,
+				DataDir:    cfg.DataDir,
+				Registry:   eng.Apps,
+				AppModel:   func(app string) string { return cfg.LLM(app).Model },
+				AppSource:  map[string]string{},
+			}
+			for _, r := range cfg.Rules {
+				opts.Rules = append(opts.Rules, tui.RuleView{Effect: r.Effect, Kind: r.Kind, Subject: r.Subject, Object: r.Object, Function: r.Function, Where: r.Where})
+			}
+			for name, s := range cfg.MCP {
+				opts.AppSource[name] = s.URL
+				if s.URL == "" {
+					opts.AppSource[name] = strings.Join(append([]string{s.Command}, s.Args...), " ")
+				}
+			}
+			if sw, ok := any(eng.Hub).(tui.AppSwitch); ok { // once the hub can enable and disable apps
+				opts.Apps = sw
+			}
+			return tui.Run(cmd.Context(), opts)
 		},
 	}
 	pf := root.PersistentFlags()
@@ -112,7 +133,7 @@ Run without a command to open the chat.`,
 	pf.BoolVar(&g.vanilla, "vanilla", false, "UNSAFE baseline for comparison: one context with every app, one memory, no dialogs")
 	root.Flags().BoolVar(&private, "private", false, "start in a private chat: nothing of it is written to disk")
 	root.Flags().StringVar(&resume, "chat", "", "resume the chat with this id")
-	root.AddCommand(newAsk(g), newDoctor(g), newVersion(), newPermissions(g))
+	root.AddCommand(newAsk(g), newDoctor(g), newVersion(), newPermissions(g), newMemory(g))
 	return root
 }
 

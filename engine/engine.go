@@ -16,6 +16,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/config"
@@ -41,8 +43,9 @@ type Engine struct {
 	// if so; the engine still opens so the UI can say it.
 	OllamaErr error
 
-	server  *llm.Server
-	logFile io.Closer
+	server   *llm.Server
+	logFile  io.Closer
+	prompter *switchPrompter // the one Broker and every private broker ask
 }
 
 // Options tunes Open.
@@ -69,7 +72,8 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		return nil, fmt.Errorf("open log %s: %w", logPath, err)
 	}
 	log := slog.New(slog.NewJSONHandler(lf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	e := &Engine{Config: cfg, Log: log, logFile: lf}
+	e := &Engine{Config: cfg, Log: log, logFile: lf, prompter: &switchPrompter{}}
+	e.prompter.set(opts.Prompter)
 
 	e.Store, err = memory.Open(filepath.Join(cfg.DataDir, "db"), memory.Options{Logger: log.With("component", "memory")})
 	if err != nil {
@@ -87,7 +91,7 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		}
 	}
 
-	if e.Apps, err = Install(cfg.Enable, cfg.Workspace); err != nil {
+	if e.Apps, err = Install(cfg.Enable, cfg.Workspace, cfg.MCP, log.With("component", "mcp")); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -100,9 +104,10 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 	for i, r := range cfg.Rules {
 		rules[i] = permissions.Rule{Effect: permissions.Effect(r.Effect), Kind: r.Kind, Subject: r.Subject, Object: r.Object, Function: r.Function, Where: r.Where}
 	}
+	keyFile := filepath.Join(cfg.DataDir, "grants.key")
 	e.Broker, err = permissions.NewBroker(permissions.Options{
-		Store: hubNS, NotFound: memory.ErrNotFound, KeyFile: filepath.Join(cfg.DataDir, "grants.key"),
-		Rules: rules, Prompter: opts.Prompter, Logger: log.With("component", "permissions"),
+		Store: hubNS, NotFound: memory.ErrNotFound, KeyFile: keyFile,
+		Rules: rules, Prompter: e.prompter, Logger: log.With("component", "permissions"),
 	})
 	if err != nil {
 		e.Close()
@@ -126,12 +131,64 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		Apps:         e.Apps,
 		Broker:       e.Broker,
 		Vanilla:      opts.Vanilla,
+		Memory:       MemoryDefaults,
+		// A private turn's broker reads the stored grants and writes
+		// nothing: its action log and grants live in a memory.Scratch. It
+		// follows the Broker's trusted-session mode as it is when the turn
+		// starts.
+		PrivateBroker: func() (*permissions.Broker, error) {
+			b, err := permissions.NewBroker(permissions.Options{
+				Store: memory.NewScratch(hubNS), NotFound: memory.ErrNotFound, KeyFile: keyFile,
+				Rules: rules, Prompter: e.prompter, Logger: log.With("component", "permissions", "private", true),
+			})
+			if err == nil {
+				b.SetTrusted(e.Broker.Trusted())
+			}
+			return b, err
+		},
 	})
 	if err != nil {
 		e.Close()
 		return nil, err
 	}
 	return e, nil
+}
+
+// MemoryDefaults is the long-term memory the engine runs with: summaries
+// and entities on, background work after 2 s without a turn, and up to
+// 5 s at Close for updates still pending (so that a one-shot `bulkhead
+// ask` still leaves its summary).
+var MemoryDefaults = hub.MemoryOptions{Enabled: true, Quiet: 2 * time.Second, Drain: 5 * time.Second}
+
+// SetPrompter sets who answers permission dialogs from now on, for the
+// Broker and for the brokers of private turns alike (use it rather than
+// Broker.SetPrompter, which private turns would not see).
+func (e *Engine) SetPrompter(p permissions.Prompter) {
+	e.Broker.SetPrompter(e.prompter)
+	e.prompter.set(p)
+}
+
+// switchPrompter forwards to the prompter set last; with none, what needs
+// asking is denied, as a Broker without a Prompter does.
+type switchPrompter struct {
+	mu sync.Mutex
+	p  permissions.Prompter
+}
+
+func (s *switchPrompter) set(p permissions.Prompter) {
+	s.mu.Lock()
+	s.p = p
+	s.mu.Unlock()
+}
+
+func (s *switchPrompter) Prompt(ctx context.Context, r permissions.Request) (permissions.Decision, error) {
+	s.mu.Lock()
+	p := s.p
+	s.mu.Unlock()
+	if p == nil {
+		return permissions.Decision{Answer: permissions.AnswerDeny, Source: permissions.SourcePolicy, Note: "no one is there to ask"}, nil
+	}
+	return p.Prompt(ctx, r)
 }
 
 // Close stops the hub and its spokes, closes memory, and stops an Ollama

@@ -25,15 +25,18 @@ type Backend interface {
 	NewChat(private bool) (hub.Chat, error)
 	Chat(id string) (hub.Chat, error)
 	Ask(ctx context.Context, chat, query string, emit func(hub.Event)) (hub.Turn, error)
+	AskWith(ctx context.Context, chat, query string, opts hub.AskOptions, emit func(hub.Event)) (hub.Turn, error)
 	Turns(chat string) ([]hub.Turn, error)
 	Retry(ctx context.Context, chat string, seq uint64, emit func(hub.Event)) (hub.Turn, error)
 }
 
 // Options says how to run and print.
 type Options struct {
-	JSON    bool   // one JSON event per line
-	Stream  bool   // print tokens as they arrive
-	Private bool   // a private chat: nothing is written to disk
+	JSON   bool // one JSON event per line
+	Stream bool // print tokens as they arrive
+	// Private: nothing of the request is written to disk — a new private
+	// chat, or with Chat a private query in that chat (hub.AskOptions).
+	Private bool
 	Chat    string // continue this chat instead of starting one
 	// Retry runs the last turn of Chat again if it did not finish (cut,
 	// cancelled, failed, or interrupted by a crash); the query is unused.
@@ -80,6 +83,7 @@ type PlanStep struct {
 	Functionality string   `json:"functionality"`
 	App           string   `json:"app"`
 	DependsOn     []string `json:"depends_on"`
+	Needs         []string `json:"needs,omitempty"` // hub entities it needs (docs/plan.md)
 }
 
 // EventUsage is what a turn cost.
@@ -158,7 +162,7 @@ func Run(ctx context.Context, b Backend, query string, opts Options, out, errOut
 		}
 		_, err = b.Retry(ctx, chat.ID, turns[len(turns)-1].Seq, p.emit)
 	} else {
-		_, err = b.Ask(ctx, chat.ID, query, p.emit)
+		_, err = b.AskWith(ctx, chat.ID, query, hub.AskOptions{Private: opts.Private && opts.Chat != ""}, p.emit)
 	}
 	if p.err != nil {
 		return p.err
@@ -218,7 +222,7 @@ func (p *printer) emitJSON(e hub.Event) {
 	case hub.EventPlan:
 		ev = Event{Type: "plan", Chat: p.chat, Fallback: e.Plan.Fallback, Text: e.Plan.Reason}
 		for _, s := range e.Plan.Steps {
-			ev.Steps = append(ev.Steps, PlanStep{ID: s.ID, Functionality: s.Functionality, App: s.App, DependsOn: s.DependsOn})
+			ev.Steps = append(ev.Steps, PlanStep{ID: s.ID, Functionality: s.Functionality, App: s.App, DependsOn: s.DependsOn, Needs: s.Needs})
 		}
 	case hub.EventToken:
 		if !p.opts.Stream {

@@ -3,38 +3,15 @@ package hub
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/bulkhead-dev/bulkhead/guard"
 )
 
-// instructionPatterns spot text that addresses a model instead of
-// describing the world: imperatives to "the assistant", overrides, role and
-// system markers, tool-call syntax and prompt delimiters.
-var instructionPatterns = []struct {
-	name string
-	re   *regexp.Regexp
-}{
-	{"addresses the assistant", regexp.MustCompile(`(?i)\b(?:dear |hello |hi )?(?:assistant|ai|model|chatbot|llm)\s*[,:!]|\b(?:instruction|note|message)s? to the (?:assistant|ai|model)\b|\bthe assistant (?:must|should|shall|needs to)\b`)},
-	{"overrides instructions", regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override)\b.{0,30}\b(?:previous|prior|above|earlier|all|any|your)\b.{0,20}\b(?:instructions?|rules?|prompts?|directions?)`)},
-	{"claims a role", regexp.MustCompile(`(?i)(?:^|\n)\s*(?:system|assistant|developer)\s*:|<\|?(?:system|im_start|im_end|assistant|user)\|?>|\[/?(?:INST|SYS)\]`)},
-	{"tool-call syntax", regexp.MustCompile(`(?i)<tool_call>|"(?:function|tool)_?(?:call|name)"\s*:|\brequest_functionality\s*\(`)},
-	{"prompt delimiter", regexp.MustCompile(`(?m)^\s*(?:#{3,}|={5,}|-{5,})\s*(?:new |end of )?(?:instructions?|prompt|system)`)},
-	{"adaptive phrase", regexp.MustCompile(`(?i)there are no (?:conflicting|contradicting) instructions`)},
-	{"standing order", regexp.MustCompile(`(?i)\b(?:from now on|for all future|in every later|always)\b.{0,60}\b(?:answer|respond|reply|include|add|cc|send|forward)\b`)},
-	{"directs an action", regexp.MustCompile(`(?i)\b(?:fetch|forward|email|send|delete|remove|transfer|pay|wire)\b.{0,80}\b(?:to [\w.+-]+@[\w-]+\.[\w.]+|this email|both emails|the email you sent)`)},
-}
-
-// instructionLike names the kinds of instruction-like text found in s.
-func instructionLike(s string) []string {
-	var out []string
-	for _, p := range instructionPatterns {
-		if p.re.MatchString(s) {
-			out = append(out, p.name)
-		}
-	}
-	return out
-}
+// instructionLike names the kinds of instruction-like text found in s
+// (package guard), for a dialog's warning.
+func instructionLike(s string) []string { return guard.Kinds(s) }
 
 // foreignValues lists string values in a JSON value that the user did not
 // type: an address, a path or a sum that came from somewhere else.

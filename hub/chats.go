@@ -89,8 +89,9 @@ func (o *Operator) Chat(id string) (Chat, error) {
 	return chatOf(c, private), nil
 }
 
-// DeleteChat removes a chat and what every owner logged of it, and stops
-// its spokes.
+// DeleteChat removes a chat, what every owner logged of it and what
+// long-term memory holds of it (summaries, entities extracted from it),
+// and stops its spokes; pending memory updates of it are dropped.
 // A chat with a turn running is not deleted (ErrBusy): cancel it first.
 func (o *Operator) DeleteChat(id string) error {
 	if err := o.claim(id); err != nil {
@@ -99,12 +100,21 @@ func (o *Operator) DeleteChat(id string) error {
 	defer o.release(id)
 	o.stopSpokes(id)
 	st, private := o.storeFor(id)
-	if err := st.DeleteChat(id); err != nil {
+	del := func() error { return st.DeleteChat(id) }
+	var err error
+	if o.mem != nil && !private {
+		// No memory update of the chat may write after it is gone.
+		err = o.mem.drop(func(j memJob) bool { return j.chat == id }, del)
+	} else {
+		err = del()
+	}
+	if err != nil {
 		return fmt.Errorf("delete chat %s: %w", id, err)
 	}
 	if private {
 		o.mu.Lock()
 		delete(o.private, id)
+		delete(o.privBrokers, id)
 		o.mu.Unlock()
 	}
 	return nil

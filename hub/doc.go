@@ -12,14 +12,49 @@
 // and logged), runs it on spokes, and logs the outcome in place. The plan
 // format is documented in docs/plan.md.
 //
+// # Memory (DESIGN.md §6)
+//
+// What the planner sees of memory: the user's earlier requests in the chat
+// and the apps that served them, the hub's summary of the chat — built by
+// the hub's model from the user's messages only — and the names of the
+// entities the hub holds (never their values). Hub entities come from the
+// user's messages (extracted by the hub's model) and from typed results:
+// each top-level property the catalog's response schema declares becomes
+// "<domain>.<property>" (a booking's dates: trip.dates), so their names are
+// the catalog's, never an app's. A step may list entity names in needs
+// (an enum of exactly those names); before the step runs, the operator
+// fetches the values and asks a data permission that shows which values go
+// to which app, with the hub's warning (labels the app is not cleared for,
+// instruction-like content); only if allowed are they passed as the task's
+// data.
+//
+// Each spoke keeps its own summary per chat and its own entities, made by
+// its own model from its own log; the hub keeps a masked copy as its record
+// of the spoke, for the user to see (Memory, ExportMemory) and forget
+// (Forget). Records never reach the planner. Every text derived from app
+// output is masked (package guard) before it is stored anywhere — a spoke's
+// answer and error, its summary and entity values, the hub's stored answer
+// of a turn an app worked on, typed-result entity values — and each masking
+// is a "masked" note in the action log of the turn's broker.
+//
+// Private mode: a private chat keeps everything in an ephemeral store; a
+// private query (AskOptions.Private) runs in any chat with no memory in
+// (no history, summary or entity names for the planner; fresh spokes with
+// no context and no recall) and none out (its log is ephemeral and dropped,
+// its spokes log nothing, no long-term memory is made of it). Both decide
+// permissions through Options.PrivateBroker, which reads the stored grants
+// but writes nothing. What the user asked an app to do is still done to the
+// app's own data (a sent mail stays sent).
+//
 // # Concurrency contract
 //
 // An Operator is safe for concurrent use. Each call to Ask or Retry runs
 // on its caller's goroutine, which owns the turn; the work of each app runs
 // on that app's spoke goroutine (package spokes), which the Operator starts
-// on first use in a chat and stops in DeleteChat and Close, waiting for it.
-// One turn runs per chat at a time: a second Ask on a busy chat fails at
-// once with ErrBusy rather than queueing.
+// on first use in a chat and stops in DeleteChat, Forget and Close, waiting
+// for it (a private query's own spokes are stopped when it ends). One turn
+// runs per chat at a time: a second Ask on a busy chat fails at once with
+// ErrBusy rather than queueing.
 //
 // Events of a turn are delivered to the emit callback in order — plan,
 // then spoke/thinking/token as work goes on, then exactly one answer or
@@ -30,4 +65,22 @@
 // Cancelling the context passed to Ask cancels the planner call and every
 // spoke working on the turn; the turn is then logged as cancelled with any
 // partial answer kept, and Ask returns the context's error.
+//
+// Long-term memory is kept up to date by one background worker per
+// Operator (with MemoryOptions.Enabled), which New starts and Close stops.
+// A finished turn that is not private enqueues a job for the hub and one
+// for each spoke that logged an interaction in it; enqueueing never blocks
+// (a full queue drops the job and logs it; nothing is lost for good, since
+// the next job for that owner and chat covers every interaction since its
+// summary). Jobs run one at a time, only while no turn runs and after
+// MemoryOptions.Quiet without one, so that they do not compete with the
+// user's next request for a local model; a job already running when a turn
+// starts goes on beside it — it never blocks the turn. Each job has its own
+// context (bounded to two minutes); failures are logged, never shown.
+// FlushMemory runs the queue now and waits; Forget drops the owner's queued
+// jobs, cancels its running one and waits for it before deleting, so
+// nothing of the owner is written after Forget returns; Close lets the
+// queue run for up to MemoryOptions.Drain, then cancels the job in flight
+// and waits for the worker. Masking runs on whichever goroutine stores the
+// text (a spoke's, the worker's, the turn's).
 package hub

@@ -80,6 +80,8 @@ type Turn struct {
 	Usage    llm.Usage
 	Started  time.Time
 	Ended    time.Time
+	// Private: a private query's turn (AskOptions.Private): not kept, Seq 0.
+	Private bool
 }
 
 // Retryable reports whether the turn ended without a full answer.

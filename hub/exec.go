@@ -37,7 +37,11 @@ func (o *Operator) execute(ctx context.Context, tr *turnRun) (spokes.Result, err
 		}
 	}
 	if allVanilla {
-		return o.runStep(ctx, tr, Step{ID: "s1", Functionality: ChatFunctionality, App: VanillaApp}, nil, true)
+		var needs []string
+		for _, s := range plan.Steps {
+			needs = append(needs, s.Needs...)
+		}
+		return o.runStep(ctx, tr, Step{ID: "s1", Functionality: ChatFunctionality, App: VanillaApp, Needs: needs}, nil, true)
 	}
 	if len(plan.Steps) == 1 {
 		return o.runStep(ctx, tr, plan.Steps[0], nil, true)
@@ -147,7 +151,8 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, data json.R
 			return spokes.Result{Status: memory.StatusError}, err
 		}
 	}
-	sp, err := o.spoke(tr.st, tr.chat, s.App)
+	data = mergeData(data, o.shareFacts(ctx, tr, s))
+	sp, err := o.spokeFor(tr, s.App)
 	if err != nil {
 		return spokes.Result{Status: memory.StatusError}, err
 	}
@@ -158,7 +163,7 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, data json.R
 		tr.emit(Event{Kind: EventSpoke, App: s.App, Working: false})
 	}()
 	app := s.App
-	task := spokes.Task{Chat: tr.chat, Query: query, Functionality: s.Functionality, Data: data,
+	task := spokes.Task{Chat: tr.chat, Query: query, Functionality: s.Functionality, Data: data, Fresh: tr.fresh, NoLog: tr.fresh,
 		OnCall: func(fn string, args json.RawMessage) {
 			tr.emit(Event{Kind: EventAppCall, App: app, Function: fn, Args: args})
 		},
@@ -177,14 +182,18 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, data json.R
 		}
 	}
 	res, err := sp.Do(ctx, task)
+	if res.Logged != 0 {
+		tr.serve(app)
+	}
 	if res.Value != nil && o.opts.Apps != nil {
 		// What crosses the bulkhead must match the catalog's schema.
 		if entry, ok := o.opts.Apps.Catalog().Get(s.Functionality); ok {
 			if verr := apps.Validate(entry.Response, res.Value); verr != nil {
-				o.note("dropped", app, fmt.Sprintf("result of %s does not match the catalog: %v", s.Functionality, verr))
+				o.note(tr, "dropped", app, fmt.Sprintf("result of %s does not match the catalog: %v", s.Functionality, verr))
 				res.Value = nil
 			}
 		}
+		o.recordResult(ctx, tr, app, s.Functionality, res.Value)
 	}
 	return res, err
 }

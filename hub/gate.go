@@ -55,7 +55,7 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 	switch fn.Effect {
 	case apps.EffectRead:
 		if !exp {
-			g.o.note("off-plan read", g.app, fmt.Sprintf("%s.%s(%s)", g.app, fn.Name, args))
+			g.o.note(tr, "off-plan read", g.app, fmt.Sprintf("%s.%s(%s)", g.app, fn.Name, args))
 		}
 		return spokes.Verdict{Allowed: true}, nil
 	case apps.EffectWrite:
@@ -99,7 +99,7 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 	}
 	entry, ok := o.opts.Apps.Catalog().Get(functionality)
 	if !ok {
-		o.note("dropped", g.app, fmt.Sprintf("asked for unknown functionality %q", functionality))
+		o.note(tr, "dropped", g.app, fmt.Sprintf("asked for unknown functionality %q", functionality))
 		return nil, fmt.Errorf("%q is not a catalog functionality", functionality)
 	}
 	var target string
@@ -122,7 +122,7 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 		target = plan.Steps[0].App
 	}
 	if err := apps.Validate(entry.Request, args); err != nil {
-		o.note("dropped", g.app, fmt.Sprintf("malformed request for %s: %v", functionality, err))
+		o.note(tr, "dropped", g.app, fmt.Sprintf("malformed request for %s: %v", functionality, err))
 		return nil, fmt.Errorf("the request for %s was dropped: %v", functionality, err)
 	}
 	inPlan := false
@@ -145,7 +145,7 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 	if !d.Allowed {
 		return nil, denied("the user did not allow this request", d.Note)
 	}
-	sp, err := o.spoke(tr.st, g.chat, target)
+	sp, err := o.spokeFor(tr, target)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 		return nil, fmt.Errorf("%s failed: %v", functionality, err)
 	}
 	if err := apps.Validate(entry.Response, out); err != nil {
-		o.note("dropped", target, fmt.Sprintf("malformed response for %s: %v", functionality, err))
+		o.note(tr, "dropped", target, fmt.Sprintf("malformed response for %s: %v", functionality, err))
 		return nil, fmt.Errorf("the response for %s was dropped: it does not match the catalog", functionality)
 	}
 	ra := assessment{expected: inPlan, instructions: instructionLike(string(out)),

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/guard"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -46,25 +47,39 @@ type Options struct {
 	Vanilla bool
 	// CallTimeout bounds one app function call (0: spokes' default).
 	CallTimeout time.Duration
+	// Memory configures long-term memory and masking.
+	Memory MemoryOptions
+	// PrivateBroker builds the broker that decides the permissions of one
+	// private turn (a private chat's, or a private query's): the same
+	// rules and prompter as Broker, the stored grants readable, but
+	// nothing it writes (action log, grants, uses) reaches the disk —
+	// permissions.NewBroker over a memory.Scratch of the hub's namespace.
+	// nil: private turns get a broker with no rules, grants or prompter,
+	// which denies whatever would need asking.
+	PrivateBroker func() (*permissions.Broker, error)
 }
 
 // Operator is the hub's deterministic core: it plans each request with the
 // hub's model, runs the plan on spokes, logs the turn and reports events.
 // See the package doc for its concurrency contract.
 type Operator struct {
-	opts    Options
-	store   *memory.Store
-	planner *Planner
-	log     *slog.Logger
-	catalog []Functionality
+	opts     Options
+	store    *memory.Store
+	planner  *Planner
+	log      *slog.Logger
+	catalog  []Functionality
+	detector guard.Detector
+	mem      *memorizer // nil without long-term memory
 
 	mu      sync.Mutex
-	eph     *memory.Store        // private chats; opened on first use
-	private map[string]bool      // ids of private chats
-	spokes  map[string]*spokeRef // chat + "\x00" + app
-	busy    map[string]bool      // chats with a turn running
-	working map[string]int       // app → spokes of it working now
-	running map[string]*turnRun  // chat → the turn running in it
+	eph     *memory.Store   // private chats; opened on first use
+	private map[string]bool // ids of private chats
+	// privBrokers are the private chats' brokers, one each for its life.
+	privBrokers map[string]*permissions.Broker
+	spokes      map[string]*spokeRef // chat + "\x00" + app
+	busy        map[string]bool      // chats with a turn running
+	working     map[string]int       // app → spokes of it working now
+	running     map[string]*turnRun  // chat → the turn running in it
 }
 
 type spokeRef struct {
@@ -87,18 +102,27 @@ func New(opts Options) (*Operator, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Operator{
-		opts:    opts,
-		store:   opts.Store,
-		planner: NewPlanner(opts.HubModel, log),
-		log:     log,
-		catalog: catalogView(opts.Apps),
-		private: map[string]bool{},
-		spokes:  map[string]*spokeRef{},
-		busy:    map[string]bool{},
-		working: map[string]int{},
-		running: map[string]*turnRun{},
-	}, nil
+	o := &Operator{
+		opts:        opts,
+		store:       opts.Store,
+		planner:     NewPlanner(opts.HubModel, log),
+		log:         log,
+		catalog:     catalogView(opts.Apps),
+		detector:    opts.Memory.Detector,
+		private:     map[string]bool{},
+		privBrokers: map[string]*permissions.Broker{},
+		spokes:      map[string]*spokeRef{},
+		busy:        map[string]bool{},
+		working:     map[string]int{},
+		running:     map[string]*turnRun{},
+	}
+	if o.detector == nil {
+		o.detector = guard.Rules{}
+	}
+	if opts.Memory.Enabled && !opts.Vanilla {
+		o.mem = newMemorizer(o, opts.Memory)
+	}
+	return o, nil
 }
 
 // catalogView is what the planner sees of the catalog: chat, and every
@@ -117,17 +141,24 @@ func catalogView(reg *apps.Registry) []Functionality {
 // HubModel names the planner's model.
 func (o *Operator) HubModel() string { return o.opts.HubModel.Model() }
 
-// Close stops every spoke and drops every private chat.
+// Close stops every spoke, lets pending memory updates run for up to
+// Memory.Drain, stops the memory worker and waits for it, and drops every
+// private chat. Turns still running should be cancelled first.
 func (o *Operator) Close() error {
 	o.mu.Lock()
 	refs := o.spokes
 	o.spokes = map[string]*spokeRef{}
-	eph := o.eph
-	o.eph = nil
 	o.mu.Unlock()
 	for _, r := range refs {
 		r.spoke.Stop()
 	}
+	if o.mem != nil {
+		o.mem.shutdown(o.opts.Memory.Drain)
+	}
+	o.mu.Lock()
+	eph := o.eph
+	o.eph = nil
+	o.mu.Unlock()
 	if eph != nil {
 		return eph.Close()
 	}
@@ -145,137 +176,6 @@ func (o *Operator) Working() []string {
 		}
 	}
 	return out
-}
-
-// Ask runs one request in a chat: it logs the request, plans it, runs the
-// plan and logs the outcome, reporting events to emit (called on the
-// caller's goroutine or a spoke's, never concurrently). The returned Turn
-// holds the outcome even when err is not nil.
-func (o *Operator) Ask(ctx context.Context, chat, query string, emit func(Event)) (Turn, error) {
-	if err := o.claim(chat); err != nil {
-		return Turn{}, err
-	}
-	defer o.release(chat)
-	st, _ := o.storeFor(chat)
-	c, err := st.Chat(chat)
-	if err != nil {
-		return Turn{}, fmt.Errorf("%w: %s", ErrNoChat, chat)
-	}
-	if c.Title == "" {
-		c.Title = titleFrom(query)
-		if err := st.UpdateChat(c); err != nil {
-			return Turn{}, err
-		}
-	}
-	ns, err := st.Namespace(hubOwner)
-	if err != nil {
-		return Turn{}, err
-	}
-	it, err := ns.Append(chat, memory.Interaction{Input: query, Status: memory.StatusPending, Started: time.Now()})
-	if err != nil {
-		return Turn{}, fmt.Errorf("log the request: %w", err)
-	}
-	return o.run(ctx, st, ns, it, emit)
-}
-
-// Retry runs a turn that did not finish (cut, cancelled, failed or left
-// pending by a crash) again, in place.
-func (o *Operator) Retry(ctx context.Context, chat string, seq uint64, emit func(Event)) (Turn, error) {
-	if err := o.claim(chat); err != nil {
-		return Turn{}, err
-	}
-	defer o.release(chat)
-	st, _ := o.storeFor(chat)
-	ns, err := st.Namespace(hubOwner)
-	if err != nil {
-		return Turn{}, err
-	}
-	its, err := ns.Interactions(chat)
-	if err != nil {
-		return Turn{}, err
-	}
-	for _, it := range its {
-		if it.Seq != seq {
-			continue
-		}
-		if it.Status == memory.StatusOK {
-			return turnOf(it), errors.New("that turn already has its answer")
-		}
-		it.Output, it.Error, it.Meta, it.Status = "", "", nil, memory.StatusPending
-		it.Started, it.Ended = time.Now(), time.Time{}
-		if err := ns.Update(it); err != nil {
-			return Turn{}, err
-		}
-		return o.run(ctx, st, ns, it, emit)
-	}
-	return Turn{}, fmt.Errorf("chat %s has no turn %d", chat, seq)
-}
-
-// run plans and executes a logged request and logs its outcome.
-func (o *Operator) run(ctx context.Context, st *memory.Store, ns *memory.Namespace, it memory.Interaction, emit func(Event)) (Turn, error) {
-	if emit == nil {
-		emit = func(Event) {}
-	}
-	chat := it.Chat
-	var meta turnMeta
-
-	finish := func(text string, status memory.Status, runErr error) (Turn, error) {
-		it.Output, it.Status, it.Ended = text, status, time.Now()
-		it.Usage = memory.Usage{Calls: meta.Usage.Calls, PromptTokens: meta.Usage.PromptTokens, EvalTokens: meta.Usage.EvalTokens, Duration: meta.Usage.Duration}
-		if runErr != nil {
-			it.Error = runErr.Error()
-		}
-		it.Meta, _ = json.Marshal(meta)
-		if err := ns.Update(it); err != nil && runErr == nil {
-			runErr = fmt.Errorf("log the answer: %w", err)
-		}
-		turn := turnOf(it)
-		if runErr != nil {
-			emit(Event{Kind: EventError, Chat: chat, Turn: it.Seq, Err: runErr, Usage: meta.Usage, Status: status, Text: text})
-			return turn, runErr
-		}
-		emit(Event{Kind: EventAnswer, Chat: chat, Turn: it.Seq, Text: text, Usage: meta.Usage, Status: status})
-		return turn, nil
-	}
-
-	tr := o.startTurn(st, it, emit)
-	defer o.endTurn(chat)
-	emit = tr.emit
-	emit(Event{Kind: EventStarted})
-	var plan Plan
-	if o.opts.Vanilla {
-		plan = vanillaPlan()
-	} else {
-		history, err := o.history(ns, chat, it.Seq)
-		if err != nil {
-			return finish("", memory.StatusError, err)
-		}
-		named := o.namedApps(it.Input)
-		var usage llm.Usage
-		plan, usage, err = o.planner.Plan(ctx, PlanInput{Query: it.Input, History: history, Functionalities: o.catalog, NamedApps: named}, o.route)
-		meta.Usage.Add(usage)
-		if err != nil {
-			return finish("", statusOf(ctx, err), err)
-		}
-		if plan.Fallback {
-			o.log.Warn("plan fallback", "chat", chat, "turn", it.Seq, "reason", plan.Reason)
-			o.note("plan", "hub", "planner output unusable twice; routed to the vanilla spoke: "+plan.Reason)
-		}
-		if plan, err = o.resolveApps(ctx, tr, plan); err != nil {
-			return finish("", statusOf(ctx, err), err)
-		}
-	}
-	tr.plan = plan
-	meta.Plan = &plan
-	emit(Event{Kind: EventPlan, Chat: chat, Turn: it.Seq, Plan: &plan})
-
-	res, err := o.execute(ctx, tr)
-	meta.Usage.Add(res.Usage)
-	meta.Thinking = res.Thinking
-	if err != nil {
-		return finish(res.Text, res.Status, err)
-	}
-	return finish(res.Text, memory.StatusOK, nil)
 }
 
 // route maps a functionality to the app that serves it; "" when several
@@ -334,6 +234,18 @@ func (o *Operator) spoke(st *memory.Store, chat, app string) (*spokes.Spoke, err
 	if r, ok := o.spokes[key]; ok {
 		return r.spoke, nil
 	}
+	sp, err := o.newSpoke(st, chat, app, false)
+	if err != nil {
+		return nil, err
+	}
+	o.spokes[key] = &spokeRef{chat: chat, spoke: sp}
+	return sp, nil
+}
+
+// newSpoke builds and starts a spoke for app in chat, its namespace in st.
+// A fresh one (a private query's) gets no recall tool: it starts with no
+// prior context.
+func (o *Operator) newSpoke(st *memory.Store, chat, app string, fresh bool) (*spokes.Spoke, error) {
 	model, err := o.opts.SpokeModel(app)
 	if err != nil {
 		return nil, fmt.Errorf("model for the %s spoke: %w", app, err)
@@ -342,10 +254,12 @@ func (o *Operator) spoke(st *memory.Store, chat, app string) (*spokes.Spoke, err
 	if err != nil {
 		return nil, err
 	}
-	cfg := spokes.Config{App: app, Model: model, Memory: ns, History: o.opts.SpokeHistory, System: vanillaSystem, CallTimeout: o.opts.CallTimeout}
+	cfg := spokes.Config{App: app, Model: model, Memory: ns, History: o.opts.SpokeHistory, System: vanillaSystem, CallTimeout: o.opts.CallTimeout,
+		Mask: o.spokeMask(chat, app), Recall: o.mem != nil && !fresh}
 	switch {
 	case app == monolithApp:
-		cfg.Impl, cfg.Gate = newMonolith(o.opts.Apps, st), openGate{}
+		// The unsafe baseline: no gate, no masking.
+		cfg.Impl, cfg.Gate, cfg.Mask = newMonolith(o.opts.Apps, st), openGate{}, nil
 	case app != VanillaApp:
 		impl, ok := o.opts.Apps.App(app)
 		if !ok {
@@ -362,7 +276,6 @@ func (o *Operator) spoke(st *memory.Store, chat, app string) (*spokes.Spoke, err
 		return nil, err
 	}
 	sp.Start()
-	o.spokes[key] = &spokeRef{chat: chat, spoke: sp}
 	return sp, nil
 }
 

@@ -37,6 +37,9 @@ type Step struct {
 	App           string   `json:"app"`
 	Query         string   `json:"query,omitempty"`
 	DependsOn     []string `json:"depends_on"`
+	// Needs names entities the hub holds whose values the step needs; the
+	// operator shares them only after a data permission.
+	Needs []string `json:"needs,omitempty"`
 }
 
 // Apps lists the distinct apps the plan uses, in step order.
@@ -52,6 +55,16 @@ func (p Plan) Apps() []string {
 	return out
 }
 
+// usesApps reports whether an app (not the vanilla spoke) serves a step.
+func (p Plan) usesApps() bool {
+	for _, s := range p.Steps {
+		if s.App != VanillaApp {
+			return true
+		}
+	}
+	return false
+}
+
 // maxSteps bounds a plan; a longer one is treated as unusable.
 const maxSteps = 8
 
@@ -60,6 +73,12 @@ const maxSteps = 8
 // model that honours the schema cannot name anything else. Strings and
 // lists are bounded, so a degenerate model cannot run on forever.
 func PlanSchema(fns []Functionality, namedApps ...string) json.RawMessage {
+	return planSchema(fns, namedApps, nil)
+}
+
+// planSchema is PlanSchema with the names of the entities the hub holds:
+// a step's needs is an enum of exactly those (empty when there are none).
+func planSchema(fns []Functionality, namedApps, facts []string) json.RawMessage {
 	names := make([]string, len(fns))
 	for i, f := range fns {
 		names[i] = f.Name
@@ -79,6 +98,7 @@ func PlanSchema(fns []Functionality, namedApps ...string) json.RawMessage {
 						"query":         map[string]any{"type": "string", "maxLength": 200},
 						"depends_on":    map[string]any{"type": "array", "maxItems": maxSteps, "items": map[string]any{"type": "string", "maxLength": 24}},
 						"app":           appProp(namedApps),
+						"needs":         needsProp(facts),
 					},
 					"required": []string{"id", "functionality", "query", "depends_on"},
 				},
@@ -101,6 +121,14 @@ func appProp(named []string) map[string]any {
 	return map[string]any{"type": "string", "enum": append([]string{""}, named...)}
 }
 
+// needsProp lets a step name only entities the hub holds.
+func needsProp(facts []string) map[string]any {
+	if len(facts) == 0 {
+		return map[string]any{"type": "array", "maxItems": 0}
+	}
+	return map[string]any{"type": "array", "maxItems": maxSteps, "items": map[string]any{"type": "string", "enum": facts}}
+}
+
 // draft is what the planner's model writes; apps are the operator's call.
 type draft struct {
 	Steps []struct {
@@ -109,6 +137,7 @@ type draft struct {
 		Query         string   `json:"query"`
 		DependsOn     []string `json:"depends_on"`
 		App           string   `json:"app"`
+		Needs         []string `json:"needs"`
 	} `json:"steps"`
 }
 
@@ -117,8 +146,9 @@ var errUnusable = errors.New("unusable plan")
 
 // parsePlan decodes and validates model output against the installed
 // functionalities; route maps a functionality to the app that serves it
-// ("" when several do). A step may name an app only if the user typed it.
-func parsePlan(out string, route func(fn, app string) (string, bool), named []string) (Plan, error) {
+// ("" when several do). A step may name an app only if the user typed it,
+// and need only entities the hub holds (facts).
+func parsePlan(out string, route func(fn, app string) (string, bool), named, facts []string) (Plan, error) {
 	out = strings.TrimSpace(out)
 	// Some models wrap JSON in a code fence even with a schema.
 	out = strings.TrimPrefix(strings.TrimSuffix(out, "```"), "```json")
@@ -161,8 +191,17 @@ func parsePlan(out string, route func(fn, app string) (string, bool), named []st
 			}
 			deps = append(deps, dep)
 		}
+		var needs []string
+		for _, n := range s.Needs {
+			if !slices.Contains(facts, n) {
+				return Plan{}, fmt.Errorf("%w: step %q needs %q, which the hub does not hold", errUnusable, id, n)
+			}
+			if !slices.Contains(needs, n) {
+				needs = append(needs, n)
+			}
+		}
 		seen[id] = true
-		p.Steps = append(p.Steps, Step{ID: id, Functionality: s.Functionality, App: app, Query: strings.TrimSpace(s.Query), DependsOn: deps})
+		p.Steps = append(p.Steps, Step{ID: id, Functionality: s.Functionality, App: app, Query: strings.TrimSpace(s.Query), DependsOn: deps, Needs: needs})
 	}
 	return p, nil
 }

@@ -34,6 +34,12 @@ type PlanInput struct {
 	// NamedApps are installed apps whose names the user typed in the
 	// request; a step may name one of them.
 	NamedApps []string
+	// Summary is the hub's summary of the chat, built from the user's own
+	// messages only.
+	Summary string
+	// Facts are the names (never the values) of the entities the hub
+	// holds; a step may list some in needs.
+	Facts []string
 }
 
 // Planner asks the hub's own model for a plan with a `format` schema.
@@ -51,7 +57,7 @@ func NewPlanner(model Model, log *slog.Logger) *Planner {
 }
 
 const plannerSystem = `You are the planner of bulkhead, a local assistant. You never answer the user yourself: you decide which functionalities serve the request.
-Reply with JSON only, following the schema. Split the request into as few steps as possible; each step uses exactly one functionality from the list and carries a short query for it. Use depends_on to name earlier steps whose results a step needs. When nothing else fits, use one step with the "chat" functionality and the user's request as its query.`
+Reply with JSON only, following the schema. Split the request into as few steps as possible; each step uses exactly one functionality from the list and carries a short query for it. Use depends_on to name earlier steps whose results a step needs. When a step needs a value the hub holds (listed by name under "Facts"), list its name in needs; never guess a value. When nothing else fits, use one step with the "chat" functionality and the user's request as its query.`
 
 // Plan returns a validated plan and what planning cost. An unusable answer
 // is retried once with the reason; a second one yields the vanilla fallback
@@ -63,7 +69,7 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 		{Role: "system", Content: plannerSystem},
 		{Role: "user", Content: plannerPrompt(in)},
 	}
-	schema := PlanSchema(in.Functionalities, in.NamedApps...)
+	schema := planSchema(in.Functionalities, in.NamedApps, in.Facts)
 	var lastErr error
 	for attempt := 1; attempt <= 2; attempt++ {
 		resp, err := p.model.Chat(ctx, llm.Request{Messages: msgs, Format: schema, Think: new(false)}, nil)
@@ -75,7 +81,7 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 			}
 			lastErr = err
 		} else {
-			plan, perr := parsePlan(resp.Message.Content, route, in.NamedApps)
+			plan, perr := parsePlan(resp.Message.Content, route, in.NamedApps, in.Facts)
 			if perr == nil {
 				return plan, usage, nil
 			}
@@ -102,6 +108,12 @@ func plannerPrompt(in PlanInput) string {
 		for _, h := range in.History {
 			fmt.Fprintf(&b, "- %q → %s\n", h.Query, strings.Join(h.Apps, ", "))
 		}
+	}
+	if in.Summary != "" {
+		fmt.Fprintf(&b, "\nWhat the user asked for before (a summary of their own messages):\n%s\n", in.Summary)
+	}
+	if len(in.Facts) > 0 {
+		fmt.Fprintf(&b, "\nFacts the hub holds (names only; a step that needs one lists it in needs): %s\n", strings.Join(in.Facts, ", "))
 	}
 	if len(in.NamedApps) > 0 {
 		fmt.Fprintf(&b, "\nApps the user named (a step may set \"app\" to one of them): %s\n", strings.Join(in.NamedApps, ", "))

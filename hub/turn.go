@@ -3,27 +3,38 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sync"
 
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
 // turnRun is the state of one running turn, shared by the operator's
 // goroutine, the spokes working on it and their gates.
 type turnRun struct {
-	st    *memory.Store
+	st    *memory.Store // the chat's store: the spokes' namespaces live here
 	chat  string
-	seq   uint64
+	seq   uint64 // as reported in events: 0 for a private query
 	query string
 	plan  Plan
+	// private: nothing of the turn reaches long-term memory; fresh (a
+	// private query): its spokes start with no context and log nothing.
+	private, fresh bool
+	// broker decides the turn's permissions and takes its notes; nil: the
+	// operator's (a private turn always has its own, or none at all).
+	broker *permissions.Broker
 
 	mu      sync.Mutex // serialises emit: events never arrive concurrently
 	emitFn  func(Event)
 	execOK  map[string]bool // apps allowed to run in this turn
 	results []StepResult
+	served  []string                 // apps whose spokes logged an interaction
+	own     map[string]*spokes.Spoke // a private query's own spokes
 }
 
 func (t *turnRun) emit(e Event) {
@@ -33,18 +44,78 @@ func (t *turnRun) emit(e Event) {
 	t.emitFn(e)
 }
 
-func (o *Operator) startTurn(st *memory.Store, it memory.Interaction, emit func(Event)) *turnRun {
-	tr := &turnRun{st: st, chat: it.Chat, seq: it.Seq, query: it.Input, emitFn: emit, execOK: map[string]bool{}}
+func (t *turnRun) serve(app string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !slices.Contains(t.served, app) {
+		t.served = append(t.served, app)
+	}
+}
+
+func (t *turnRun) servedApps() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.served)
+}
+
+func (o *Operator) startTurn(rs runSpec, it memory.Interaction, emit func(Event)) *turnRun {
+	tr := &turnRun{st: rs.st, chat: it.Chat, seq: it.Seq, query: it.Input, private: rs.private, fresh: rs.fresh,
+		emitFn: emit, execOK: map[string]bool{}, own: map[string]*spokes.Spoke{}}
+	if rs.fresh {
+		tr.seq = 0
+	}
 	o.mu.Lock()
 	o.running[it.Chat] = tr
 	o.mu.Unlock()
 	return tr
 }
 
-func (o *Operator) endTurn(chat string) {
+// endTurn forgets the running turn, stops a private query's own spokes,
+// and wakes the memory worker.
+func (o *Operator) endTurn(tr *turnRun) {
 	o.mu.Lock()
-	delete(o.running, chat)
+	delete(o.running, tr.chat)
 	o.mu.Unlock()
+	tr.mu.Lock()
+	own := tr.own
+	tr.own = nil
+	tr.mu.Unlock()
+	for _, sp := range own {
+		sp.Stop()
+	}
+	if o.mem != nil {
+		o.mem.turnEnded()
+	}
+}
+
+func (o *Operator) turnsRunning() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.running)
+}
+
+// spokeFor returns the spoke that serves app in the turn: the chat's, or
+// for a private query one of its own, made fresh and stopped when the
+// turn ends. A private query's spokes keep the app's data where the chat
+// keeps it, but log nothing.
+func (o *Operator) spokeFor(tr *turnRun, app string) (*spokes.Spoke, error) {
+	if !tr.fresh {
+		return o.spoke(tr.st, tr.chat, app)
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.own == nil {
+		return nil, errors.New("the request has ended")
+	}
+	if sp, ok := tr.own[app]; ok {
+		return sp, nil
+	}
+	sp, err := o.newSpoke(tr.st, tr.chat, app, true)
+	if err != nil {
+		return nil, err
+	}
+	tr.own[app] = sp
+	return sp, nil
 }
 
 func (o *Operator) turn(chat string) *turnRun {
@@ -67,10 +138,20 @@ func (o *Operator) namedApps(query string) []string {
 	return out
 }
 
+// brokerOf is who decides the turn's permissions: its own broker (a
+// private turn's), else the operator's; nil when there is none.
+func (o *Operator) brokerOf(tr *turnRun) *permissions.Broker {
+	if tr != nil && (tr.broker != nil || tr.private) {
+		return tr.broker
+	}
+	return o.opts.Broker
+}
+
 // ask puts a permission request to the broker, reporting it and its
 // decision as events. Without a broker (no apps) everything is denied.
 func (o *Operator) ask(ctx context.Context, tr *turnRun, r permissions.Request) (permissions.Decision, error) {
-	if o.opts.Broker == nil {
+	b := o.brokerOf(tr)
+	if b == nil {
 		return permissions.Decision{Answer: permissions.AnswerDeny, Source: permissions.SourcePolicy, Note: "no permission broker"}, nil
 	}
 	if r.ID == "" {
@@ -79,7 +160,7 @@ func (o *Operator) ask(ctx context.Context, tr *turnRun, r permissions.Request) 
 	if tr != nil {
 		tr.emit(Event{Kind: EventPermission, Permission: &r})
 	}
-	d, err := o.opts.Broker.Request(ctx, r)
+	d, err := b.Request(ctx, r)
 	if err != nil {
 		return d, fmt.Errorf("permission for %s %s: %w", r.Kind, r.Object, err)
 	}
@@ -89,10 +170,13 @@ func (o *Operator) ask(ctx context.Context, tr *turnRun, r permissions.Request) 
 	return d, nil
 }
 
-// note writes a hub observation to the action log.
-func (o *Operator) note(kind, subject, detail string) {
-	if o.opts.Broker != nil {
-		o.opts.Broker.Note(kind, subject, detail)
+// note writes a hub observation to the action log of the turn's broker
+// (the operator's when tr is nil).
+func (o *Operator) note(tr *turnRun, kind, subject, detail string) {
+	if b := o.brokerOf(tr); b != nil {
+		if err := b.Note(kind, subject, detail); err != nil {
+			o.log.Warn("action log note", "kind", kind, "err", err)
+		}
 	}
 }
 

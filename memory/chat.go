@@ -123,8 +123,10 @@ func (s *Store) UpdateChat(c Chat) error {
 	return nil
 }
 
-// DeleteChat removes the chat from the index and its interactions from every
-// namespace, hub and spokes alike, in batches of writes. The chat goes last,
+// DeleteChat removes the chat from the index, its interactions from every
+// namespace, hub and spokes alike, and what long-term memory holds of it
+// (every owner's summary of it, the hub's records' too, and the entities
+// extracted from it), in batches of writes. The chat goes last,
 // so that a delete cut short can be run again. Deleting a missing chat is
 // not an error. Interactions appended while it runs may survive it; callers
 // stop using a chat before deleting it.
@@ -154,7 +156,26 @@ func (s *Store) DeleteChat(id string) error {
 			return fmt.Errorf("delete chat %q: %w", id, err)
 		}
 	}
-	err := s.db.Update(func(txn *badger.Txn) error { return txn.Delete(chatKey(id)) })
+	mem, err := s.chatMemoryKeys(id)
+	if err != nil {
+		return fmt.Errorf("delete chat %q: %w", id, err)
+	}
+	for len(mem) > 0 {
+		batch := mem[:min(len(mem), deleteBatch)]
+		mem = mem[len(batch):]
+		err := s.db.Update(func(txn *badger.Txn) error {
+			for _, k := range batch {
+				if err := txn.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("delete chat %q: %w", id, err)
+		}
+	}
+	err = s.db.Update(func(txn *badger.Txn) error { return txn.Delete(chatKey(id)) })
 	if err != nil {
 		return fmt.Errorf("delete chat %q: %w", id, err)
 	}

@@ -1,8 +1,9 @@
 // Package memory owns bulkhead's one badger v4 database, kept under the data
 // directory, and splits it into namespaces: one for the hub ("hub") and one
 // per spoke ("spoke/<app>"). It stores each owner's interaction log, a small
-// key-value space for each owner's later summaries, entities and grants, and
-// the hub-owned index of chats. It imports nothing else of bulkhead's.
+// key-value space (an app's own data, the hub's grants and action log), each
+// owner's long-term memory — a summary per chat and entity facts — and the
+// hub-owned index of chats. It imports nothing else of bulkhead's.
 //
 // # Key layout
 //
@@ -16,6 +17,9 @@
 //
 //	prefix | 'l' | uvarint(len(chat)) | chat | seq (8 bytes, big-endian)  interaction
 //	prefix | 'k' | key                                                   plain key-value
+//	prefix | 'm' | 's' | chat                                            summary of a chat
+//	prefix | 'm' | 'e' | key                                             entity
+//	hub prefix | 'm' | 'r' | uvarint(len(app)) | app | 's'|'e' | …       the hub's record of a spoke
 //	hub prefix | 'c' | chat id                                           chat (hub only)
 //
 // Values are JSON. The length-prefixed chat keeps "c1" from matching "c10",
@@ -33,9 +37,31 @@
 // under 'k' and can't touch its log or, for the hub, the chat index; chats are
 // only reached through [Store]'s chat methods.
 //
+// # Long-term memory
+//
+// [Namespace.LongTerm] is the owner's own summaries ([Summary], one per chat,
+// with the Seq of the last interaction it covers, so an update can pick up
+// where the last one stopped) and entities ([Entity]: key → value with
+// source, chat, labels and time; at most [MaxEntities], the oldest dropped).
+// They live under 'm', which the plain Get/Set/Keys — the only view an app
+// is given — cannot reach. Only the hub's namespace has records
+// ([Namespace.Record]): its own copy of one spoke's summaries and entities,
+// apart from the hub's own. What is stored here is stored as given: masking
+// instruction-like text (invariant 7) is the caller's job, done before.
+//
+// Forgetting: [Store.DeleteOwner] deletes a spoke's whole namespace;
+// [LongTerm.Clear] one owner's long-term memory (or one record);
+// [Store.DeleteChat] also deletes every summary of the chat and the entities
+// extracted from it, in every namespace. [Namespace.Remove] deletes one
+// interaction. [Scratch] is a namespace's key-value space with an in-memory
+// overlay: it reads through and never writes (a private turn's broker).
+//
 // # Concurrency
 //
-// All methods of [Store] and [Namespace] are safe for concurrent use.
+// All methods of [Store], [Namespace], [LongTerm] and [Scratch] are safe for
+// concurrent use; each write is one transaction (PutEntities writes all its
+// entities in one). The hub's background summariser writes long-term memory
+// while turns append to logs; they touch different keys and never conflict.
 // [Namespace.Append] assigns the next sequence number of (namespace, chat)
 // under a lock striped by that pair, so concurrent Appends get unique,
 // consecutive numbers; writes that touch the same chat from different

@@ -16,6 +16,15 @@ const (
 	subLog  byte = 'l' // interaction: uvarint(len chat) | chat | seq
 	subKV   byte = 'k' // plain key-value: key
 	subChat byte = 'c' // chat index, used under the hub's prefix only
+	subMem  byte = 'm' // long-term memory: summaries, entities, records
+)
+
+// What a long-term key holds, the byte after subMem (or after a record's
+// app name).
+const (
+	memSummary byte = 's' // summary: chat
+	memEntity  byte = 'e' // entity: key
+	memRecord  byte = 'r' // the hub's record of a spoke: uvarint(len app) | app | memSummary/memEntity ...
 )
 
 const (
@@ -75,6 +84,14 @@ func lastKeyOf(chatPrefix []byte) []byte {
 func kvKey(prefix []byte, key string) []byte {
 	b := sub(prefix, subKV, len(key))
 	return append(b, key...)
+}
+
+// recordHead is prefix | 'm' | 'r' | uvarint(len app) | app.
+func recordHead(prefix []byte, app string) []byte {
+	b := sub(prefix, subMem, 1+binary.MaxVarintLen64+len(app))
+	b = append(b, memRecord)
+	b = binary.AppendUvarint(b, uint64(len(app)))
+	return append(b, app...)
 }
 
 func chatKey(id string) []byte {

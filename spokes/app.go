@@ -88,6 +88,9 @@ func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
 	if err != nil {
 		return Result{Status: memory.StatusError}, err
 	}
+	if s.cfg.Recall && !t.Fresh && !hasFunction(m, RecallTool) {
+		tools = append(tools, recallTool())
+	}
 	mapped := m.Provides[t.Functionality]
 	var res Result
 	var callErr error
@@ -122,7 +125,7 @@ func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
 		}
 	}
 	res.Status = statusOf(ctx, callErr)
-	return s.logEnd(t, it, res, callErr)
+	return s.logEnd(ctx, t, it, res, callErr)
 }
 
 // invoke runs one tool call and returns what the model reads back.
@@ -138,6 +141,17 @@ func (s *Spoke) invoke(ctx context.Context, m apps.Manifest, name string, args j
 	}
 	if t.OnCall != nil {
 		t.OnCall(name, args)
+	}
+	if name == RecallTool && s.cfg.Recall && !t.Fresh && !hasFunction(m, RecallTool) {
+		out, err := s.recall(args)
+		if err != nil {
+			return fail(err.Error())
+		}
+		rec.Result = out
+		if t.OnResult != nil {
+			t.OnResult(name, out, nil)
+		}
+		return out, rec
 	}
 	if name == apps.RequestFunctionality {
 		var req struct {

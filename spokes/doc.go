@@ -4,6 +4,16 @@
 // own model and host), its memory namespace (spoke/<app>), and the
 // goroutine that does its work.
 //
+// Working memory: a task's context is the spoke's system prompt, its own
+// summary of the chat (from its namespace's LongTerm), its last History
+// completed interactions, and the query with any data the user shared. App
+// spokes may also be offered the recall tool, which searches the spoke's own
+// entities: the Namespace is the spoke's only handle on memory, so there is
+// no way to name another owner's. A Fresh task (a private query, the
+// synthesis) gets none of it; a NoLog task leaves nothing in the namespace.
+// Before it stores its answer or error — both derived from app output — the
+// spoke masks them with the hub's Mask (invariant 7).
+//
 // Concurrency: Start launches the spoke's goroutine; Stop ends it and waits.
 // Do hands the goroutine one task and waits for its result or for the
 // task's context to end; tasks run one at a time, in arrival order, so a

@@ -151,3 +151,41 @@ func TestStoppedSpokeRefusesWork(t *testing.T) {
 		t.Fatalf("want ErrStopped, got %v", err)
 	}
 }
+
+// A spoke stores its answer masked (the hub's Mask), hands the unmasked
+// result back, and puts its own summary into its next context.
+func TestSpokeMasksWhatItStoresAndReadsItsSummary(t *testing.T) {
+	t.Parallel()
+	srv := ollamatest.NewScripted(t, ollamatest.Queue(t, ollamatest.Text("POISON here"), ollamatest.Text("fine")), "m")
+	store, _ := memory.OpenEphemeral(memory.Options{})
+	t.Cleanup(func() { store.Close() })
+	ns, _ := store.Namespace("spoke/vanilla")
+	model, _ := llm.New(llm.Config{Host: srv.Host(), Model: "m"}, nil)
+	masked := 0
+	sp, err := spokes.New(spokes.Config{App: "vanilla", Model: model, Memory: ns, History: 4,
+		Mask: func(_ context.Context, s string) string { masked++; return strings.ReplaceAll(s, "POISON", "[masked]") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp.Start()
+	t.Cleanup(sp.Stop)
+	res, err := sp.Do(context.Background(), spokes.Task{Chat: "c", Query: "q1"})
+	if err != nil || res.Text != "POISON here" || res.Logged != 1 {
+		t.Fatalf("result %+v %v", res, err)
+	}
+	its, _ := ns.Interactions("c")
+	if len(its) != 1 || its[0].Output != "[masked] here" || masked != 1 {
+		t.Fatalf("stored %+v (masked %d times)", its, masked)
+	}
+	ns.LongTerm().SetSummary(memory.Summary{Chat: "c", Text: "OWN-SUMMARY"})
+	if _, err := sp.Do(context.Background(), spokes.Task{Chat: "c", Query: "q2"}); err != nil {
+		t.Fatal(err)
+	}
+	var ctx strings.Builder
+	for _, m := range srv.Requests()[1].Messages {
+		ctx.WriteString(m.Content + "\n")
+	}
+	if !strings.Contains(ctx.String(), "OWN-SUMMARY") || !strings.Contains(ctx.String(), "[masked] here") || strings.Contains(ctx.String(), "POISON") {
+		t.Fatalf("working memory:\n%s", ctx.String())
+	}
+}

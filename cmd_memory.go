@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/memory"
+)
+
+// newMemory is `bulkhead memory`: what the hub and each app remember.
+func newMemory(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "memory",
+		Short: "Show, export and forget what the hub and each app remember",
+		Long: `Long-term memory: per owner (the hub, and each app's spoke) a summary of
+each chat and the facts (entities) it noted. The hub's summary is built from
+your own messages only; an app's from its own work, with instruction-like
+text masked. Private chats and private queries leave nothing here.`,
+	}
+	var asJSON bool
+	show := &cobra.Command{
+		Use:   "show [APP|hub]",
+		Short: "Summaries and facts of one owner, or of all",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withEngine(cmd, g, func(eng *engine.Engine) error {
+				owners := args
+				if len(owners) == 0 {
+					var err error
+					if owners, err = eng.Hub.MemoryOwners(); err != nil {
+						return err
+					}
+				}
+				var all []hub.OwnerMemory
+				for _, ow := range owners {
+					m, err := eng.Hub.Memory(ow)
+					if err != nil {
+						return &exitError{2, err}
+					}
+					all = append(all, m)
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), all)
+				}
+				for i, m := range all {
+					if i > 0 {
+						fmt.Fprintln(cmd.OutOrStdout())
+					}
+					printMemory(cmd.OutOrStdout(), eng.Hub, m)
+				}
+				return nil
+			})
+		},
+	}
+	show.Flags().BoolVar(&asJSON, "json", false, "JSON instead of text")
+
+	forget := &cobra.Command{
+		Use:   "forget APP|hub",
+		Short: "Delete everything an app remembers (its whole namespace, its data included) and the hub's record of it; for hub, the hub's summaries, facts and records",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withEngine(cmd, g, func(eng *engine.Engine) error {
+				if err := eng.Hub.Forget(args[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "forgot %s\n", args[0])
+				return nil
+			})
+		},
+	}
+
+	export := &cobra.Command{
+		Use:   "export",
+		Short: "Every owner's memory as one JSON document",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withEngine(cmd, g, func(eng *engine.Engine) error {
+				all, err := eng.Hub.ExportMemory()
+				if err != nil {
+					return err
+				}
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"owners": all})
+			})
+		},
+	}
+	cmd.AddCommand(show, forget, export)
+	return cmd
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printMemory writes one owner's memory as text, with chat titles.
+func printMemory(w io.Writer, op *hub.Operator, m hub.OwnerMemory) {
+	fmt.Fprintln(w, m.Owner)
+	printLongTerm(w, op, "  ", m.Summaries, m.Entities)
+	if r := m.Record; r != nil && (len(r.Summaries) > 0 || len(r.Entities) > 0) {
+		fmt.Fprintln(w, "  the hub's record of it:")
+		printLongTerm(w, op, "    ", r.Summaries, r.Entities)
+	}
+}
+
+func printLongTerm(w io.Writer, op *hub.Operator, indent string, sums []memory.Summary, es []memory.Entity) {
+	if len(sums) == 0 && len(es) == 0 {
+		fmt.Fprintln(w, indent+"(nothing remembered)")
+		return
+	}
+	for _, s := range sums {
+		title := s.Chat
+		if c, err := op.Chat(s.Chat); err == nil && c.Title != "" {
+			title = fmt.Sprintf("%s %q", s.Chat, c.Title)
+		}
+		fmt.Fprintf(w, "%ssummary of chat %s (%s, by %s):\n", indent, title, when(s.Updated), or(s.Model))
+		fmt.Fprintf(w, "%s  %s\n", indent, strings.ReplaceAll(s.Text, "\n", "\n"+indent+"  "))
+	}
+	if len(es) > 0 {
+		fmt.Fprintln(w, indent+"facts:")
+	}
+	for _, e := range es {
+		extra := e.Source
+		if len(e.Labels) > 0 {
+			extra += ", " + strings.Join(e.Labels, "+")
+		}
+		fmt.Fprintf(w, "%s  %s = %s   (%s, %s)\n", indent, e.Key, e.Value, extra, when(e.Time))
+	}
+}

@@ -1,0 +1,259 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+)
+
+// AskOptions change how one request runs.
+type AskOptions struct {
+	// Private runs this one request privately, in any chat: the planner
+	// sees no memory (no history, summary or entity names); every spoke
+	// starts fresh (no history, no summary, no recall tool) and logs
+	// nothing; nothing of the turn is written to any namespace — the
+	// hub's log of it lives in memory while it runs and is dropped after,
+	// its permissions go to a private broker (Options.PrivateBroker), and
+	// no summary, entity or record is made of it. The Turn and events
+	// carry Seq 0 and Turn.Private: the turn is not kept and cannot be
+	// retried. What the user asked an app to do is still done to the
+	// app's own data (a sent email stays in mail's sent folder; a saved
+	// note stays saved): that is the app's state, not memory of the turn.
+	Private bool
+}
+
+// Ask runs one request in a chat: it logs the request, plans it, runs the
+// plan and logs the outcome, reporting events to emit (called on the
+// caller's goroutine or a spoke's, never concurrently). The returned Turn
+// holds the outcome even when err is not nil.
+func (o *Operator) Ask(ctx context.Context, chat, query string, emit func(Event)) (Turn, error) {
+	return o.AskWith(ctx, chat, query, AskOptions{}, emit)
+}
+
+// AskWith is Ask with options (a private query).
+func (o *Operator) AskWith(ctx context.Context, chat, query string, opts AskOptions, emit func(Event)) (Turn, error) {
+	if err := o.claim(chat); err != nil {
+		return Turn{}, err
+	}
+	defer o.release(chat)
+	st, privChat := o.storeFor(chat)
+	c, err := st.Chat(chat)
+	if err != nil {
+		return Turn{}, fmt.Errorf("%w: %s", ErrNoChat, chat)
+	}
+	logSt := st
+	if opts.Private {
+		if logSt, err = o.ephemeralStore(); err != nil {
+			return Turn{}, err
+		}
+	} else if c.Title == "" {
+		c.Title = titleFrom(query)
+		if err := st.UpdateChat(c); err != nil {
+			return Turn{}, err
+		}
+	}
+	ns, err := logSt.Namespace(hubOwner)
+	if err != nil {
+		return Turn{}, err
+	}
+	it, err := ns.Append(chat, memory.Interaction{Input: query, Status: memory.StatusPending, Started: time.Now()})
+	if err != nil {
+		return Turn{}, fmt.Errorf("log the request: %w", err)
+	}
+	if opts.Private {
+		defer func() {
+			if err := ns.Remove(chat, it.Seq); err != nil {
+				o.log.Warn("drop a private turn", "err", err)
+			}
+		}()
+	}
+	return o.run(ctx, runSpec{st: st, ns: ns, private: opts.Private || privChat, fresh: opts.Private}, it, emit)
+}
+
+// Retry runs a turn that did not finish (cut, cancelled, failed or left
+// pending by a crash) again, in place.
+func (o *Operator) Retry(ctx context.Context, chat string, seq uint64, emit func(Event)) (Turn, error) {
+	if err := o.claim(chat); err != nil {
+		return Turn{}, err
+	}
+	defer o.release(chat)
+	st, privChat := o.storeFor(chat)
+	ns, err := st.Namespace(hubOwner)
+	if err != nil {
+		return Turn{}, err
+	}
+	its, err := ns.Interactions(chat)
+	if err != nil {
+		return Turn{}, err
+	}
+	for _, it := range its {
+		if it.Seq != seq {
+			continue
+		}
+		if it.Status == memory.StatusOK {
+			return turnOf(it), errors.New("that turn already has its answer")
+		}
+		it.Output, it.Error, it.Meta, it.Status = "", "", nil, memory.StatusPending
+		it.Started, it.Ended = time.Now(), time.Time{}
+		if err := ns.Update(it); err != nil {
+			return Turn{}, err
+		}
+		return o.run(ctx, runSpec{st: st, ns: ns, private: privChat}, it, emit)
+	}
+	return Turn{}, fmt.Errorf("chat %s has no turn %d", chat, seq)
+}
+
+// runSpec says where a turn runs: st holds the chat (and the spokes'
+// namespaces), ns is where the hub logs the turn; private turns leave no
+// long-term memory; fresh ones (private queries) start with no context.
+type runSpec struct {
+	st             *memory.Store
+	ns             *memory.Namespace
+	private, fresh bool
+}
+
+// run plans and executes a logged request and logs its outcome.
+func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, emit func(Event)) (Turn, error) {
+	if emit == nil {
+		emit = func(Event) {}
+	}
+	chat := it.Chat
+	var meta turnMeta
+	var tr *turnRun
+
+	finish := func(text string, status memory.Status, runErr error) (Turn, error) {
+		it.Output, it.Status, it.Ended = text, status, time.Now()
+		it.Usage = memory.Usage{Calls: meta.Usage.Calls, PromptTokens: meta.Usage.PromptTokens, EvalTokens: meta.Usage.EvalTokens, Duration: meta.Usage.Duration}
+		if runErr != nil {
+			it.Error = runErr.Error()
+		}
+		it.Meta, _ = json.Marshal(meta)
+		turn := turnOf(it)
+		if err := rs.ns.Update(o.masked(ctx, tr, it, meta)); err != nil && runErr == nil {
+			runErr = fmt.Errorf("log the answer: %w", err)
+		}
+		if rs.fresh {
+			turn.Seq, turn.Private = 0, true
+		}
+		if runErr != nil {
+			emit(Event{Kind: EventError, Chat: chat, Turn: it.Seq, Err: runErr, Usage: meta.Usage, Status: status, Text: text})
+			return turn, runErr
+		}
+		emit(Event{Kind: EventAnswer, Chat: chat, Turn: it.Seq, Text: text, Usage: meta.Usage, Status: status})
+		if !rs.private && o.mem != nil {
+			o.mem.enqueue("", chat)
+			for _, app := range tr.servedApps() {
+				o.mem.enqueue(app, chat)
+			}
+		}
+		return turn, nil
+	}
+
+	tr = o.startTurn(rs, it, emit)
+	defer o.endTurn(tr)
+	emit = tr.emit
+	emit(Event{Kind: EventStarted})
+	if rs.private {
+		b, err := o.privateBroker(chat, !rs.fresh)
+		if err != nil {
+			return finish("", memory.StatusError, err)
+		}
+		tr.broker = b
+	}
+	var plan Plan
+	if o.opts.Vanilla {
+		plan = vanillaPlan()
+	} else {
+		in := PlanInput{Query: it.Input, Functionalities: o.catalog, NamedApps: o.namedApps(it.Input)}
+		if !rs.fresh {
+			var err error
+			if in.History, err = o.history(rs.ns, chat, it.Seq); err != nil {
+				return finish("", memory.StatusError, err)
+			}
+		}
+		if !rs.private {
+			var err error
+			if in.Summary, in.Facts, err = o.plannerMemory(chat); err != nil {
+				return finish("", memory.StatusError, err)
+			}
+		}
+		var usage llm.Usage
+		var err error
+		plan, usage, err = o.planner.Plan(ctx, in, o.route)
+		meta.Usage.Add(usage)
+		if err != nil {
+			return finish("", statusOf(ctx, err), err)
+		}
+		if plan.Fallback {
+			o.log.Warn("plan fallback", "chat", chat, "turn", it.Seq, "reason", plan.Reason)
+			o.note(tr, "plan", "hub", "planner output unusable twice; routed to the vanilla spoke: "+plan.Reason)
+		}
+		if plan, err = o.resolveApps(ctx, tr, plan); err != nil {
+			return finish("", statusOf(ctx, err), err)
+		}
+	}
+	tr.plan = plan
+	meta.Plan = &plan
+	emit(Event{Kind: EventPlan, Chat: chat, Turn: it.Seq, Plan: &plan})
+
+	res, err := o.execute(ctx, tr)
+	meta.Usage.Add(res.Usage)
+	meta.Thinking = res.Thinking
+	if err != nil {
+		return finish(res.Text, res.Status, err)
+	}
+	return finish(res.Text, memory.StatusOK, nil)
+}
+
+// masked is the hub's record of a turn as stored: when an app worked on
+// it, the answer, the error and the thinking (all read app output) are
+// masked (invariant 7). The user's own words are kept as typed.
+func (o *Operator) masked(ctx context.Context, tr *turnRun, it memory.Interaction, meta turnMeta) memory.Interaction {
+	if tr == nil || o.opts.Vanilla || !tr.plan.usesApps() {
+		return it
+	}
+	ctx = context.WithoutCancel(ctx)
+	it.Output = o.mask(ctx, tr, hubOwner, "the answer", it.Output)
+	it.Error = o.mask(ctx, tr, hubOwner, "the error", it.Error)
+	if meta.Thinking != "" {
+		meta.Thinking = o.mask(ctx, tr, hubOwner, "the thinking", meta.Thinking)
+		it.Meta, _ = json.Marshal(meta)
+	}
+	return it
+}
+
+// privateBroker is the broker of a private turn: a private chat keeps one
+// for its life (so "allow for this session" holds in it), a private query
+// gets its own.
+func (o *Operator) privateBroker(chat string, perChat bool) (*permissions.Broker, error) {
+	if o.opts.Broker == nil {
+		return nil, nil // no apps: nothing is ever asked
+	}
+	o.mu.Lock()
+	b := o.privBrokers[chat]
+	o.mu.Unlock()
+	if b != nil && perChat {
+		return b, nil
+	}
+	var err error
+	if o.opts.PrivateBroker == nil {
+		b, err = permissions.NewBroker(permissions.Options{Logger: o.log})
+	} else {
+		b, err = o.opts.PrivateBroker()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("private permission broker: %w", err)
+	}
+	if perChat {
+		o.mu.Lock()
+		o.privBrokers[chat] = b
+		o.mu.Unlock()
+	}
+	return b, nil
+}

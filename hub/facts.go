@@ -1,0 +1,193 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bulkhead-dev/bulkhead/guard"
+	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+)
+
+// maxPlannerFacts bounds the entity names the planner sees.
+const maxPlannerFacts = 50
+
+// mask masks the instruction-like text in text, which owner is about to
+// store (what says which of its texts it is), and writes each masking to
+// the action log of the turn's broker (the hub's, with no turn).
+func (o *Operator) mask(ctx context.Context, tr *turnRun, owner, what, text string) string {
+	if text == "" {
+		return text
+	}
+	fs, err := o.detector.Detect(ctx, text)
+	if err != nil {
+		o.log.Warn("instruction detector failed; masking with what it found", "owner", owner, "err", err)
+	}
+	masked, spans := guard.Apply(text, fs)
+	if len(spans) == 0 {
+		return text
+	}
+	var parts []string
+	for _, s := range spans {
+		parts = append(parts, fmt.Sprintf("%s: %q", s.Kind, clip(s.Text, 160)))
+	}
+	o.note(tr, "masked", owner, fmt.Sprintf("masked %d span(s) of instruction-like text in %s before storing it — %s", len(spans), what, strings.Join(parts, "; ")))
+	return masked
+}
+
+// spokeMask is the masker of a spoke serving app in chat: it notes to the
+// broker of whatever turn runs in the chat.
+func (o *Operator) spokeMask(chat, app string) func(ctx context.Context, text string) string {
+	return func(ctx context.Context, text string) string {
+		return o.mask(ctx, o.turn(chat), "spoke/"+app, "its answer", text)
+	}
+}
+
+// plannerMemory is the planner's view of long-term memory: the hub's
+// summary of the chat (built from the user's messages only) and the
+// names — never the values — of the entities the hub holds.
+func (o *Operator) plannerMemory(chat string) (string, []string, error) {
+	if o.mem == nil {
+		return "", nil, nil
+	}
+	ns, err := o.store.Namespace(hubOwner)
+	if err != nil {
+		return "", nil, err
+	}
+	lt := ns.LongTerm()
+	sum, err := lt.Summary(chat)
+	if err != nil && !errors.Is(err, memory.ErrNotFound) {
+		return "", nil, fmt.Errorf("planner memory: %w", err)
+	}
+	es, err := lt.Entities()
+	if err != nil {
+		return "", nil, fmt.Errorf("planner memory: %w", err)
+	}
+	slices.SortStableFunc(es, func(a, b memory.Entity) int { return b.Time.Compare(a.Time) })
+	var names []string
+	for _, e := range es {
+		if validEntityName(e.Key) && len(names) < maxPlannerFacts {
+			names = append(names, e.Key)
+		}
+	}
+	slices.Sort(names)
+	return sum.Text, names, nil
+}
+
+// recordResult turns a step's typed result into hub entities: each
+// top-level property the catalog's response schema declares, with a
+// scalar value, becomes "<domain>.<property>" (travel.plan_trip's booking
+// is travel.booking), its value masked, its labels those of the result.
+// Names come from the catalog, never from the app.
+func (o *Operator) recordResult(ctx context.Context, tr *turnRun, app, fn string, value json.RawMessage) {
+	if o.mem == nil || tr.private || o.opts.Apps == nil || value == nil {
+		return
+	}
+	entry, ok := o.opts.Apps.Catalog().Get(fn)
+	if !ok {
+		return
+	}
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	var got map[string]any
+	if json.Unmarshal(entry.Response, &schema) != nil || json.Unmarshal(value, &got) != nil {
+		return
+	}
+	domain, _, _ := strings.Cut(fn, ".")
+	var facts []memory.Entity
+	for prop := range schema.Properties {
+		name := domain + "." + prop
+		v, ok := got[prop]
+		if !ok || !validEntityName(name) {
+			continue
+		}
+		var text string
+		switch t := v.(type) {
+		case string:
+			text = t
+		case float64, bool:
+			text = fmt.Sprint(t)
+		default:
+			continue
+		}
+		if text = strings.TrimSpace(text); text == "" {
+			continue
+		}
+		text = o.mask(ctx, tr, hubOwner, "the value of "+name, clip(text, maxEntityValue))
+		labels := o.labelsOf(app, fn)
+		slices.Sort(labels)
+		facts = append(facts, memory.Entity{Key: name, Value: text, Source: app + " (" + fn + ")", Chat: tr.chat, Labels: slices.Compact(labels)})
+	}
+	ns, err := o.store.Namespace(hubOwner)
+	if err == nil {
+		err = ns.LongTerm().PutEntities(facts...)
+	}
+	if err != nil {
+		o.log.Warn("record typed result", "app", app, "functionality", fn, "err", err)
+	}
+}
+
+// shareFacts fetches the hub-held values a step needs and asks the user,
+// as a data permission that shows exactly which values go to which app,
+// whether to pass them; nil unless allowed.
+func (o *Operator) shareFacts(ctx context.Context, tr *turnRun, s Step) json.RawMessage {
+	if len(s.Needs) == 0 || o.mem == nil || tr.private {
+		return nil
+	}
+	ns, err := o.store.Namespace(hubOwner)
+	if err != nil {
+		return nil
+	}
+	vals := map[string]string{}
+	var names, labels []string
+	for _, name := range s.Needs {
+		e, err := ns.LongTerm().Entity(name)
+		if err != nil {
+			continue
+		}
+		vals[name] = e.Value
+		names = append(names, name)
+		labels = append(labels, e.Labels...)
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	data := quote(vals)
+	a := assessment{expected: true, receiver: s.App, labels: uncleared(labels, o.clearance(s.App)), instructions: instructionLike(string(data))}
+	d, err := o.ask(ctx, tr, permissions.Request{
+		Kind: permissions.KindData, Subject: "hub", Object: s.App, Function: s.Functionality, Args: data,
+		Detail:  fmt.Sprintf("Share what the hub holds of %s with %s", strings.Join(names, ", "), s.App),
+		Warning: a.String(), Expected: true,
+	})
+	if err != nil || !d.Allowed {
+		return nil
+	}
+	return data
+}
+
+// mergeData joins two JSON objects of shared data (either may be nil).
+func mergeData(a, b json.RawMessage) json.RawMessage {
+	if len(a) == 0 {
+		return b
+	}
+	if len(b) == 0 {
+		return a
+	}
+	m := map[string]json.RawMessage{}
+	if json.Unmarshal(a, &m) != nil {
+		return a
+	}
+	var extra map[string]json.RawMessage
+	if json.Unmarshal(b, &extra) != nil {
+		return a
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return quote(m)
+}

@@ -364,3 +364,55 @@ func (n *noteOnSend) Prompt(_ context.Context, r permissions.Request) (permissio
 	}
 	return permissions.Decision{Answer: permissions.AnswerDeny}, nil
 }
+
+// A disabled app leaves the planner's catalog and is never routed to.
+func TestDisabledAppLeavesTheCatalog(t *testing.T) {
+	t.Parallel()
+	r := newAppRig(t, ollamatest.Gullible(), permissionstest.NewPrompter(permissions.AnswerDeny), allowExec)
+	if err := r.op.SetEnabled("mail", false); err != nil {
+		t.Fatal(err)
+	}
+	if r.op.Enabled("mail") || !r.op.Enabled("drive") {
+		t.Fatal("Enabled does not reflect SetEnabled")
+	}
+	if err := r.op.SetEnabled("nope", false); err == nil {
+		t.Fatal("an unknown app was accepted")
+	}
+	chat, _ := r.op.NewChat(false)
+	_, evs := r.ask(t, chat.ID, "Summarize the emails in my inbox")
+	for _, e := range evs {
+		if e.App == "mail" {
+			t.Fatalf("a disabled app ran: %+v", e)
+		}
+	}
+	for _, req := range r.srv.Requests() {
+		if len(req.Format) > 0 && strings.Contains(string(req.Format), `"mail.search"`) {
+			t.Fatal("the planner was offered a disabled app's functionality")
+		}
+	}
+	if err := r.op.SetEnabled("mail", true); err != nil {
+		t.Fatal(err)
+	}
+	_, evs = r.ask(t, chat.ID, "Summarize the emails in my inbox")
+	ran := false
+	for _, e := range evs {
+		if e.Kind == hub.EventAppResult && e.App == "mail" {
+			ran = true
+		}
+	}
+	if !ran {
+		t.Fatal("re-enabled mail did not run")
+	}
+}
+
+// The results card survives a reload: the typed results are logged.
+func TestResultsAreLoggedWithTheTurn(t *testing.T) {
+	t.Parallel()
+	r := newAppRig(t, ollamatest.Gullible(), permissionstest.NewPrompter(permissions.AnswerDeny), allowExec)
+	chat, _ := r.op.NewChat(false)
+	r.ask(t, chat.ID, "Compare the fares from the airport to downtown on metro_hail and quick_ride")
+	turns, err := r.op.Turns(chat.ID)
+	if err != nil || len(turns) != 1 || len(turns[0].Results) != 2 || turns[0].Results[0].Value == nil {
+		t.Fatalf("logged results: %+v %v", turns, err)
+	}
+}

@@ -170,7 +170,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	if o.opts.Vanilla {
 		plan = vanillaPlan()
 	} else {
-		in := PlanInput{Query: it.Input, Functionalities: o.catalog, NamedApps: o.namedApps(it.Input)}
+		in := PlanInput{Query: it.Input, Functionalities: o.catalogNow(), NamedApps: o.namedApps(it.Input)}
 		if !rs.fresh {
 			var err error
 			if in.History, err = o.history(rs.ns, chat, it.Seq); err != nil {
@@ -205,6 +205,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	res, err := o.execute(ctx, tr)
 	meta.Usage.Add(res.Usage)
 	meta.Thinking = res.Thinking
+	meta.Results = tr.results
 	if err != nil {
 		return finish(res.Text, res.Status, err)
 	}

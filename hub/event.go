@@ -77,9 +77,12 @@ type Turn struct {
 	Status   memory.Status
 	Error    string
 	Plan     *Plan
-	Usage    llm.Usage
-	Started  time.Time
-	Ended    time.Time
+	// Results are the typed results of a plan with several steps (the
+	// results card), as logged.
+	Results []StepResult
+	Usage   llm.Usage
+	Started time.Time
+	Ended   time.Time
 	// Private: a private query's turn (AskOptions.Private): not kept, Seq 0.
 	Private bool
 }

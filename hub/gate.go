@@ -104,7 +104,7 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 	}
 	var target string
 	var cands []string
-	for _, p := range o.opts.Apps.Providers(functionality) {
+	for _, p := range o.providers(functionality) {
 		if p != g.app {
 			cands = append(cands, p)
 		}

@@ -80,6 +80,7 @@ type Operator struct {
 	busy        map[string]bool      // chats with a turn running
 	working     map[string]int       // app → spokes of it working now
 	running     map[string]*turnRun  // chat → the turn running in it
+	disabled    map[string]bool      // apps switched off (SetEnabled)
 }
 
 type spokeRef struct {
@@ -114,6 +115,7 @@ func New(opts Options) (*Operator, error) {
 		spokes:      map[string]*spokeRef{},
 		busy:        map[string]bool{},
 		working:     map[string]int{},
+		disabled:    map[string]bool{},
 		running:     map[string]*turnRun{},
 	}
 	if o.detector == nil {
@@ -187,7 +189,7 @@ func (o *Operator) route(fn, hint string) (string, bool) {
 	if o.opts.Apps == nil {
 		return "", false
 	}
-	p := o.opts.Apps.Providers(fn)
+	p := o.providers(fn)
 	if hint != "" {
 		return hint, slices.Contains(p, hint)
 	}
@@ -351,6 +353,7 @@ func turnOf(it memory.Interaction) Turn {
 	var m turnMeta
 	if len(it.Meta) > 0 && json.Unmarshal(it.Meta, &m) == nil {
 		t.Plan = m.Plan
+		t.Results = m.Results
 		t.Thinking = m.Thinking
 	}
 	return t

@@ -131,6 +131,9 @@ func (o *Operator) namedApps(query string) []string {
 	}
 	var out []string
 	for _, name := range o.opts.Apps.Names() {
+		if !o.Enabled(name) {
+			continue
+		}
 		if regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(name) + `\b`).MatchString(query) {
 			out = append(out, name)
 		}
@@ -162,6 +165,11 @@ func (o *Operator) ask(ctx context.Context, tr *turnRun, r permissions.Request) 
 	}
 	d, err := b.Request(ctx, r)
 	if err != nil {
+		// Every permission event gets its decision, even when no one
+		// answered (cancelled, no prompter, a store failure): a denial.
+		if tr != nil {
+			tr.emit(Event{Kind: EventDecision, Decision: &permissions.Decision{RequestID: r.ID, Answer: permissions.AnswerDeny, Source: permissions.SourcePolicy, Note: "not answered: " + err.Error()}})
+		}
 		return d, fmt.Errorf("permission for %s %s: %w", r.Kind, r.Object, err)
 	}
 	if tr != nil {
@@ -188,7 +196,7 @@ func (o *Operator) resolveApps(ctx context.Context, tr *turnRun, plan Plan) (Pla
 		if s.App != "" {
 			continue
 		}
-		cands := o.opts.Apps.Providers(s.Functionality)
+		cands := o.providers(s.Functionality)
 		for _, c := range cands {
 			d, err := o.ask(ctx, tr, permissions.Request{
 				Kind: permissions.KindSelect, Subject: "hub", Object: c, Function: s.Functionality,

@@ -50,6 +50,18 @@ type Config struct {
 	Rules []Rule
 	// MCP are the MCP servers that may be installed as apps (mcp.go).
 	MCP map[string]MCPServer
+	// Memory tunes long-term memory.
+	Memory Memory
+}
+
+// Memory tunes long-term memory.
+type Memory struct {
+	// Enabled: summaries and entities are kept (memory.enabled, default on).
+	Enabled bool
+	// LLMDetector: the hub's model also looks for instruction-like text
+	// in app output before it is stored, on top of the deterministic rules
+	// (memory.llm_detector, default off: it costs a model call per store).
+	LLMDetector bool
 }
 
 // Rule is one permission rule from the config file.
@@ -135,6 +147,8 @@ func Open(file string) (*Sources, error) {
 	v.SetDefault("data_dir", DefaultDataDir())
 	v.SetDefault("ui.theme", "auto")
 	v.SetDefault("enable", []string{"builtin"})
+	v.SetDefault("memory.enabled", true)
+	v.SetDefault("memory.llm_detector", false)
 	if wd, err := os.Getwd(); err == nil {
 		v.SetDefault("workspace", wd)
 	}
@@ -163,7 +177,7 @@ func Open(file string) (*Sources, error) {
 var (
 	appName   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 	modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]*$`)
-	knownTop  = map[string]bool{"ollama": true, "hub": true, "spokes": true, "apps": true, "data_dir": true, "ui": true, "enable": true, "workspace": true, "permissions": true, "mcp": true}
+	knownTop  = map[string]bool{"ollama": true, "hub": true, "spokes": true, "apps": true, "data_dir": true, "ui": true, "enable": true, "workspace": true, "permissions": true, "mcp": true, "memory": true}
 )
 
 // Load validates what the sources hold and returns the typed Config.
@@ -182,6 +196,7 @@ func (s *Sources) Load() (Config, error) {
 	c.Workspace = l.path("workspace")
 	c.Rules = l.rules("permissions.rules")
 	c.MCP = l.mcp("mcp")
+	c.Memory = Memory{Enabled: l.boolean("memory.enabled"), LLMDetector: l.boolean("memory.llm_detector")}
 	c.Apps = map[string]App{}
 	for name := range v.GetStringMap("apps") {
 		key := "apps." + name
@@ -356,6 +371,14 @@ func (l *loader) path(key string) string {
 		l.fail(key, err.Error())
 	}
 	return abs
+}
+
+func (l *loader) boolean(key string) bool {
+	b, err := cast.ToBoolE(l.v.Get(key))
+	if err != nil {
+		l.fail(key, fmt.Sprintf("want true or false, got %v", l.v.Get(key)))
+	}
+	return b
 }
 
 func (l *loader) list(key string) []string {

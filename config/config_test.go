@@ -178,3 +178,17 @@ func TestMCPServerModel(t *testing.T) {
 		t.Fatalf("an MCP server's model and host must reach its spoke: %+v", got)
 	}
 }
+
+func TestMemoryKeys(t *testing.T) {
+	c, err := load(t, "")
+	if err != nil || !c.Memory.Enabled || c.Memory.LLMDetector {
+		t.Fatalf("defaults: %+v %v", c.Memory, err)
+	}
+	c, err = load(t, writeFile(t, "memory:\n  enabled: false\n  llm_detector: true\n"))
+	if err != nil || c.Memory.Enabled || !c.Memory.LLMDetector {
+		t.Fatalf("file: %+v %v", c.Memory, err)
+	}
+	if _, err := load(t, writeFile(t, "memory:\n  llm_detector: maybe\n")); err == nil || !strings.Contains(err.Error(), "memory.llm_detector") {
+		t.Fatalf("a bad value must name the key: %v", err)
+	}
+}

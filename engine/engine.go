@@ -131,7 +131,7 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		Apps:         e.Apps,
 		Broker:       e.Broker,
 		Vanilla:      opts.Vanilla,
-		Memory:       MemoryDefaults,
+		Memory:       memoryOptions(cfg.Memory, e.Ollama),
 		// A private turn's broker reads the stored grants and writes
 		// nothing: its action log and grants live in a memory.Scratch. It
 		// follows the Broker's trusted-session mode as it is when the turn
@@ -159,6 +159,16 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 // 5 s at Close for updates still pending (so that a one-shot `bulkhead
 // ask` still leaves its summary).
 var MemoryDefaults = hub.MemoryOptions{Enabled: true, Quiet: 2 * time.Second, Drain: 5 * time.Second}
+
+// memoryOptions turns the config into the hub's memory options.
+func memoryOptions(m config.Memory, hubModel hub.Model) hub.MemoryOptions {
+	o := MemoryDefaults
+	o.Enabled = m.Enabled
+	if m.LLMDetector {
+		o.Detector = hub.NewModelDetector(hubModel)
+	}
+	return o
+}
 
 // SetPrompter sets who answers permission dialogs from now on, for the
 // Broker and for the brokers of private turns alike (use it rather than

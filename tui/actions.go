@@ -37,6 +37,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.managerKey(msg)
 	case overlayApps:
 		return m.appsKey(msg)
+	case overlayMemory:
+		return m.memoryKey(msg)
 	}
 	switch {
 	case key.Matches(msg, m.keys.Perms):
@@ -45,6 +47,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.toggleTrusted()
 	case key.Matches(msg, m.keys.Apps):
 		return m.openApps()
+	case key.Matches(msg, m.keys.Memory):
+		return m.openMemory()
 	case key.Matches(msg, m.keys.Cancel):
 		m.cancelTurn()
 	case key.Matches(msg, m.keys.Send):
@@ -94,8 +98,9 @@ func (m *Model) cancelTurn() {
 	}
 }
 
-// send starts a turn with the input's text. The chat of a new view is
-// created first (createChat), so empty chats never reach the hub.
+// send starts a turn with the input's text; "/private <query>" asks the
+// query privately (private.go). The chat of a new view is created first
+// (createChat), so empty chats never reach the hub.
 func (m *Model) send() tea.Cmd {
 	q := m.input.value()
 	if strings.TrimSpace(q) == "" {
@@ -104,6 +109,11 @@ func (m *Model) send() tea.Cmd {
 	if cmd, ok := m.command(strings.TrimSpace(q)); ok {
 		m.input.reset()
 		return cmd
+	}
+	q, private, ok := privateQuery(q)
+	if !ok {
+		m.notice = "/private needs a query: /private <your question> — it runs with no memory and nothing is kept"
+		return nil
 	}
 	if m.run != nil {
 		m.notice = "still answering — esc cancels it; your text stays here"
@@ -116,6 +126,7 @@ func (m *Model) send() tea.Cmd {
 	m.nextID++
 	r := newTurnRun(m.nextID, m.chat.chat.ID, q, 0, false)
 	r.vid = m.chat.vid
+	r.private, r.after = private, m.chat.lastSeq()
 	m.run = r
 	if r.chat == "" {
 		return tea.Batch(createChat(m.b, m.chat.chat.Private, r.id), m.tick())
@@ -124,8 +135,9 @@ func (m *Model) send() tea.Cmd {
 }
 
 // command runs a slash command typed in the input: /permissions, /log
-// (the manager's action log), /apps and /trusted. Any other text is a
-// query, even one that starts with a slash.
+// (the manager's action log), /apps, /memory and /trusted (/private is a
+// query: send). Any other text is a query, even one that starts with a
+// slash.
 func (m *Model) command(q string) (tea.Cmd, bool) {
 	switch q {
 	case "/permissions", "/grants":
@@ -134,6 +146,8 @@ func (m *Model) command(q string) (tea.Cmd, bool) {
 		return m.openManager(tabLog), true
 	case "/apps":
 		return m.openApps(), true
+	case "/memory":
+		return m.openMemory(), true
 	case "/trusted":
 		return m.toggleTrusted(), true
 	}
@@ -234,10 +248,11 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 		x := r.extras
 		m.extras[r.chat][r.seq] = &x
 	}
+	kept := m.keep(r)
 	if here {
 		if r.result.Seq != 0 {
 			m.chat.upsert(r.result)
-		} else if r.err != nil {
+		} else if r.err != nil && !kept {
 			m.chat.failure = r.err.Error()
 		}
 	}
@@ -284,76 +299,6 @@ func (m *Model) switchChat(id string) tea.Cmd {
 	m.layout()
 	m.notice = ""
 	return loadChat(m.b, id)
-}
-
-// listKey drives the chats list.
-func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
-	l := &m.list
-	s := msg.String()
-	if l.confirm {
-		switch s {
-		case "y", "Y":
-			l.confirm = false
-			if c, ok := l.selected(); ok {
-				return deleteChat(m.b, c.ID)
-			}
-		default:
-			l.confirm = false
-		}
-		return nil
-	}
-	switch s {
-	case "esc", "ctrl+o", "q":
-		m.overlay = overlayNone
-	case "up", "k", "shift+tab":
-		l.move(-1)
-	case "down", "j", "tab":
-		l.move(1)
-	case "enter":
-		c, ok := l.selected()
-		if !ok {
-			return nil
-		}
-		m.overlay = overlayNone
-		if c.ID != m.chat.chat.ID {
-			return m.switchChat(c.ID)
-		}
-	case "n", "ctrl+n":
-		m.overlay = overlayNone
-		m.newChat(false)
-	case "p", "ctrl+p":
-		m.overlay = overlayNone
-		m.newChat(true)
-	case "d", "delete":
-		c, ok := l.selected()
-		if !ok {
-			return nil
-		}
-		if m.run != nil && m.run.chat == c.ID {
-			l.err = "that chat is answering — esc cancels it first"
-			return nil
-		}
-		l.err = ""
-		l.confirm = true
-	}
-	return nil
-}
-
-func (m *Model) onChatDeleted(msg chatDeletedMsg) tea.Cmd {
-	if msg.err != nil {
-		m.list.err = msg.err.Error()
-		return nil
-	}
-	delete(m.extras, msg.id)
-	if msg.id == m.chat.chat.ID {
-		m.newChat(false)
-	}
-	m.list.current = m.chat.chat.ID
-	if m.overlay == overlayChats {
-		m.list.loading = true
-		return listChats(m.b)
-	}
-	return nil
 }
 
 // pullKey drives the model-missing dialog.

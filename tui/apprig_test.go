@@ -29,6 +29,13 @@ type appRig struct {
 
 func newAppRig(t *testing.T, script ollamatest.Script, rules ...permissions.Rule) *appRig {
 	t.Helper()
+	return newAppRigWith(t, script, nil, rules...)
+}
+
+// newAppRigWith is newAppRig with the hub's options changed by mod first
+// (long-term memory on, say).
+func newAppRigWith(t *testing.T, script ollamatest.Script, mod func(*hub.Options), rules ...permissions.Rule) *appRig {
+	t.Helper()
 	srv := ollamatest.NewScripted(t, script, "m")
 	dir := t.TempDir()
 	store, err := memory.Open(filepath.Join(dir, "db"), memory.Options{})
@@ -46,8 +53,12 @@ func newAppRig(t *testing.T, script ollamatest.Script, rules ...permissions.Rule
 		t.Fatal(err)
 	}
 	hc, _ := llm.New(llm.Config{Host: srv.Host(), Model: "m"}, nil)
-	op, err := hub.New(hub.Options{Store: store, HubModel: hc, Apps: reg, Broker: broker, History: 4, SpokeHistory: 4, CallTimeout: 5 * time.Second,
-		SpokeModel: func(string) (spokes.Model, error) { return llm.New(llm.Config{Host: srv.Host(), Model: "m"}, nil) }})
+	ho := hub.Options{Store: store, HubModel: hc, Apps: reg, Broker: broker, History: 4, SpokeHistory: 4, CallTimeout: 5 * time.Second,
+		SpokeModel: func(string) (spokes.Model, error) { return llm.New(llm.Config{Host: srv.Host(), Model: "m"}, nil) }}
+	if mod != nil {
+		mod(&ho)
+	}
+	op, err := hub.New(ho)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/memory"
@@ -48,6 +49,7 @@ type renderKey struct {
 	dark, expand   bool
 	hint           bool
 	extras         bool
+	kept           int // a private query kept in the view: its place, from 1
 }
 
 func newChatView(private bool) chatView {
@@ -65,7 +67,8 @@ type turnView struct {
 	App                     string
 	Live, Cancelling        bool
 	RetryHint               bool        // this is the turn ctrl+r would retry
-	Extras                  *turnExtras // activity and results, when the UI saw them
+	Extras                  *turnExtras // activity and results
+	Private                 bool        // a private query: badged, kept nowhere
 }
 
 func viewOfTurn(t hub.Turn) turnView {
@@ -75,7 +78,30 @@ func viewOfTurn(t hub.Turn) turnView {
 			app = strings.Join(apps, ", ")
 		}
 	}
-	return turnView{Query: t.Query, Answer: t.Answer, Thinking: t.Thinking, Status: t.Status, Error: t.Error, App: app}
+	return turnView{Query: t.Query, Answer: t.Answer, Thinking: t.Thinking, Status: t.Status, Error: t.Error, App: app, Private: t.Private}
+}
+
+// withResults is the extras to draw with logged turn t: what the UI saw
+// of it, and the results card the hub logged when the UI saw none (a turn
+// of an earlier session, or run elsewhere).
+func withResults(x *turnExtras, t hub.Turn) *turnExtras {
+	if len(t.Results) == 0 || (x != nil && len(x.results) > 0) {
+		return x
+	}
+	y := turnExtras{results: t.Results}
+	if x != nil {
+		y.acts = x.acts
+	}
+	return &y
+}
+
+// lastSeq is the number of the chat's last logged turn (0: none).
+func (c *chatView) lastSeq() uint64 {
+	var n uint64
+	for _, t := range c.turns {
+		n = max(n, t.Seq)
+	}
+	return n
 }
 
 // retryTarget is the latest turn that ended without its answer.
@@ -136,6 +162,8 @@ type drawCtx struct {
 	// extras holds the activity of the turns this UI ran, by turn number
 	// (the hub's log does not keep it); nil when there is none.
 	extras map[uint64]*turnExtras
+	// kept are the private queries asked in this chat (private.go).
+	kept []keptTurn
 }
 
 // refresh re-renders the conversation into the viewport, keeping the
@@ -155,7 +183,11 @@ func (c *chatView) content(d drawCtx) string {
 	retry, canRetry := c.retryTarget()
 	var blocks []string
 	liveShown := false
+	k := 0 // the next private query to place
 	for _, t := range c.turns {
+		for ; k < len(d.kept) && d.kept[k].after < t.Seq; k++ {
+			blocks = append(blocks, c.keptBlock(d, w, k))
+		}
 		if d.live != nil && d.live.seq == t.Seq {
 			// The running turn: the hub's record of it is pending.
 			blocks = append(blocks, renderTurn(d.live.view(), w, d, c.expandThinking, c.liveAnswer(d, w)))
@@ -163,7 +195,7 @@ func (c *chatView) content(d drawCtx) string {
 			continue
 		}
 		hint := canRetry && t.Seq == retry.Seq && d.live == nil
-		x := d.extras[t.Seq]
+		x := withResults(d.extras[t.Seq], t)
 		key := renderKey{seq: t.Seq, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status, width: w, dark: d.th.dark, expand: c.expandThinking, hint: hint, extras: !x.empty()}
 		s, ok := c.cache[key]
 		if !ok {
@@ -174,6 +206,9 @@ func (c *chatView) content(d drawCtx) string {
 			c.cache[key] = s
 		}
 		blocks = append(blocks, s)
+	}
+	for ; k < len(d.kept); k++ {
+		blocks = append(blocks, c.keptBlock(d, w, k))
 	}
 	if d.live != nil && !liveShown {
 		blocks = append(blocks, renderTurn(d.live.view(), w, d, c.expandThinking, c.liveAnswer(d, w)))
@@ -235,7 +270,17 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 	if app == "" {
 		app = "bulkhead"
 	}
-	out = append(out, fitWidth(th.label.Render("◆ "+app), w))
+	label := fitWidth(th.label.Render("◆ "+app), w)
+	if tv.Private {
+		// Not through fitWidth, which would trim the badge's last cell.
+		badge := th.private.Render(" " + privateBadge + " ")
+		if ansi.StringWidth(label)+1+ansi.StringWidth(badge) <= w {
+			label += " " + badge
+		} else {
+			label += "\n" + ansi.Truncate(badge, w, "…")
+		}
+	}
+	out = append(out, label)
 	if x := tv.Extras; !x.empty() {
 		out = append(out, x.lines(th, w, tv.Live)...)
 		if len(x.results) > 0 {

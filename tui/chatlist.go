@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
@@ -131,4 +132,75 @@ func ago(now, t time.Time) string {
 	default:
 		return fmt.Sprintf("%dd", int(d.Hours()/24))
 	}
+}
+
+// listKey drives the chats list.
+func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
+	l := &m.list
+	s := msg.String()
+	if l.confirm {
+		switch s {
+		case "y", "Y":
+			l.confirm = false
+			if c, ok := l.selected(); ok {
+				return deleteChat(m.b, c.ID)
+			}
+		default:
+			l.confirm = false
+		}
+		return nil
+	}
+	switch s {
+	case "esc", "ctrl+o", "q":
+		m.overlay = overlayNone
+	case "up", "k", "shift+tab":
+		l.move(-1)
+	case "down", "j", "tab":
+		l.move(1)
+	case "enter":
+		c, ok := l.selected()
+		if !ok {
+			return nil
+		}
+		m.overlay = overlayNone
+		if c.ID != m.chat.chat.ID {
+			return m.switchChat(c.ID)
+		}
+	case "n", "ctrl+n":
+		m.overlay = overlayNone
+		m.newChat(false)
+	case "p", "ctrl+p":
+		m.overlay = overlayNone
+		m.newChat(true)
+	case "d", "delete":
+		c, ok := l.selected()
+		if !ok {
+			return nil
+		}
+		if m.run != nil && m.run.chat == c.ID {
+			l.err = "that chat is answering — esc cancels it first"
+			return nil
+		}
+		l.err = ""
+		l.confirm = true
+	}
+	return nil
+}
+
+func (m *Model) onChatDeleted(msg chatDeletedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.list.err = msg.err.Error()
+		return nil
+	}
+	delete(m.extras, msg.id)
+	delete(m.kept, msg.id)
+	if msg.id == m.chat.chat.ID {
+		m.newChat(false)
+	}
+	m.list.current = m.chat.chat.ID
+	if m.overlay == overlayChats {
+		m.list.loading = true
+		return listChats(m.b)
+	}
+	return nil
 }

@@ -1,7 +1,8 @@
 // Package tui is bulkhead's terminal interface: a chat with streaming
 // Markdown answers, the permission dialog, each turn's app activity and
-// results card, a chats list, private chats, a pull dialog for missing
-// models and a status bar. It is the only package that imports the charm
+// results card, a chats list, private chats and private queries, a pull
+// dialog for missing models, full screens for permissions, apps and
+// memory, and a status bar. It is the only package that imports the charm
 // libraries.
 //
 // # Structure
@@ -13,15 +14,16 @@
 // (dialog.go, driven by permit.go), the help overlay (overlay.go) and the
 // full screens below; one dialog at a time is drawn over the chat and
 // takes the keys, and a permission dialog covers any other until it is
-// answered. A turn's app
-// calls and permission decisions (activity.go) and its results card
-// (results.go) are drawn inside the turn. Key handling and the reactions
+// answered. A turn's app calls and permission decisions (activity.go) and
+// its results card (results.go) are drawn inside the turn; the hub logs
+// the results, so a turn reloaded from its log (another session's) keeps
+// its card, while the activity is shown only for turns run here. Key handling and the reactions
 // to backend answers live in actions.go, bindings in keys.go, colours in
 // styles.go.
 //
 // # Screens
 //
-// Two full screens replace the chat above the status bar (screen.go lays
+// Three full screens replace the chat above the status bar (screen.go lays
 // them out: a title, a filter or description line, a table with a cursor,
 // a detail pane, a footer of keys); a permission dialog still opens over
 // them. The permission manager (manager.go; ctrl+g or /permissions, /log
@@ -31,8 +33,24 @@
 // dir. The apps screen (appsview.go; ctrl+a or /apps) lists the installed
 // apps and enables or disables them through Options.Apps. ctrl+y (or
 // /trusted) toggles the broker's trusted-session mode; the status bar
-// shows TRUSTED while it is on. Their data comes through Cmds
-// (permsMsg, appsMsg), never from View.
+// shows TRUSTED while it is on. The memory screen (memoryview.go,
+// memorydetail.go; ctrl+e or /memory) lists whose long-term memory there
+// is — the hub, then each app with memory — and shows the selected
+// owner's summaries (by chat title) and entities, with the hub's record
+// of an app; text the hub masked shows as masked, in amber. / filters, f
+// forgets the owner after a y/n that names what goes (an app at work
+// answers hub.ErrBusy, shown as a message), r reads it again. Their data
+// comes through Cmds (permsMsg, appsMsg, memoryMsg), never from View.
+//
+// # Private queries
+//
+// "/private <query>" (private.go) asks one query with
+// hub.AskOptions{Private: true}: no memory goes in and the hub keeps
+// nothing of it. Its turn carries a PRIVATE · nothing kept badge. As the
+// hub's log does not hold it, the UI keeps it in the view where it was
+// asked (Model.kept) until it exits, across reloads of the chat; a new
+// session does not have it. ctrl+p starts a private chat instead, marked
+// PRIVATE in the header and the status bar.
 //
 // # Permissions
 //

@@ -112,6 +112,15 @@ var scenes = []struct {
 		}
 		return d
 	}},
+	// The memory screen over seeded memory, mail selected: its summary
+	// with a masked span, its entities and the hub's record of it.
+	{"memory", func(t *testing.T, w, h int) *driver {
+		d, _ := memoryRig(t, w, h)
+		d.key(ctrl('e'))
+		d.idle()
+		d.key(keyDown)
+		return d
+	}},
 	{"vanilla", func(t *testing.T, w, h int) *driver {
 		r := newRig(t, replies(ollamatest.Text("One context, every app: nothing is isolated.")))
 		opts := r.options()

@@ -4,8 +4,9 @@ import "charm.land/bubbles/v2/key"
 
 // keyMap holds every binding the UI answers to. The root model checks
 // these before the input sees a key, so they win over the textarea's own
-// bindings (ctrl+n, ctrl+p, ctrl+t, ctrl+g and ctrl+a mean something else
-// there; home still goes to the start of the line).
+// bindings (ctrl+n, ctrl+p, ctrl+t, ctrl+g, ctrl+a and ctrl+e mean
+// something else there; home and end still go to the start and the end of
+// the line).
 type keyMap struct {
 	Send     key.Binding
 	Newline  key.Binding
@@ -20,6 +21,7 @@ type keyMap struct {
 	Perms    key.Binding
 	Trusted  key.Binding
 	Apps     key.Binding
+	Memory   key.Binding
 	Help     key.Binding
 	Quit     key.Binding
 }
@@ -39,6 +41,7 @@ func defaultKeys() keyMap {
 		Perms:    key.NewBinding(key.WithKeys("ctrl+g"), key.WithHelp("ctrl+g", "permissions: grants and action log (/permissions)")),
 		Trusted:  key.NewBinding(key.WithKeys("ctrl+y"), key.WithHelp("ctrl+y", "trusted session on / off (/trusted)")),
 		Apps:     key.NewBinding(key.WithKeys("ctrl+a"), key.WithHelp("ctrl+a", "apps (/apps)")),
+		Memory:   key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "memory: what the hub and each app remember (/memory)")),
 		Help:     key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?", "help (when the input is empty; f1 always)")),
 		Quit:     key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 	}
@@ -47,7 +50,7 @@ func defaultKeys() keyMap {
 // help lists the bindings in the order the help overlay shows them
 // (PageUp's line names pgdn too).
 func (k keyMap) help() []key.Binding {
-	return []key.Binding{k.Send, k.Newline, k.Cancel, k.Retry, k.Thinking, k.Chats, k.NewChat, k.Private, k.PageUp, k.Perms, k.Trusted, k.Apps, k.Help, k.Quit}
+	return []key.Binding{k.Send, k.Newline, k.Cancel, k.Retry, k.Thinking, k.Chats, k.NewChat, k.Private, k.PageUp, k.Perms, k.Trusted, k.Apps, k.Memory, k.Help, k.Quit}
 }
 
 // permHelp is the permission dialog's key lines, for the help overlay.

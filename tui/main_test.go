@@ -36,6 +36,7 @@ var chatPlan = ollamatest.JSON(map[string]any{"steps": []map[string]any{{"id": "
 // rig is a real hub.Operator over a scripted Ollama, as in hub's tests.
 type rig struct {
 	srv    *ollamatest.Scripted
+	store  *memory.Store
 	op     *hub.Operator
 	ollama *llm.Client
 }
@@ -77,7 +78,7 @@ func newRigAt(t *testing.T, srv *ollamatest.Scripted, host string) *rig {
 		store.Close()
 	})
 	oc, _ := llm.New(llm.Config{Host: host, Model: spokeModel}, nil)
-	return &rig{srv: srv, op: op, ollama: oc}
+	return &rig{srv: srv, store: store, op: op, ollama: oc}
 }
 
 // replies answers the spoke's requests in order; the last one repeats.

@@ -68,16 +68,7 @@ type revokeAs struct {
 }
 
 func newManager(th theme, tab mgrTab, rules []RuleView) *manager {
-	ti := textinput.New()
-	ti.Prompt = "/ "
-	ti.Placeholder = "type to filter"
-	ti.CharLimit = 200
-	st := textinput.DefaultStyles(th.dark)
-	st.Cursor.Blink = false
-	st.Focused.Placeholder, st.Blurred.Placeholder = th.dim, th.dim
-	st.Focused.Prompt, st.Blurred.Prompt = th.key, th.key
-	ti.SetStyles(st)
-	return &manager{tab: tab, rules: rules, filter: ti}
+	return &manager{tab: tab, rules: rules, filter: newFilter(th)}
 }
 
 // permsMsg is the broker's state, read off the UI loop, and the outcome

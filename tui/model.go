@@ -6,7 +6,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
@@ -19,10 +18,17 @@ type Backend interface {
 	Chat(id string) (hub.Chat, error)
 	DeleteChat(id string) error
 	Turns(id string) ([]hub.Turn, error)
-	Ask(ctx context.Context, chat, query string, emit func(hub.Event)) (hub.Turn, error)
+	// AskWith runs a query; AskOptions.Private for /private.
+	AskWith(ctx context.Context, chat, query string, opts hub.AskOptions, emit func(hub.Event)) (hub.Turn, error)
 	Retry(ctx context.Context, chat string, seq uint64, emit func(hub.Event)) (hub.Turn, error)
 	Working() []string
 	HubModel() string
+
+	// The memory screen (memoryview.go): whose memory there is, what
+	// each owner remembers, and forgetting it.
+	MemoryOwners() ([]string, error)
+	Memory(owner string) (hub.OwnerMemory, error)
+	Forget(owner string) error
 }
 
 // Ollama is what the UI needs to show the server's state and offer a pull
@@ -100,8 +106,12 @@ type Model struct {
 	frame   int
 	ticking bool
 	// extras keeps the activity and results of the turns run here, by
-	// chat and turn number: the hub's log does not hold them.
+	// chat and turn number: the hub's log holds the results, not the
+	// activity.
 	extras map[string]map[uint64]*turnExtras
+	// kept holds the private queries asked here, by chat (private.go): the
+	// hub logs none, so the view keeps them until the UI exits.
+	kept map[string][]keptTurn
 
 	// Permission dialogs (dialog.go, permit.go).
 	prompter *Prompter
@@ -111,9 +121,11 @@ type Model struct {
 	perm     *permDialog     // the dialog showing, if any
 	under    overlay         // the overlay it covers, restored when it closes
 
-	// Full screens (screen.go): the permission manager and the apps.
+	// Full screens (screen.go): the permission manager, the apps and
+	// the memory screen.
 	mgr     *manager
 	appsv   *appsView
+	memv    *memoryView
 	trusted bool // the broker's trusted-session mode, as last seen
 
 	// after schedules msg after d; nil turns timers off (tests).
@@ -158,6 +170,7 @@ func newModel(ctx context.Context, opts Options) Model {
 		now:      time.Now,
 		throttle: 50 * time.Millisecond,
 		extras:   map[string]map[uint64]*turnExtras{},
+		kept:     map[string][]keptTurn{},
 		prompter: opts.Prompter,
 		gone:     map[uint64]bool{},
 	}
@@ -225,6 +238,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.permWheel(msg)
 		case overlayManager:
 			m.managerWheel(msg)
+		case overlayMemory:
+			m.memoryWheel(msg)
 		}
 	case tea.PasteMsg:
 		switch {
@@ -238,6 +253,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			var cmd tea.Cmd
 			m.mgr.filter, cmd = m.mgr.filter.Update(msg)
 			return cmd
+		case m.overlay == overlayMemory && m.memv != nil && m.memv.typing:
+			var cmd tea.Cmd
+			m.memv.filter, cmd = m.memv.filter.Update(msg)
+			return cmd
 		}
 	case permsMsg:
 		m.onPerms(msg)
@@ -245,6 +264,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.onExport(msg)
 	case appsMsg:
 		m.onApps(msg)
+	case memoryMsg:
+		m.onMemory(msg)
 	case promptsMsg:
 		return m.onPrompts(msg)
 	case graceMsg:
@@ -330,7 +351,7 @@ func (m *Model) refresh() {
 	m.chat.refresh(drawCtx{
 		th: m.th, md: m.md, width: m.width, live: m.liveHere(),
 		spinner: spinnerFrames[m.frame%len(spinnerFrames)], version: m.opts.Version,
-		now: m.now(), throttle: m.throttle, extras: m.extras[m.chat.chat.ID],
+		now: m.now(), throttle: m.throttle, extras: m.extras[m.chat.chat.ID], kept: m.kept[m.chat.chat.ID],
 	})
 }
 
@@ -371,7 +392,7 @@ func (m Model) parts() ([]string, string) {
 	if !full {
 		top = strings.Join([]string{m.header(), m.chat.vp.View(), m.rule(), m.input.view()}, "\n")
 	}
-	if m.overlay != overlayNone && m.overlay != overlayManager && m.overlay != overlayApps {
+	if m.overlay != overlayNone && !m.overlay.full() {
 		top = overlayOn(top, m.dialog(), m.width, m.height-1)
 	}
 	bar := m.bar
@@ -397,48 +418,4 @@ func (m Model) dialog() string {
 		}
 	}
 	return ""
-}
-
-// title names the chat on screen.
-func (m Model) title() string {
-	switch {
-	case m.chat.chat.Title != "":
-		return m.chat.chat.Title
-	case m.chat.chat.ID != "" && !m.chat.loaded:
-		return "…"
-	case m.run != nil && m.liveHere() != nil:
-		return m.run.query
-	case m.chat.chat.Private:
-		return "new private chat"
-	default:
-		return "new chat"
-	}
-}
-
-func (m Model) header() string {
-	left := m.th.brand.Render(" bulkhead ") + m.th.header.Render(" "+m.title())
-	right := ""
-	if m.opts.Vanilla {
-		right = m.th.unsafe.Render(" UNSAFE: vanilla ")
-	}
-	if m.chat.chat.Private {
-		right += m.th.private.Render(" PRIVATE ")
-	}
-	room := m.width - ansi.StringWidth(right)
-	if ansi.StringWidth(left) > room {
-		left = ansi.Truncate(left, max(room-1, 0), "") + m.th.header.Render("…")
-	}
-	pad := max(m.width-ansi.StringWidth(left)-ansi.StringWidth(right), 0)
-	return left + m.th.header.Render(strings.Repeat(" ", pad)) + right
-}
-
-// rule is the line above the input; it carries the current notice.
-func (m Model) rule() string {
-	if m.notice == "" {
-		return m.th.rule.Render(strings.Repeat("─", m.width))
-	}
-	text := " " + m.notice + " "
-	text = ansi.Truncate(text, max(m.width-2, 0), "…")
-	rest := max(m.width-2-ansi.StringWidth(text), 0)
-	return m.th.rule.Render("──") + m.th.notice.Render(text) + m.th.rule.Render(strings.Repeat("─", rest))
 }

@@ -19,7 +19,13 @@ const (
 	overlayPermission // a permission request (dialog.go); covers any other
 	overlayManager    // the permission manager, a full screen (manager.go)
 	overlayApps       // the apps screen, a full screen (appsview.go)
+	overlayMemory     // the memory screen, a full screen (memoryview.go)
 )
+
+// full reports whether o is a full screen rather than a dialog.
+func (o overlay) full() bool {
+	return o == overlayManager || o == overlayApps || o == overlayMemory
+}
 
 // dialogWidth is how wide a dialog is on a screen width wide.
 func dialogWidth(width int) int { return min(width, 72) }
@@ -52,9 +58,9 @@ func overlayOn(base, dialog string, width, height int) string {
 	return lipgloss.NewCanvas(width, height).Compose(layers).Render()
 }
 
-// helpView lists the key bindings.
+// helpView lists the key bindings. At 24 rows it fits whole.
 func helpView(th theme, keys keyMap, width, height int) string {
-	lines := []string{th.boxTitle.Render("Keys"), ""}
+	lines := []string{th.boxTitle.Render("Keys") + th.dim.Render(" · esc closes")}
 	kw := 0
 	for _, b := range keys.help() {
 		kw = max(kw, ansi.StringWidth(b.Help().Key))
@@ -63,10 +69,11 @@ func helpView(th theme, keys keyMap, width, height int) string {
 		h := b.Help()
 		lines = append(lines, th.key.Render(h.Key+strings.Repeat(" ", kw-ansi.StringWidth(h.Key)))+"  "+h.Desc)
 	}
-	lines = append(lines, "", th.dim.Render("chats: ↑/↓ · enter open · n new · p private · d delete"))
+	// A private query is not logged: it is gone when the UI exits.
+	lines = append(lines, th.key.Render("/private <query>")+"  no memory in, nothing saved; shown until you quit",
+		"", th.dim.Render("chats: ↑/↓ · enter open · n new · p private · d delete"))
 	for _, l := range permHelp {
 		lines = append(lines, th.dim.Render(l))
 	}
-	lines = append(lines, th.dim.Render("esc closes"))
 	return box(th, lines, dialogWidth(width), height)
 }

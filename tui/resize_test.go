@@ -102,4 +102,21 @@ func TestScreensNeverOverflow(t *testing.T) {
 	check(t, a, "apps")
 	a.key(keyEnter)
 	check(t, a, "apps detail")
+
+	mv, _ := memoryRig(t, 80, 24)
+	mv.key(ctrl('e'))
+	mv.idle()
+	for _, st := range []struct {
+		name string
+		prep func()
+	}{
+		{"list", func() {}},
+		{"detail", func() { mv.key(keyDown); mv.key(keyEnter) }},
+		{"detail scrolled", func() { mv.key(keyPgDown); mv.key(keyDown) }},
+		{"confirm", func() { mv.key(char('f')) }},
+		{"filtering", func() { mv.key(char('n')); mv.key(keyEsc); mv.key(char('/')); mv.typeText("bob") }},
+	} {
+		st.prep()
+		check(t, mv, "memory "+st.name)
+	}
 }

@@ -4,15 +4,17 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/textinput"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
-// The permission manager (manager.go) and the apps screen (appsview.go)
-// are full screens: they replace the chat above the status bar, and a
-// permission dialog still opens over them. Both are a title line, a line
-// under it (filter or description), a table with a cursor, a detail pane
-// for the selected row and a footer of keys; this file lays them out.
+// The permission manager (manager.go), the apps screen (appsview.go) and
+// the memory screen (memoryview.go) are full screens: they replace the
+// chat above the status bar, and a permission dialog still opens over
+// them. Each is a title line, a line under it (filter or description), a
+// table with a cursor, a detail pane for the selected row and a footer of
+// keys; this file lays them out.
 
 // column is one column of a screen's table.
 type column struct {
@@ -138,12 +140,13 @@ type screenLayout struct{ list, detail int }
 
 // splitScreen shares h lines: a title, a second line, a table head and a
 // footer are fixed; the rest goes to the list and, when there is room, a
-// detail pane. full gives the detail pane everything.
+// detail pane. full gives the detail pane everything (the pane's rule
+// takes the table head's line).
 func splitScreen(h int, full bool) screenLayout {
 	r := max(h-4, 1)
 	switch {
 	case full:
-		return screenLayout{list: 0, detail: max(h-3, 1)}
+		return screenLayout{list: 0, detail: r}
 	case r < 10:
 		return screenLayout{list: r}
 	}
@@ -204,6 +207,20 @@ func wrapLines(lines []styled, width int) []string {
 type styled struct {
 	text string
 	st   lipgloss.Style
+}
+
+// newFilter is a screen's filter line, typed after /.
+func newFilter(th theme) textinput.Model {
+	ti := textinput.New()
+	ti.Prompt = "/ "
+	ti.Placeholder = "type to filter"
+	ti.CharLimit = 200
+	st := textinput.DefaultStyles(th.dark)
+	st.Cursor.Blink = false
+	st.Focused.Placeholder, st.Blurred.Placeholder = th.dim, th.dim
+	st.Focused.Prompt, st.Blurred.Prompt = th.key, th.key
+	ti.SetStyles(st)
+	return ti
 }
 
 // screen joins a screen's parts into exactly h lines of at most w cells.
@@ -283,8 +300,9 @@ func fitLines(lines []string, width, n int) []string {
 	return lines
 }
 
-// screenView draws the full screen open, if any — the permission manager
-// or the apps — also while a permission dialog covers it.
+// screenView draws the full screen open, if any — the permission manager,
+// the apps or the memory screen — also while a permission dialog covers
+// it.
 func (m Model) screenView() (string, bool) {
 	o := m.overlay
 	if o == overlayPermission {
@@ -296,6 +314,8 @@ func (m Model) screenView() (string, bool) {
 		return m.mgr.view(m.th, m.width, h, m.now()), true
 	case o == overlayApps && m.appsv != nil:
 		return m.appsv.view(m.th, m.width, h, m.bar.working, m.opts.Apps != nil), true
+	case o == overlayMemory && m.memv != nil:
+		return m.memv.view(m.th, m.width, h, m.now()), true
 	}
 	return "", false
 }

@@ -169,3 +169,47 @@ func (s statusBar) workingApps() []string {
 	slices.Sort(out)
 	return out
 }
+
+// title names the chat on screen.
+func (m Model) title() string {
+	switch {
+	case m.chat.chat.Title != "":
+		return m.chat.chat.Title
+	case m.chat.chat.ID != "" && !m.chat.loaded:
+		return "…"
+	case m.run != nil && m.liveHere() != nil:
+		return m.run.query
+	case m.chat.chat.Private:
+		return "new private chat"
+	default:
+		return "new chat"
+	}
+}
+
+func (m Model) header() string {
+	left := m.th.brand.Render(" bulkhead ") + m.th.header.Render(" "+m.title())
+	right := ""
+	if m.opts.Vanilla {
+		right = m.th.unsafe.Render(" UNSAFE: vanilla ")
+	}
+	if m.chat.chat.Private {
+		right += m.th.private.Render(" PRIVATE ")
+	}
+	room := m.width - ansi.StringWidth(right)
+	if ansi.StringWidth(left) > room {
+		left = ansi.Truncate(left, max(room-1, 0), "") + m.th.header.Render("…")
+	}
+	pad := max(m.width-ansi.StringWidth(left)-ansi.StringWidth(right), 0)
+	return left + m.th.header.Render(strings.Repeat(" ", pad)) + right
+}
+
+// rule is the line above the input; it carries the current notice.
+func (m Model) rule() string {
+	if m.notice == "" {
+		return m.th.rule.Render(strings.Repeat("─", m.width))
+	}
+	text := " " + m.notice + " "
+	text = ansi.Truncate(text, max(m.width-2, 0), "…")
+	rest := max(m.width-2-ansi.StringWidth(text), 0)
+	return m.th.rule.Render("──") + m.th.notice.Render(text) + m.th.rule.Render(strings.Repeat("─", rest))
+}

@@ -19,6 +19,11 @@ type turnRun struct {
 	query string
 	seq   uint64 // the turn retried, or the new turn's once an event names it
 	retry bool
+	// private: a /private query (AskOptions.Private); its events carry
+	// turn 0 and the hub keeps nothing of it. after is the last logged
+	// turn of the chat when it was asked: the view keeps it there.
+	private bool
+	after   uint64
 
 	events *queue[hub.Event]
 	result hub.Turn // set by the worker before events closes
@@ -54,7 +59,7 @@ func (r *turnRun) work(b Backend) func(context.Context) {
 		if r.retry {
 			r.result, r.err = b.Retry(ctx, r.chat, r.seq, r.events.push)
 		} else {
-			r.result, r.err = b.Ask(ctx, r.chat, r.query, r.events.push)
+			r.result, r.err = b.AskWith(ctx, r.chat, r.query, hub.AskOptions{Private: r.private}, r.events.push)
 		}
 	}
 }
@@ -70,7 +75,7 @@ func (r *turnRun) wait() tea.Msg {
 // the hub's pending record of it by number.
 func (r *turnRun) apply(evs []hub.Event, working map[string]bool) {
 	for _, e := range evs {
-		if e.Turn != 0 {
+		if e.Turn != 0 && !r.private {
 			r.seq = e.Turn
 		}
 		if r.extras.add(e) {
@@ -117,6 +122,6 @@ func (r *turnRun) view() turnView {
 	return turnView{
 		Query: r.query, Answer: r.answer.String(), Thinking: r.thinking.String(),
 		Status: r.status, Error: r.errText, App: r.app, Live: true, Cancelling: r.cancelling,
-		Extras: &r.extras,
+		Extras: &r.extras, Private: r.private,
 	}
 }

@@ -1,0 +1,381 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+)
+
+// memoryView is the memory screen (ctrl+e, /memory): whose long-term
+// memory the data directory holds — the hub first, then every app with
+// memory — and, for the selected owner, its summaries (one per chat) and
+// entities, and for an app the hub's record of it. Masked text shows as
+// masked (memorydetail.go). f forgets the selected owner after a y; /
+// filters. What it shows comes from the hub through Cmds (memoryMsg).
+type memoryView struct {
+	owners  []ownerMemory
+	titles  map[string]string // chat id → title, for the summaries
+	loaded  bool
+	err     string // the owners could not be listed
+	cursor  int    // an index into what the filter lets through
+	msg     string
+	msgErr  bool
+	filter  textinput.Model
+	typing  bool   // the filter has the keys
+	confirm string // the owner whose forgetting waits for a y
+	full    bool   // the detail pane has the screen
+	scroll  int
+}
+
+// ownerMemory is one owner's memory, or why it could not be read.
+type ownerMemory struct {
+	hub.OwnerMemory
+	err string
+}
+
+// memoryMsg answers loadMemory and forgetMemory.
+type memoryMsg struct {
+	owners []ownerMemory
+	titles map[string]string
+	err    error
+	msg    string
+	msgErr bool
+}
+
+func readMemory(b Backend) memoryMsg {
+	names, err := b.MemoryOwners()
+	if err != nil {
+		return memoryMsg{err: err}
+	}
+	msg := memoryMsg{titles: map[string]string{}}
+	for _, n := range names {
+		om, err := b.Memory(n)
+		om.Owner = n
+		o := ownerMemory{OwnerMemory: om}
+		if err != nil {
+			o.err = err.Error()
+		}
+		msg.owners = append(msg.owners, o)
+	}
+	if chats, err := b.Chats(); err == nil {
+		for _, c := range chats {
+			msg.titles[c.ID] = c.Title
+		}
+	}
+	return msg
+}
+
+func loadMemory(b Backend) tea.Cmd {
+	return func() tea.Msg { return readMemory(b) }
+}
+
+// forgetMemory forgets owner, then reads the memory again. An app at work
+// (hub.ErrBusy) keeps everything, and the screen says why.
+func forgetMemory(b Backend, owner string) tea.Cmd {
+	return func() tea.Msg {
+		err := b.Forget(owner)
+		msg := readMemory(b)
+		switch {
+		case errors.Is(err, hub.ErrBusy):
+			msg.msg, msg.msgErr = fmt.Sprintf("%s is at work now, nothing forgotten — let its turn end (esc in the chat cancels it), then f again", owner), true
+		case err != nil:
+			msg.msg, msg.msgErr = fmt.Sprintf("could not forget %s: %v", owner, err), true
+		case owner == hubOwner:
+			msg.msg = "forgot the hub's summaries, entities and records of the apps"
+		default:
+			msg.msg = "forgot everything " + owner + " remembered, and its own data"
+		}
+		return msg
+	}
+}
+
+// hubOwner is the hub's name among the owners.
+const hubOwner = "hub"
+
+func (m *Model) openMemory() tea.Cmd {
+	m.memv = &memoryView{filter: newFilter(m.th)}
+	m.show(overlayMemory)
+	return loadMemory(m.b)
+}
+
+func (m *Model) closeMemory() {
+	m.memv = nil
+	if m.overlay == overlayMemory {
+		m.overlay = overlayNone
+	}
+	if m.under == overlayMemory {
+		m.under = overlayNone
+	}
+}
+
+func (m *Model) onMemory(msg memoryMsg) {
+	v := m.memv
+	if v == nil {
+		return
+	}
+	sel := ""
+	if o, ok := v.selected(); ok {
+		sel = o.Owner
+	}
+	v.loaded, v.err = true, ""
+	if msg.err != nil {
+		v.err = "could not read the memory: " + msg.err.Error()
+	}
+	v.owners, v.titles = msg.owners, msg.titles
+	if msg.msg != "" {
+		v.msg, v.msgErr = msg.msg, msg.msgErr
+	}
+	// Stay on the owner that was selected, when it is still there.
+	if i := slices.IndexFunc(v.items(), func(o *ownerMemory) bool { return o.Owner == sel }); i >= 0 {
+		v.cursor = i
+	}
+	v.clamp()
+}
+
+// items are the owners the filter lets through.
+func (v *memoryView) items() []*ownerMemory {
+	f := v.filter.Value()
+	var out []*ownerMemory
+	for i := range v.owners {
+		if o := &v.owners[i]; matchAll(ownerHay(*o, v.titles), f) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (v *memoryView) selected() (*ownerMemory, bool) {
+	items := v.items()
+	if v.cursor < len(items) {
+		return items[v.cursor], true
+	}
+	return nil, false
+}
+
+func (v *memoryView) clamp() {
+	v.cursor = max(min(v.cursor, len(v.items())-1), 0)
+}
+
+// memoryKey drives the memory screen. While the filter is typed it takes
+// the keys (enter keeps it, esc clears it); the y/n question after f
+// takes the next key.
+func (m *Model) memoryKey(msg tea.KeyPressMsg) tea.Cmd {
+	v := m.memv
+	if v == nil {
+		m.closeMemory()
+		return nil
+	}
+	s := msg.String()
+	if v.typing {
+		switch s {
+		case "enter", "down", "up":
+			v.typing = false
+			v.filter.Blur()
+		case "esc":
+			v.typing = false
+			v.filter.Reset()
+			v.filter.Blur()
+		default:
+			var cmd tea.Cmd
+			v.filter, cmd = v.filter.Update(msg)
+			v.cursor = 0
+			return cmd
+		}
+		v.clamp()
+		return nil
+	}
+	if owner := v.confirm; owner != "" {
+		v.confirm = ""
+		if s == "y" || s == "Y" {
+			v.msg, v.msgErr = "forgetting "+owner+"…", false
+			return forgetMemory(m.b, owner)
+		}
+		v.msg, v.msgErr = "nothing forgotten", false
+		return nil
+	}
+	v.msg = ""
+	if s == "f" {
+		if o, ok := v.selected(); ok {
+			v.confirm = o.Owner
+		}
+		return nil
+	}
+	if v.full {
+		switch s {
+		case "enter", "esc", "q":
+			v.full = false
+		case "up", "k":
+			v.scroll = max(v.scroll-1, 0)
+		case "down", "j":
+			v.scroll++
+		case "pgup":
+			v.scroll = max(v.scroll-10, 0)
+		case "pgdown", "space":
+			v.scroll += 10
+		}
+		return nil
+	}
+	n := len(v.items())
+	switch s {
+	case "esc":
+		if v.filter.Value() != "" {
+			v.filter.Reset()
+			v.clamp()
+			return nil
+		}
+		m.closeMemory()
+	case "q", "ctrl+e":
+		m.closeMemory()
+	case "up", "k":
+		v.cursor = max(v.cursor-1, 0)
+	case "down", "j":
+		v.cursor = max(min(v.cursor+1, n-1), 0)
+	case "home", "g":
+		v.cursor = 0
+	case "end", "G":
+		v.cursor = max(n-1, 0)
+	case "/":
+		v.typing = true
+		return v.filter.Focus()
+	case "enter":
+		if n > 0 {
+			v.full, v.scroll = true, 0
+		}
+	case "r":
+		return loadMemory(m.b)
+	}
+	return nil
+}
+
+// memoryWheel moves the cursor, or scrolls the full detail pane.
+func (m *Model) memoryWheel(msg tea.MouseWheelMsg) {
+	v := m.memv
+	if v == nil {
+		return
+	}
+	d := 1
+	if msg.Button == tea.MouseWheelUp {
+		d = -1
+	}
+	if v.full {
+		v.scroll = max(v.scroll+d, 0)
+		return
+	}
+	v.cursor = max(min(v.cursor+d, len(v.items())-1), 0)
+}
+
+// question is the y/n question before forgetting owner, and what goes.
+func (v *memoryView) question() (ask, goes string) {
+	o := v.confirm
+	var om ownerMemory
+	for _, x := range v.owners {
+		if x.Owner == o {
+			om = x
+		}
+	}
+	own := plural(len(om.Summaries), "summary") + ", " + plural(len(om.Entities), "entity")
+	if o == hubOwner {
+		recs := 0
+		for _, x := range v.owners {
+			if x.Record != nil {
+				recs++
+			}
+		}
+		return "forget everything the hub remembers? y/n",
+			fmt.Sprintf("goes: the hub's %s and its records of %s · stays: chats, grants, the action log", own, plural(recs, "app"))
+	}
+	return fmt.Sprintf("forget everything %s remembers, including its own data? y/n", o),
+		fmt.Sprintf("goes: %s's log, %s, its own data (notes, mail…), the hub's record of it", o, own)
+}
+
+func (v *memoryView) keysHelp(w int) string {
+	switch {
+	case v.typing:
+		return "type to filter · enter keep · esc clear"
+	case v.full:
+		return "↑/↓ pgup/pgdn scroll · f forget · enter/esc back"
+	}
+	long := "↑/↓ move · / filter · f forget · enter detail · r reload · esc close"
+	if len([]rune(long)) < w {
+		return long
+	}
+	return "/ filter · f forget · enter detail · esc close"
+}
+
+// view draws the memory screen in w by h cells.
+func (v *memoryView) view(th theme, w, h int, now time.Time) string {
+	items := v.items()
+	count := plural(len(v.owners), "owner")
+	if v.filter.Value() != "" {
+		count = fmt.Sprintf("%d of %s", len(items), count)
+	}
+	right := ""
+	if w >= 100 {
+		right = th.dim.Render("private chats and queries leave nothing here ")
+	}
+	title := titleBar(th, w, "Memory", []string{count}, -1, right)
+	second := th.dim.Render(" What the hub and each app remember: a summary of each chat, and facts.")
+	ask := ""
+	switch {
+	case v.confirm != "":
+		var goes string
+		ask, goes = v.question()
+		second = th.warn.Render(" " + goes)
+	case v.typing || v.filter.Value() != "":
+		v.filter.SetWidth(max(w-6, 1))
+		second = " " + v.filter.View()
+	}
+	second = fitLines([]string{second}, w, 1)[0]
+
+	lay := splitScreen(h, v.full)
+	cells := make([][]cell, len(items))
+	for i, o := range items {
+		cells[i] = ownerCells(th, *o, now)
+	}
+	widths := fitColumns(memCols, w-2, cells)
+	head := []string{tableHead(th, memCols, widths, w)}
+	var list []string
+	first := window(len(items), lay.list, v.cursor)
+	for i := first; i < len(items) && i < first+max(lay.list, 1); i++ {
+		list = append(list, tableRow(th, cells[i], widths, w, i == v.cursor))
+	}
+	switch {
+	case !v.loaded:
+		list = []string{th.dim.Render("  loading…")}
+	case len(items) == 0 && v.filter.Value() != "":
+		list = []string{th.dim.Render("  nothing remembered matches the filter")}
+	}
+	var pane []string
+	if o, ok := v.selected(); ok && v.loaded {
+		detail := memDetail(th, *o, v.titles, v.filter.Value(), w-1, now)
+		if v.full {
+			v.scroll = max(min(v.scroll, len(detail)-lay.detail), 0)
+			detail = detail[v.scroll:]
+			head, list = []string{paneRule(th, w, o.Owner)}, nil
+		} else if lay.detail > 0 {
+			pane = []string{paneRule(th, w, o.Owner)}
+		}
+		if lay.detail > 0 {
+			pane = append(pane, fitLines(detail, w, lay.detail)...)
+		}
+	}
+	if !v.full {
+		list = fitLines(list, w, lay.list)
+	}
+	msg, st := v.msg, th.ok
+	switch {
+	case ask != "":
+		msg, st = ask, th.err
+	case v.msgErr:
+		st = th.err
+	case msg == "" && v.err != "":
+		msg, st = v.err, th.err
+	}
+	return screen(w, h, []string{title, second}, head, list, pane, []string{footer(th, w, v.keysHelp(w), msg, st)})
+}

@@ -1,0 +1,72 @@
+package tui
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+)
+
+// A private query ("/private <query>" in the input) runs with
+// hub.AskOptions{Private: true}: no memory goes in and the hub keeps
+// nothing of it — not the turn, not a summary, not an entity. Its turn
+// is badged PRIVATE · nothing kept. Since the hub's log does not hold it,
+// reloading the chat would lose it; the UI keeps it in the view (Model.kept)
+// where it was asked, until bulkhead exits. It cannot be retried.
+
+// privateBadge marks a private query's turn.
+const privateBadge = "PRIVATE · nothing kept"
+
+// keptTurn is a private query the UI keeps for the rest of the session.
+type keptTurn struct {
+	after  uint64 // the chat's last logged turn when it was asked
+	turn   hub.Turn
+	extras *turnExtras
+}
+
+// privateQuery reads "/private <query>": the query and true when q is
+// one, q itself when it is not. ok is false for "/private" with nothing
+// after it.
+func privateQuery(q string) (query string, private, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimLeftFunc(q, unicode.IsSpace), "/private")
+	if !found {
+		return q, false, true
+	}
+	if rest != "" && !unicode.IsSpace([]rune(rest)[0]) {
+		return q, false, true // "/privately …" is a query like any other
+	}
+	rest = strings.TrimSpace(rest)
+	return rest, true, rest != ""
+}
+
+// keep holds the outcome of a finished private query in the view of its
+// chat; it reports whether there was one to keep.
+func (m *Model) keep(r *turnRun) bool {
+	if !r.private || r.chat == "" || !r.result.Private {
+		return false
+	}
+	x := r.extras
+	t := r.result
+	if t.Query == "" {
+		t.Query = r.query
+	}
+	m.kept[r.chat] = append(m.kept[r.chat], keptTurn{after: r.after, turn: t, extras: &x})
+	return true
+}
+
+// keptBlock draws the k-th private query of the chat, from the cache.
+func (c *chatView) keptBlock(d drawCtx, w, k int) string {
+	kt := d.kept[k]
+	t := kt.turn
+	key := renderKey{kept: k + 1, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status,
+		width: w, dark: d.th.dark, expand: c.expandThinking, extras: !kt.extras.empty()}
+	if s, ok := c.cache[key]; ok {
+		return s
+	}
+	tv := viewOfTurn(t)
+	tv.Private = true
+	tv.Extras = withResults(kt.extras, t)
+	s := renderTurn(tv, w, d, c.expandThinking, d.md.render(tv.Answer, w, d.th.dark))
+	c.cache[key] = s
+	return s
+}

@@ -52,8 +52,13 @@ func (o *Operator) AskWith(ctx context.Context, chat, query string, opts AskOpti
 		if logSt, err = o.ephemeralStore(); err != nil {
 			return Turn{}, err
 		}
-	} else if c.Title == "" {
+	}
+	if c.Title == "" {
 		c.Title = titleFrom(query)
+		if opts.Private {
+			// A chat whose first request was private keeps no word of it.
+			c.Title = "private query"
+		}
 		if err := st.UpdateChat(c); err != nil {
 			return Turn{}, err
 		}

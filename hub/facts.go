@@ -81,7 +81,9 @@ func (o *Operator) plannerMemory(chat string) (string, []string, error) {
 // recordResult turns a step's typed result into hub entities: each
 // top-level property the catalog's response schema declares, with a
 // scalar value, becomes "<domain>.<property>" (travel.plan_trip's booking
-// is travel.booking), its value masked, its labels those of the result.
+// is travel.booking; "<domain>.<app>.<property>" when several installed
+// apps provide the functionality), its value masked, its labels those of
+// the result.
 // Names come from the catalog, never from the app.
 func (o *Operator) recordResult(ctx context.Context, tr *turnRun, app, fn string, value json.RawMessage) {
 	if o.mem == nil || tr.private || o.opts.Apps == nil || value == nil {
@@ -99,6 +101,11 @@ func (o *Operator) recordResult(ctx context.Context, tr *turnRun, app, fn string
 		return
 	}
 	domain, _, _ := strings.Cut(fn, ".")
+	if len(o.opts.Apps.Providers(fn)) > 1 {
+		// Several apps answer this functionality (two ride services):
+		// keep each one's values apart, ride.metro_hail.fare_usd.
+		domain += "." + app
+	}
 	var facts []memory.Entity
 	for prop := range schema.Properties {
 		name := domain + "." + prop

@@ -377,3 +377,23 @@ func TestPrivateChatWritesNothingToDisk(t *testing.T) {
 		t.Fatal("the scan found not even the public chat's text: it proves nothing")
 	}
 }
+
+// A chat whose first request was private is titled without its words.
+func TestPrivateFirstQueryKeepsNoTitle(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, ollamatest.Planned(chatPlan, func(*api.ChatRequest) ollamatest.Reply { return ollamatest.Text("ok") }))
+	chat, _ := r.op.NewChat(false)
+	if _, err := r.op.AskWith(context.Background(), chat.ID, "my SECRET-TITLE question", hub.AskOptions{Private: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := r.op.Chat(chat.ID)
+	if c.Title != "private query" {
+		t.Fatalf("title %q", c.Title)
+	}
+	if _, err := r.op.Ask(context.Background(), chat.ID, "a public one", nil); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := r.op.Chat(chat.ID); c.Title != "private query" {
+		t.Fatalf("a title, once set, stays: %q", c.Title)
+	}
+}

@@ -60,10 +60,14 @@ func benchOperator(b *testing.B, private bool, plan string, reg *apps.Registry) 
 		b.Fatal(err)
 	}
 	ns, _ := store.Namespace("hub")
-	broker, _ := permissions.NewBroker(permissions.Options{Store: ns, NotFound: memory.ErrNotFound, KeyFile: filepath.Join(dir, "key"),
-		Rules: []permissions.Rule{{Effect: permissions.EffectAllow, Kind: "exec", Where: "bench"}}, Prompter: permissionstest.NewPrompter(permissions.AnswerOnce)})
+	rules := []permissions.Rule{{Effect: permissions.EffectAllow, Kind: "exec", Where: "bench"}}
+	prompter := permissionstest.NewPrompter(permissions.AnswerOnce)
+	broker, _ := permissions.NewBroker(permissions.Options{Store: ns, NotFound: memory.ErrNotFound, KeyFile: filepath.Join(dir, "key"), Rules: rules, Prompter: prompter})
 	m := instantModel{plan: plan}
 	op, err := hub.New(hub.Options{Store: store, HubModel: m, Apps: reg, Broker: broker, History: 8, SpokeHistory: 10,
+		PrivateBroker: func() (*permissions.Broker, error) {
+			return permissions.NewBroker(permissions.Options{Rules: rules, Prompter: prompter})
+		},
 		SpokeModel: func(string) (spokes.Model, error) { return m, nil }})
 	if err != nil {
 		b.Fatal(err)
@@ -97,8 +101,14 @@ func BenchmarkOperator(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if _, err := op.Ask(ctx, chat, q, nil); err != nil {
+					turn, err := op.Ask(ctx, chat, q, nil)
+					if err != nil {
 						b.Fatal(err)
+					}
+					for _, r := range turn.Results {
+						if r.Error != "" {
+							b.Fatalf("step %s failed: %s", r.Step, r.Error)
+						}
 					}
 				}
 			})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,12 +13,11 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/demo"
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
-	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
-	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
 type appRig struct {
@@ -32,32 +30,13 @@ type appRig struct {
 
 func newAppRig(t testing.TB, script ollamatest.Script, prompter *permissionstest.Prompter, rules []permissions.Rule, extra ...apps.App) *appRig {
 	t.Helper()
-	srv := ollamatest.NewScripted(t, script, "m")
-	dir := t.TempDir()
-	store, err := memory.Open(filepath.Join(dir, "db"), memory.Options{})
-	if err != nil {
-		t.Fatal(err)
+	c := hubtest.Config{Script: script, Rules: rules, Apps: append(demo.Apps(), extra...),
+		Modify: func(o *hub.Options) { o.CallTimeout = 2 * time.Second }}
+	if prompter != nil {
+		c.Prompter = prompter
 	}
-	reg, err := apps.NewRegistry(apps.Default(), append(demo.Apps(), extra...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns, _ := store.Namespace("hub")
-	broker, err := permissions.NewBroker(permissions.Options{Store: ns, NotFound: memory.ErrNotFound, KeyFile: filepath.Join(dir, "key"), Rules: rules, Prompter: prompter})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc, _ := llm.New(llm.Config{Host: srv.Host(), Model: "m"}, nil)
-	op, err := hub.New(hub.Options{Store: store, HubModel: hc, Apps: reg, Broker: broker, History: 4, SpokeHistory: 4, CallTimeout: 2 * time.Second,
-		SpokeModel: func(string) (spokes.Model, error) { return llm.New(llm.Config{Host: srv.Host(), Model: "m"}, nil) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		op.Close()
-		store.Close()
-	})
-	return &appRig{srv: srv, store: store, op: op, prompter: prompter, broker: broker}
+	r := hubtest.New(t, c)
+	return &appRig{srv: r.Srv, store: r.Store, op: r.Op, prompter: prompter, broker: r.Broker}
 }
 
 var allowExec = []permissions.Rule{{Effect: permissions.EffectAllow, Kind: "exec", Subject: "hub", Where: "test"}}

@@ -1,20 +1,15 @@
 package tui
 
 import (
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/ollama/ollama/api"
 
-	"github.com/bulkhead-dev/bulkhead/apps"
-	"github.com/bulkhead-dev/bulkhead/apps/demo"
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/llm"
-	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
-	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
 // appRig is hub's apps rig (hub/apps_test.go) with the UI's Prompter as
@@ -36,38 +31,10 @@ func newAppRig(t *testing.T, script ollamatest.Script, rules ...permissions.Rule
 // (long-term memory on, say).
 func newAppRigWith(t *testing.T, script ollamatest.Script, mod func(*hub.Options), rules ...permissions.Rule) *appRig {
 	t.Helper()
-	srv := ollamatest.NewScripted(t, script, "m")
-	dir := t.TempDir()
-	store, err := memory.Open(filepath.Join(dir, "db"), memory.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := apps.NewRegistry(apps.Default(), demo.Apps()...)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := NewPrompter()
-	ns, _ := store.Namespace("hub")
-	broker, err := permissions.NewBroker(permissions.Options{Store: ns, NotFound: memory.ErrNotFound, KeyFile: filepath.Join(dir, "key"), Rules: rules, Prompter: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc, _ := llm.New(llm.Config{Host: srv.Host(), Model: "m"}, nil)
-	ho := hub.Options{Store: store, HubModel: hc, Apps: reg, Broker: broker, History: 4, SpokeHistory: 4, CallTimeout: 5 * time.Second,
-		SpokeModel: func(string) (spokes.Model, error) { return llm.New(llm.Config{Host: srv.Host(), Model: "m"}, nil) }}
-	if mod != nil {
-		mod(&ho)
-	}
-	op, err := hub.New(ho)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		op.Close()
-		store.Close()
-	})
-	oc, _ := llm.New(llm.Config{Host: srv.Host(), Model: "m"}, nil)
-	return &appRig{srv: srv, op: op, broker: broker, prompter: p, ollama: oc}
+	r := hubtest.New(t, hubtest.Config{Script: script, Rules: rules, Prompter: p, Modify: mod})
+	oc, _ := llm.New(llm.Config{Host: r.Srv.Host(), Model: hubtest.Model}, nil)
+	return &appRig{srv: r.Srv, op: r.Op, broker: r.Broker, prompter: p, ollama: oc}
 }
 
 func (r *appRig) options() Options {

@@ -150,3 +150,44 @@ func TestNPMEverything(t *testing.T) {
 		t.Fatalf("the tightened tool must ask: %+v", irr)
 	}
 }
+
+// Two real npm servers as two apps: everything's spoke asks the hub for
+// fs.read, which the filesystem server provides; the request and the
+// answer each go to the user as a collab dialog, and read_text_file runs
+// in the filesystem app's own spoke.
+func TestNPMServersTalkOnlyThroughTheHub(t *testing.T) {
+	fsBin := npmServer(t, "mcp-server-filesystem")
+	evBin := npmServer(t, "mcp-server-everything")
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	file := filepath.Join(dir, "note.txt")
+	os.WriteFile(file, []byte("the secret plan"), 0o600)
+	fsCfg := mcp.Server{Command: fsBin, Args: []string{dir},
+		Tools:   map[string]mcp.ToolConfig{"read_text_file": {Functionality: "fs.read"}},
+		Catalog: []mcp.CatalogEntry{entry("fs.read", apps.EffectRead, `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`, contentResult)}}
+	evCfg := mcp.Server{Command: evBin, Args: []string{"stdio"},
+		Tools:   map[string]mcp.ToolConfig{"echo": {Functionality: "everything.echo"}},
+		Catalog: []mcp.CatalogEntry{entry("everything.echo", apps.EffectRead, `{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`, contentResult)}}
+	extra1, _ := mcp.CatalogEntries(fsCfg)
+	extra2, _ := mcp.CatalogEntries(evCfg)
+	cat, err := apps.NewCatalog(append(append(apps.Default().List(), extra1...), extra2...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans := map[string]string{"echo": "everything.echo"}
+	calls := map[string][]step{"echo": {
+		{"echo", map[string]any{"message": "hello"}},
+		{apps.RequestFunctionality, map[string]any{"functionality": "fs.read", "arguments": map[string]any{"path": file}}},
+	}}
+	p := permissionstest.NewPrompter(permissions.AnswerOnce)
+	r := newRig(t, gullibleFor(plans, calls), p, allowExec, cat, map[string]mcp.Server{"fs": fsCfg, "everything": evCfg})
+	chat, _ := r.op.NewChat(false)
+	_, evs := r.ask(t, chat.ID, "echo and read my note")
+	collab := prompts(p, permissions.KindCollab)
+	if len(collab) != 2 || collab[0].Subject != "everything" || collab[0].Object != "fs" || collab[0].Function != "fs.read" ||
+		!strings.Contains(collab[0].Warning, "NOT expected by the plan") || !strings.Contains(string(collab[1].Args), "the secret plan") {
+		t.Fatalf("want the request and the answer put to the user: %+v", collab)
+	}
+	if out, ok := ran(evs, "fs", "read_text_file"); !ok || !strings.Contains(out, "the secret plan") {
+		t.Fatalf("read_text_file must run in fs's own spoke: %q", out)
+	}
+}

@@ -201,12 +201,23 @@ func (s *switchPrompter) Prompt(ctx context.Context, r permissions.Request) (per
 	return p.Prompt(ctx, r)
 }
 
-// Close stops the hub and its spokes, closes memory, and stops an Ollama
-// server the engine started.
+// Close stops the hub and its spokes, closes out-of-process apps, closes
+// memory, and stops an Ollama server the engine started.
 func (e *Engine) Close() error {
 	var errs []error
 	if e.Hub != nil {
 		errs = append(errs, e.Hub.Close())
+	}
+	if e.Apps != nil {
+		// Out-of-process apps' shared instances (the --vanilla path)
+		// end with the engine; spokes closed their own already.
+		for _, name := range e.Apps.Names() {
+			if a, ok := e.Apps.App(name); ok {
+				if c, ok := a.(io.Closer); ok {
+					errs = append(errs, c.Close())
+				}
+			}
+		}
 	}
 	if e.Store != nil {
 		errs = append(errs, e.Store.Close())

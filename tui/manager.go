@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -53,8 +52,7 @@ type manager struct {
 	log     []logRow // newest first
 	trusted bool
 	cursor  [2]int // by tab, an index into what the filter lets through
-	filter  textinput.Model
-	typing  bool      // the filter has the keys
+	filter  filterBox
 	confirm *revokeAs // a revoke waiting for y
 	full    bool      // the detail pane has the screen
 	scroll  int       // its first line then
@@ -68,7 +66,7 @@ type revokeAs struct {
 }
 
 func newManager(th theme, tab mgrTab, rules []RuleView) *manager {
-	return &manager{tab: tab, rules: rules, filter: newFilter(th)}
+	return &manager{tab: tab, rules: rules, filter: newFilterBox(th)}
 }
 
 // permsMsg is the broker's state, read off the UI loop, and the outcome
@@ -196,18 +194,9 @@ func (m *Model) managerKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	s := msg.String()
 	now := m.now()
-	if g.typing {
-		switch s {
-		case "enter", "down", "up":
-			g.typing = false
-			g.filter.Blur()
-		case "esc":
-			g.typing = false
-			g.filter.Reset()
-			g.filter.Blur()
-		default:
-			var cmd tea.Cmd
-			g.filter, cmd = g.filter.Update(msg)
+	if g.filter.typing {
+		cmd, edited := g.filter.key(msg)
+		if edited {
 			g.cursor[g.tab] = 0
 			return cmd
 		}
@@ -243,7 +232,7 @@ func (m *Model) managerKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch s {
 	case "esc":
 		if g.filter.Value() != "" {
-			g.filter.Reset()
+			g.filter.clear()
 			g.clamp(now)
 			return nil
 		}
@@ -266,8 +255,7 @@ func (m *Model) managerKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "end", "G":
 		*cur = max(n-1, 0)
 	case "/":
-		g.typing = true
-		return g.filter.Focus()
+		return g.filter.start()
 	case "enter":
 		if n > 0 {
 			g.full, g.scroll = true, 0
@@ -307,7 +295,7 @@ func (m *Model) managerWheel(msg tea.MouseWheelMsg) {
 func (g *manager) keysHelp(w int) string {
 	var long, short string
 	switch {
-	case g.typing:
+	case g.filter.typing:
 		return "type to filter · enter keep · esc clear"
 	case g.full:
 		return "↑/↓ pgup/pgdn scroll · enter/esc back"
@@ -350,9 +338,8 @@ func (g *manager) view(th theme, w, h int, now time.Time) string {
 	if g.tab == tabLog {
 		second = th.dim.Render(" Every request, its decision and who decided; notes of the hub. Newest first.")
 	}
-	if g.typing || g.filter.Value() != "" {
-		g.filter.SetWidth(max(w-6, 1))
-		second = " " + g.filter.View()
+	if f := g.filter.line(w); f != "" {
+		second = f
 	}
 	second = fitLines([]string{second}, w, 1)[0]
 

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
@@ -26,8 +25,7 @@ type memoryView struct {
 	cursor  int    // an index into what the filter lets through
 	msg     string
 	msgErr  bool
-	filter  textinput.Model
-	typing  bool   // the filter has the keys
+	filter  filterBox
 	confirm string // the owner whose forgetting waits for a y
 	full    bool   // the detail pane has the screen
 	scroll  int
@@ -99,7 +97,7 @@ func forgetMemory(b Backend, owner string) tea.Cmd {
 const hubOwner = "hub"
 
 func (m *Model) openMemory() tea.Cmd {
-	m.memv = &memoryView{filter: newFilter(m.th)}
+	m.memv = &memoryView{filter: newFilterBox(m.th)}
 	m.show(overlayMemory)
 	return loadMemory(m.b)
 }
@@ -172,18 +170,9 @@ func (m *Model) memoryKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	s := msg.String()
-	if v.typing {
-		switch s {
-		case "enter", "down", "up":
-			v.typing = false
-			v.filter.Blur()
-		case "esc":
-			v.typing = false
-			v.filter.Reset()
-			v.filter.Blur()
-		default:
-			var cmd tea.Cmd
-			v.filter, cmd = v.filter.Update(msg)
+	if v.filter.typing {
+		cmd, edited := v.filter.key(msg)
+		if edited {
 			v.cursor = 0
 			return cmd
 		}
@@ -225,7 +214,7 @@ func (m *Model) memoryKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch s {
 	case "esc":
 		if v.filter.Value() != "" {
-			v.filter.Reset()
+			v.filter.clear()
 			v.clamp()
 			return nil
 		}
@@ -241,8 +230,7 @@ func (m *Model) memoryKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "end", "G":
 		v.cursor = max(n-1, 0)
 	case "/":
-		v.typing = true
-		return v.filter.Focus()
+		return v.filter.start()
 	case "enter":
 		if n > 0 {
 			v.full, v.scroll = true, 0
@@ -296,7 +284,7 @@ func (v *memoryView) question() (ask, goes string) {
 
 func (v *memoryView) keysHelp(w int) string {
 	switch {
-	case v.typing:
+	case v.filter.typing:
 		return "type to filter · enter keep · esc clear"
 	case v.full:
 		return "↑/↓ pgup/pgdn scroll · f forget · enter/esc back"
@@ -327,9 +315,8 @@ func (v *memoryView) view(th theme, w, h int, now time.Time) string {
 		var goes string
 		ask, goes = v.question()
 		second = th.warn.Render(" " + goes)
-	case v.typing || v.filter.Value() != "":
-		v.filter.SetWidth(max(w-6, 1))
-		second = " " + v.filter.View()
+	case v.filter.line(w) != "":
+		second = v.filter.line(w)
 	}
 	second = fitLines([]string{second}, w, 1)[0]
 

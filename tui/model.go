@@ -249,14 +249,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			var cmd tea.Cmd
 			m.perm.note, cmd = m.perm.note.Update(msg)
 			return cmd
-		case m.overlay == overlayManager && m.mgr != nil && m.mgr.typing:
-			var cmd tea.Cmd
-			m.mgr.filter, cmd = m.mgr.filter.Update(msg)
-			return cmd
-		case m.overlay == overlayMemory && m.memv != nil && m.memv.typing:
-			var cmd tea.Cmd
-			m.memv.filter, cmd = m.memv.filter.Update(msg)
-			return cmd
+		case m.overlay == overlayManager && m.mgr != nil && m.mgr.filter.typing:
+			return m.mgr.filter.update(msg)
+		case m.overlay == overlayMemory && m.memv != nil && m.memv.filter.typing:
+			return m.memv.filter.update(msg)
 		}
 	case permsMsg:
 		m.onPerms(msg)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -209,7 +210,63 @@ type styled struct {
 	st   lipgloss.Style
 }
 
-// newFilter is a screen's filter line, typed after /.
+// filterBox is a screen's filter line: / starts typing; while typing it
+// takes the keys (enter, ↑ or ↓ keep the filter, esc clears it); the
+// screens read Value.
+type filterBox struct {
+	input  textinput.Model
+	typing bool
+}
+
+func newFilterBox(th theme) filterBox { return filterBox{input: newFilter(th)} }
+
+// Value is the filter as typed.
+func (f *filterBox) Value() string { return f.input.Value() }
+
+// start hands the keys to the filter.
+func (f *filterBox) start() tea.Cmd {
+	f.typing = true
+	return f.input.Focus()
+}
+
+// clear empties the filter.
+func (f *filterBox) clear() { f.input.Reset() }
+
+// key takes one key while typing; edited reports whether the text may
+// have changed (the screen then moves its cursor to the top).
+func (f *filterBox) key(msg tea.KeyPressMsg) (cmd tea.Cmd, edited bool) {
+	switch msg.String() {
+	case "enter", "down", "up":
+		f.typing = false
+		f.input.Blur()
+	case "esc":
+		f.typing = false
+		f.input.Reset()
+		f.input.Blur()
+	default:
+		f.input, cmd = f.input.Update(msg)
+		return cmd, true
+	}
+	return nil, false
+}
+
+// update passes other input (a paste) to the filter while typing.
+func (f *filterBox) update(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	f.input, cmd = f.input.Update(msg)
+	return cmd
+}
+
+// line is the filter line when there is one to show, else "".
+func (f *filterBox) line(w int) string {
+	if !f.typing && f.input.Value() == "" {
+		return ""
+	}
+	f.input.SetWidth(max(w-6, 1))
+	return " " + f.input.View()
+}
+
+// newFilter is a screen's filter input, typed after /.
 func newFilter(th theme) textinput.Model {
 	ti := textinput.New()
 	ti.Prompt = "/ "

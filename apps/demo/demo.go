@@ -161,6 +161,26 @@ func (s store) next(key string) (int, error) {
 	return n, s.put(key, n)
 }
 
+// all loads every value under prefix, in number order (see numbered).
+func all[T any](s store, prefix string) ([]T, error) {
+	keys, err := s.numbered(prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(keys))
+	for _, k := range keys {
+		var v T
+		ok, err := s.get(k, &v)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
 // seed writes items once per namespace, the first time the app is used.
 func (s store) seed(items map[string]any) error {
 	var done bool

@@ -89,18 +89,13 @@ func (d *Drive) search(_ context.Context, c apps.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys, err := s.numbered("doc/")
+	docs, err := all[Document](s, "doc/")
 	if err != nil {
 		return nil, err
 	}
 	found := []docSummary{}
-	for _, k := range keys {
-		var doc Document
-		ok, err := s.get(k, &doc)
-		if err != nil {
-			return nil, err
-		}
-		if ok && matches(a.Query, doc.Title, doc.Content) {
+	for _, doc := range docs {
+		if matches(a.Query, doc.Title, doc.Content) {
 			found = append(found, docSummary{ID: doc.ID, Title: doc.Title})
 		}
 	}
@@ -124,17 +119,13 @@ func (d *Drive) read(_ context.Context, c apps.Call) (any, error) {
 		return doc, err
 	}
 	// Models often pass a title for an id: accept an exact title too.
-	keys, err := s.numbered("doc/")
+	docs, err := all[Document](s, "doc/")
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range keys {
-		ok, err := s.get(k, &doc)
-		if err != nil {
-			return nil, err
-		}
-		if ok && strings.EqualFold(strings.TrimSpace(a.ID), doc.Title) {
-			return doc, nil
+	for _, d := range docs {
+		if strings.EqualFold(strings.TrimSpace(a.ID), d.Title) {
+			return d, nil
 		}
 	}
 	return nil, fmt.Errorf("no document with id %q", a.ID)

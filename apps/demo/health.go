@@ -98,22 +98,7 @@ func SymptomLog(kv apps.KV, notFound error) ([]Appointment, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys, err := s.numbered("symptoms/")
-	if err != nil {
-		return nil, err
-	}
-	out := []Appointment{}
-	for _, k := range keys {
-		var ap Appointment
-		ok, err := s.get(k, &ap)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, ap)
-		}
-	}
-	return out, nil
+	return all[Appointment](s, "symptoms/")
 }
 
 // SymptomSolver is the simulated symptom-assessment app.

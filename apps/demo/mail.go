@@ -106,24 +106,7 @@ func openMail(kv apps.KV, notFound error) (store, error) {
 }
 
 // folder loads every email under prefix ("inbox/" or "sent/").
-func folder(s store, prefix string) ([]Email, error) {
-	keys, err := s.numbered(prefix)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Email, 0, len(keys))
-	for _, k := range keys {
-		var e Email
-		ok, err := s.get(k, &e)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
+func folder(s store, prefix string) ([]Email, error) { return all[Email](s, prefix) }
 
 // Inbox returns the received emails in a mail namespace, oldest first,
 // seeding the namespace if mail has not used it yet.

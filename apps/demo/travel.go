@@ -88,20 +88,5 @@ func Received(kv apps.KV, notFound error) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys, err := s.numbered("received/")
-	if err != nil {
-		return nil, err
-	}
-	out := []string{}
-	for _, k := range keys {
-		var v string
-		ok, err := s.get(k, &v)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, v)
-		}
-	}
-	return out, nil
+	return all[string](s, "received/")
 }

@@ -49,28 +49,18 @@ type result struct {
 
 // Call runs one function.
 func (a *App) Call(ctx context.Context, c apps.Call) (json.RawMessage, error) {
-	f, ok := a.man.Function(c.Function)
-	if !ok || f.Name != "evaluate" {
-		return nil, fmt.Errorf("no function %q", c.Function)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var p struct{ Expression string }
-	if err := decode(f, c.Args, &p); err != nil {
-		return nil, err
-	}
-	v, err := evaluate(p.Expression)
-	if err != nil {
-		return nil, err
-	}
-	res := result{Expression: p.Expression}
-	res.Result, res.Exact = format(v)
-	return json.Marshal(res)
+	return apps.Dispatch(ctx, a.man, map[string]apps.Handler{
+		"evaluate": apps.Typed(func(_ context.Context, _ apps.Call, p struct{ Expression string }) (any, error) {
+			v, err := evaluate(p.Expression)
+			if err != nil {
+				return nil, err
+			}
+			res := result{Expression: p.Expression}
+			res.Result, res.Exact = format(v)
+			return res, nil
+		}),
+	}, c)
 }
-
-// decode is apps.DecodeArgs.
-var decode = apps.DecodeArgs
 
 // format writes v in decimal: exactly when its expansion terminates,
 // else to sigDigits significant digits with the fraction as exact.

@@ -57,44 +57,16 @@ func (a *App) Manifest() apps.Manifest { return a.man }
 
 // Call runs one function.
 func (a *App) Call(ctx context.Context, c apps.Call) (json.RawMessage, error) {
-	f, ok := a.man.Function(c.Function)
-	if !ok {
-		return nil, fmt.Errorf("no function %q", c.Function)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var (
-		out any
-		err error
-	)
-	switch f.Name {
-	case "now":
-		var p struct{ Timezone string }
-		if err = decode(f, c.Args, &p); err == nil {
-			out, err = a.current(p.Timezone)
-		}
-	case "convert":
-		var p struct{ Time, From, To string }
-		if err = decode(f, c.Args, &p); err == nil {
-			out, err = convert(p.Time, p.From, p.To)
-		}
-	case "date_add":
-		var p dateAddArgs
-		if err = decode(f, c.Args, &p); err == nil {
-			out, err = a.dateAdd(p)
-		}
-	default:
-		return nil, fmt.Errorf("no function %q", c.Function)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(out)
+	return apps.Dispatch(ctx, a.man, map[string]apps.Handler{
+		"now": apps.Typed(func(_ context.Context, _ apps.Call, p struct{ Timezone string }) (any, error) {
+			return a.current(p.Timezone)
+		}),
+		"convert": apps.Typed(func(_ context.Context, _ apps.Call, p struct{ Time, From, To string }) (any, error) {
+			return convert(p.Time, p.From, p.To)
+		}),
+		"date_add": apps.Typed(func(_ context.Context, _ apps.Call, p dateAddArgs) (any, error) { return a.dateAdd(p) }),
+	}, c)
 }
-
-// decode is apps.DecodeArgs.
-var decode = apps.DecodeArgs
 
 // zone loads a time zone by name; "" is def.
 func zone(name string, def *time.Location) (*time.Location, error) {

@@ -77,54 +77,24 @@ func (a *App) Manifest() apps.Manifest { return a.man }
 
 // Call runs one function.
 func (a *App) Call(ctx context.Context, c apps.Call) (json.RawMessage, error) {
-	f, ok := a.man.Function(c.Function)
-	if !ok {
-		return nil, fmt.Errorf("no function %q", c.Function)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var (
-		out any
-		err error
-	)
-	switch f.Name {
-	case "list":
-		var p struct{ Path string }
-		if err = decode(f, c.Args, &p); err == nil {
-			out, err = a.list(p.Path)
-		}
-	case "read":
-		var p struct{ Path string }
-		if err = decode(f, c.Args, &p); err == nil {
-			out, err = a.read(p.Path)
-		}
-	case "search":
-		var p struct{ Query, Path string }
-		if err = decode(f, c.Args, &p); err == nil {
-			out, err = a.search(ctx, p.Query, p.Path)
-		}
-	case "write":
-		var p struct{ Path, Content string }
-		if err = decode(f, c.Args, &p); err == nil {
-			out, err = a.write(p.Path, p.Content)
-		}
-	case "delete":
-		var p struct{ Path string }
-		if err = decode(f, c.Args, &p); err == nil {
-			out, err = a.delete(p.Path)
-		}
-	default:
-		return nil, fmt.Errorf("no function %q", c.Function)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(out)
+	return apps.Dispatch(ctx, a.man, a.handlers(), c)
 }
 
-// decode is apps.DecodeArgs.
-var decode = apps.DecodeArgs
+type pathArgs struct{ Path string }
+
+func (a *App) handlers() map[string]apps.Handler {
+	return map[string]apps.Handler{
+		"list": apps.Typed(func(_ context.Context, _ apps.Call, p pathArgs) (any, error) { return a.list(p.Path) }),
+		"read": apps.Typed(func(_ context.Context, _ apps.Call, p pathArgs) (any, error) { return a.read(p.Path) }),
+		"search": apps.Typed(func(ctx context.Context, _ apps.Call, p struct{ Query, Path string }) (any, error) {
+			return a.search(ctx, p.Query, p.Path)
+		}),
+		"write": apps.Typed(func(_ context.Context, _ apps.Call, p struct{ Path, Content string }) (any, error) {
+			return a.write(p.Path, p.Content)
+		}),
+		"delete": apps.Typed(func(_ context.Context, _ apps.Call, p pathArgs) (any, error) { return a.delete(p.Path) }),
+	}
+}
 
 type entry struct {
 	Name    string `json:"name"`

@@ -64,57 +64,31 @@ type noteList struct {
 
 // Call runs one function.
 func (a *App) Call(ctx context.Context, c apps.Call) (json.RawMessage, error) {
-	f, ok := a.man.Function(c.Function)
-	if !ok {
-		return nil, fmt.Errorf("no function %q", c.Function)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if c.Memory == nil {
-		return nil, errors.New("notes has no memory to keep notes in")
-	}
-	s := store{kv: c.Memory, notFound: c.NotFound}
-	var (
-		out any
-		err error
-	)
-	switch f.Name {
-	case "add":
-		var p struct{ Title, Body string }
-		if err = decode(f, c.Args, &p); err == nil {
-			out, err = s.add(p.Title, p.Body)
-		}
-	case "search":
-		var p struct{ Query string }
-		if err = decode(f, c.Args, &p); err == nil {
-			out, err = s.search(ctx, p.Query)
-		}
-	case "list":
-		if err = decode(f, c.Args, &struct{}{}); err == nil {
-			out, err = s.search(ctx, "")
-		}
-	case "read":
-		var p struct{ ID string }
-		if err = decode(f, c.Args, &p); err == nil {
-			out, err = s.read(p.ID)
-		}
-	case "delete":
-		var p struct{ ID string }
-		if err = decode(f, c.Args, &p); err == nil {
-			out, err = s.delete(p.ID)
-		}
-	default:
-		return nil, fmt.Errorf("no function %q", c.Function)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(out)
+	return apps.Dispatch(ctx, a.man, handlers, c)
 }
 
-// decode is apps.DecodeArgs.
-var decode = apps.DecodeArgs
+// handlers are the notes functions, each over the caller's own namespace.
+var handlers = map[string]apps.Handler{
+	"add": withStore(func(_ context.Context, s store, p struct{ Title, Body string }) (any, error) {
+		return s.add(p.Title, p.Body)
+	}),
+	"search": withStore(func(ctx context.Context, s store, p struct{ Query string }) (any, error) {
+		return s.search(ctx, p.Query)
+	}),
+	"list":   withStore(func(ctx context.Context, s store, _ struct{}) (any, error) { return s.search(ctx, "") }),
+	"read":   withStore(func(_ context.Context, s store, p struct{ ID string }) (any, error) { return s.read(p.ID) }),
+	"delete": withStore(func(_ context.Context, s store, p struct{ ID string }) (any, error) { return s.delete(p.ID) }),
+}
+
+// withStore hands a notes function the store over the call's namespace.
+func withStore[P any](fn func(ctx context.Context, s store, p P) (any, error)) apps.Handler {
+	return apps.Typed(func(ctx context.Context, c apps.Call, p P) (any, error) {
+		if c.Memory == nil {
+			return nil, errors.New("notes has no memory to keep notes in")
+		}
+		return fn(ctx, store{kv: c.Memory, notFound: c.NotFound}, p)
+	})
+}
 
 // store is the notes kept in one memory namespace.
 type store struct {

@@ -67,26 +67,12 @@ func (a *App) Manifest() apps.Manifest { return a.man }
 
 // Call runs one function.
 func (a *App) Call(ctx context.Context, c apps.Call) (json.RawMessage, error) {
-	f, ok := a.man.Function(c.Function)
-	if !ok || f.Name != "run" {
-		return nil, fmt.Errorf("no function %q", c.Function)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var p struct{ Command string }
-	if err := decode(f, c.Args, &p); err != nil {
-		return nil, err
-	}
-	res, err := a.run(ctx, p.Command)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(res)
+	return apps.Dispatch(ctx, a.man, map[string]apps.Handler{
+		"run": apps.Typed(func(ctx context.Context, _ apps.Call, p struct{ Command string }) (any, error) {
+			return a.run(ctx, p.Command)
+		}),
+	}, c)
 }
-
-// decode is apps.DecodeArgs.
-var decode = apps.DecodeArgs
 
 type result struct {
 	ExitCode  int    `json:"exit_code"`

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/apps/appstest"
 )
 
 func eval(t testing.TB, a *App, expr string) (result, json.RawMessage, error) {
@@ -22,27 +23,6 @@ func eval(t testing.TB, a *App, expr string) (result, json.RawMessage, error) {
 		t.Fatalf("result %s: %v", out, err)
 	}
 	return r, out, nil
-}
-
-// checkResult validates a successful result against the function's own
-// result schema and the catalog response of what it provides.
-func checkResult(t *testing.T, a *App, fn string, out json.RawMessage) {
-	t.Helper()
-	m := a.Manifest()
-	f, _ := m.Function(fn)
-	if err := apps.Validate(f.Result, out); err != nil {
-		t.Errorf("%s result %s: %v", fn, out, err)
-	}
-	cat := apps.Default()
-	for name, own := range m.Provides {
-		if own != fn {
-			continue
-		}
-		entry, _ := cat.Get(name)
-		if err := apps.Validate(entry.Response, out); err != nil {
-			t.Errorf("%s result against catalog %s: %v", fn, name, err)
-		}
-	}
 }
 
 func TestManifest(t *testing.T) {
@@ -110,7 +90,7 @@ func TestEvaluate(t *testing.T) {
 		if r.Result != tt.result || r.Exact != tt.exact || r.Expression != tt.expr {
 			t.Errorf("%q = %+v, want result %q exact %q", tt.expr, r, tt.result, tt.exact)
 		}
-		checkResult(t, a, "evaluate", out)
+		appstest.CheckResult(t, a, "evaluate", out)
 	}
 }
 

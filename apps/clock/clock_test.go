@@ -9,28 +9,8 @@ import (
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/apps/appstest"
 )
-
-// checkResult validates a successful result against the function's own
-// result schema and the catalog response of what it provides.
-func checkResult(t *testing.T, a *App, fn string, out json.RawMessage) {
-	t.Helper()
-	m := a.Manifest()
-	f, _ := m.Function(fn)
-	if err := apps.Validate(f.Result, out); err != nil {
-		t.Errorf("%s result %s: %v", fn, out, err)
-	}
-	cat := apps.Default()
-	for name, own := range m.Provides {
-		if own != fn {
-			continue
-		}
-		entry, _ := cat.Get(name)
-		if err := apps.Validate(entry.Response, out); err != nil {
-			t.Errorf("%s result against catalog %s: %v", fn, name, err)
-		}
-	}
-}
 
 func TestManifest(t *testing.T) {
 	if err := New(nil).Manifest().Check(apps.Default()); err != nil {
@@ -111,7 +91,7 @@ func TestCall(t *testing.T) {
 			if string(out) != tt.want {
 				t.Errorf("result\n got %s\nwant %s", out, tt.want)
 			}
-			checkResult(t, a, tt.fn, out)
+			appstest.CheckResult(t, a, tt.fn, out)
 		})
 	}
 }
@@ -122,7 +102,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkResult(t, a, "now", out)
+	appstest.CheckResult(t, a, "now", out)
 	var m struct{ Time, Timezone string }
 	if err := json.Unmarshal(out, &m); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/apps/appstest"
 )
 
 // setup makes a workspace and, beside it, an outside folder holding a
@@ -57,31 +58,10 @@ func call(t *testing.T, a *App, fn string, args any) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	checkResult(t, a, fn, out)
+	appstest.CheckResult(t, a, fn, out)
 	var m map[string]any
 	must(t, json.Unmarshal(out, &m))
 	return m, nil
-}
-
-// checkResult validates a successful result against the function's own
-// result schema and the catalog response of what it provides.
-func checkResult(t *testing.T, a *App, fn string, out json.RawMessage) {
-	t.Helper()
-	m := a.Manifest()
-	f, _ := m.Function(fn)
-	if err := apps.Validate(f.Result, out); err != nil {
-		t.Errorf("%s result %s: %v", fn, out, err)
-	}
-	cat := apps.Default()
-	for name, own := range m.Provides {
-		if own != fn {
-			continue
-		}
-		entry, _ := cat.Get(name)
-		if err := apps.Validate(entry.Response, out); err != nil {
-			t.Errorf("%s result against catalog %s: %v", fn, name, err)
-		}
-	}
 }
 
 func TestManifest(t *testing.T) {

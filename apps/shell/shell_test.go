@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/apps/appstest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -26,33 +27,12 @@ func run(t *testing.T, a *App, ctx context.Context, command string) (result, err
 	if err != nil {
 		return result{}, err
 	}
-	checkResult(t, a, "run", out)
+	appstest.CheckResult(t, a, "run", out)
 	var r result
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatal(err)
 	}
 	return r, nil
-}
-
-// checkResult validates a successful result against the function's own
-// result schema and the catalog response of what it provides.
-func checkResult(t *testing.T, a *App, fn string, out json.RawMessage) {
-	t.Helper()
-	m := a.Manifest()
-	f, _ := m.Function(fn)
-	if err := apps.Validate(f.Result, out); err != nil {
-		t.Errorf("%s result %s: %v", fn, out, err)
-	}
-	cat := apps.Default()
-	for name, own := range m.Provides {
-		if own != fn {
-			continue
-		}
-		entry, _ := cat.Get(name)
-		if err := apps.Validate(entry.Response, out); err != nil {
-			t.Errorf("%s result against catalog %s: %v", fn, name, err)
-		}
-	}
 }
 
 // groupGone waits up to 5s for process group pgid to have no live

@@ -10,6 +10,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
 // AskOptions change how one request runs.
@@ -193,14 +194,14 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		plan, usage, err = o.planner.Plan(ctx, in, o.route)
 		meta.Usage.Add(usage)
 		if err != nil {
-			return finish("", statusOf(ctx, err), err)
+			return finish("", spokes.StatusOf(ctx, err), err)
 		}
 		if plan.Fallback {
 			o.log.Warn("plan fallback", "chat", chat, "turn", it.Seq, "reason", plan.Reason)
 			o.note(tr, "plan", "hub", "planner output unusable twice; routed to the vanilla spoke: "+plan.Reason)
 		}
 		if plan, err = o.resolveApps(ctx, tr, plan); err != nil {
-			return finish("", statusOf(ctx, err), err)
+			return finish("", spokes.StatusOf(ctx, err), err)
 		}
 	}
 	tr.plan = plan

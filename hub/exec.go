@@ -128,11 +128,18 @@ func (o *Operator) stepData(ctx context.Context, tr *turnRun, s Step, done map[s
 	if len(vals) == 0 {
 		return nil
 	}
-	data := quote(vals)
+	return o.shareData(ctx, tr, s, quote(vals), labels, "the results of earlier steps")
+}
+
+// shareData asks the user, as a data permission showing exactly the values
+// (with the hub's warning: labels the app is not cleared for,
+// instruction-like content), whether data may go to the step's app; it
+// returns the data if allowed, else nil.
+func (o *Operator) shareData(ctx context.Context, tr *turnRun, s Step, data json.RawMessage, labels []string, what string) json.RawMessage {
 	a := assessment{expected: true, receiver: s.App, labels: uncleared(labels, o.clearance(s.App)), instructions: instructionLike(string(data))}
 	d, err := o.ask(ctx, tr, permissions.Request{
 		Kind: permissions.KindData, Subject: "hub", Object: s.App, Function: s.Functionality, Args: data,
-		Detail: fmt.Sprintf("Share the results of earlier steps with %s", s.App), Warning: a.String(), Expected: true,
+		Detail: fmt.Sprintf("Share %s with %s", what, s.App), Warning: a.String(), Expected: true,
 	})
 	if err != nil || !d.Allowed {
 		return nil

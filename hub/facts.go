@@ -10,7 +10,6 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/guard"
 	"github.com/bulkhead-dev/bulkhead/memory"
-	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
 // maxPlannerFacts bounds the entity names the planner sees.
@@ -164,17 +163,7 @@ func (o *Operator) shareFacts(ctx context.Context, tr *turnRun, s Step) json.Raw
 	if len(vals) == 0 {
 		return nil
 	}
-	data := quote(vals)
-	a := assessment{expected: true, receiver: s.App, labels: uncleared(labels, o.clearance(s.App)), instructions: instructionLike(string(data))}
-	d, err := o.ask(ctx, tr, permissions.Request{
-		Kind: permissions.KindData, Subject: "hub", Object: s.App, Function: s.Functionality, Args: data,
-		Detail:  fmt.Sprintf("Share what the hub holds of %s with %s", strings.Join(names, ", "), s.App),
-		Warning: a.String(), Expected: true,
-	})
-	if err != nil || !d.Allowed {
-		return nil
-	}
-	return data
+	return o.shareData(ctx, tr, s, quote(vals), labels, "what the hub holds of "+strings.Join(names, ", "))
 }
 
 // mergeData joins two JSON objects of shared data (either may be nil).

@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -357,16 +356,4 @@ func turnOf(it memory.Interaction) Turn {
 		t.Thinking = m.Thinking
 	}
 	return t
-}
-
-func statusOf(ctx context.Context, err error) memory.Status {
-	var cut *llm.StreamCutError
-	switch {
-	case ctx.Err() != nil:
-		return memory.StatusCancelled
-	case errors.As(err, &cut):
-		return memory.StatusCut
-	default:
-		return memory.StatusError
-	}
 }

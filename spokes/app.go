@@ -124,7 +124,7 @@ func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
 			break
 		}
 	}
-	res.Status = statusOf(ctx, callErr)
+	res.Status = StatusOf(ctx, callErr)
 	return s.logEnd(ctx, t, it, res, callErr)
 }
 

@@ -170,7 +170,7 @@ func StartReal(t testing.TB) *Real {
 	start = time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), realCreateTimeout)
 	defer cancel()
-	if err := r.createTiny(ctx, filepath.Join(dir, "tiny.gguf")); err != nil {
+	if err := CreateTiny(ctx, r.Client, r.Model, filepath.Join(dir, "tiny.gguf"), nil); err != nil {
 		t.Fatalf("create tiny model: %v", err)
 	}
 	r.CreateDuration = time.Since(start)
@@ -282,9 +282,9 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// createTiny writes the tiny GGUF to path, uploads it as a blob and creates
-// r.Model from it.
-func (r *Real) createTiny(ctx context.Context, path string) error {
+// CreateTiny writes the tiny GGUF to path, uploads it as a blob and creates
+// the model name from it with TinyTemplate and params (nil: TinyParameters).
+func CreateTiny(ctx context.Context, c *api.Client, name, path string, params map[string]any) error {
 	if err := WriteTinyGGUF(path); err != nil {
 		return err
 	}
@@ -294,16 +294,18 @@ func (r *Real) createTiny(ctx context.Context, path string) error {
 	}
 	sum := sha256.Sum256(data)
 	digest := "sha256:" + hex.EncodeToString(sum[:])
-	if err := r.Client.CreateBlob(ctx, digest, bytes.NewReader(data)); err != nil {
+	if err := c.CreateBlob(ctx, digest, bytes.NewReader(data)); err != nil {
 		return fmt.Errorf("upload blob: %w", err)
 	}
-
+	if params == nil {
+		params = TinyParameters
+	}
 	var last string
-	err = r.Client.Create(ctx, &api.CreateRequest{
-		Model:      r.Model,
+	err = c.Create(ctx, &api.CreateRequest{
+		Model:      name,
 		Files:      map[string]string{"tiny.gguf": digest},
 		Template:   TinyTemplate,
-		Parameters: TinyParameters,
+		Parameters: params,
 	}, func(p api.ProgressResponse) error {
 		last = p.Status
 		return nil

@@ -7,10 +7,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
@@ -42,20 +39,6 @@ func create(name string, predict int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "tiny.gguf")
-	if err := ollamatest.WriteTinyGGUF(path); err != nil {
-		return err
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(data)
-	digest := "sha256:" + hex.EncodeToString(sum[:])
-	ctx := context.Background()
-	if err := c.CreateBlob(ctx, digest, bytes.NewReader(data)); err != nil {
-		return fmt.Errorf("upload: %w", err)
-	}
 	params := map[string]any{}
 	for k, v := range ollamatest.TinyParameters {
 		params[k] = v
@@ -66,6 +49,5 @@ func create(name string, predict int) error {
 	params["temperature"] = 1.0
 	params["repeat_penalty"] = 1.8
 	params["repeat_last_n"] = 64
-	return c.Create(ctx, &api.CreateRequest{Model: name, Files: map[string]string{"tiny.gguf": digest}, Template: ollamatest.TinyTemplate, Parameters: params},
-		func(api.ProgressResponse) error { return nil })
+	return ollamatest.CreateTiny(context.Background(), c, name, filepath.Join(dir, "tiny.gguf"), params)
 }

@@ -3,7 +3,6 @@ package hub_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,11 +13,10 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/guard"
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
-	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
-	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
 // memRig is an operator with long-term memory on, a hub model and one
@@ -29,7 +27,7 @@ type memRig struct {
 	store  *memory.Store
 	op     *hub.Operator
 	broker *permissions.Broker
-	closed bool
+	rig    *hubtest.Rig
 }
 
 type memRigOpts struct {
@@ -44,56 +42,18 @@ type memRigOpts struct {
 
 func newMemRig(t *testing.T, o memRigOpts) *memRig {
 	t.Helper()
-	models := append([]string{hubModel, "m-vanilla"}, o.models...)
-	for _, a := range o.apps {
-		models = append(models, "m-"+a.Manifest().Name)
-	}
-	srv := ollamatest.NewScripted(t, o.script, models...)
-	dir := t.TempDir()
-	store, err := memory.Open(filepath.Join(dir, "db"), memory.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := o.catalog
-	if cat == nil {
-		cat = apps.Default()
-	}
-	reg, err := apps.NewRegistry(cat, o.apps...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hubNS, _ := store.Namespace("hub")
-	keyFile := filepath.Join(dir, "key")
-	broker, err := permissions.NewBroker(permissions.Options{Store: hubNS, NotFound: memory.ErrNotFound, KeyFile: keyFile, Rules: o.rules, Prompter: o.prompter})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc, _ := llm.New(llm.Config{Host: srv.Host(), Model: hubModel}, nil)
-	op, err := hub.New(hub.Options{
-		Store: store, HubModel: hc, Apps: reg, Broker: broker, History: 4, SpokeHistory: 4, CallTimeout: 2 * time.Second,
-		SpokeModel: func(app string) (spokes.Model, error) {
-			return llm.New(llm.Config{Host: srv.Host(), Model: "m-" + app}, nil)
-		},
-		Memory: hub.MemoryOptions{Enabled: true, Detector: o.detector},
-		PrivateBroker: func() (*permissions.Broker, error) {
-			return permissions.NewBroker(permissions.Options{Store: memory.NewScratch(hubNS), NotFound: memory.ErrNotFound, KeyFile: keyFile, Rules: o.rules, Prompter: o.prompter})
+	r := hubtest.New(t, hubtest.Config{
+		Script: o.script, Apps: append([]apps.App{}, o.apps...), Catalog: o.catalog, Prompter: o.prompter, Rules: o.rules,
+		HubModel: hubModel, SpokeModelPrefix: "m-", Models: o.models,
+		Modify: func(opts *hub.Options) {
+			opts.CallTimeout = 2 * time.Second
+			opts.Memory = hub.MemoryOptions{Enabled: true, Detector: o.detector}
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &memRig{srv: srv, dir: dir, store: store, op: op, broker: broker}
-	t.Cleanup(r.close)
-	return r
+	return &memRig{srv: r.Srv, dir: r.Dir, store: r.Store, op: r.Op, broker: r.Broker, rig: r}
 }
 
-func (r *memRig) close() {
-	if !r.closed {
-		r.closed = true
-		r.op.Close()
-		r.store.Close()
-	}
-}
+func (r *memRig) close() { r.rig.Close() }
 
 func (r *memRig) ask(t *testing.T, chat, q string) (hub.Turn, []hub.Event) {
 	t.Helper()

@@ -6,6 +6,7 @@ package hubtest
 
 import (
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,6 +32,12 @@ type Config struct {
 	// built-in catalog).
 	Apps    []apps.App
 	Catalog *apps.Catalog
+	// HubModel names the hub's model ("": Model); with SpokeModelPrefix
+	// set, each app's spoke asks the model prefix+app, so a test can tell
+	// the owners' calls apart. Models are further names the server knows.
+	HubModel         string
+	SpokeModelPrefix string
+	Models           []string
 	// Modify changes the hub's options before the Operator is built.
 	Modify func(*hub.Options)
 }
@@ -43,12 +50,39 @@ type Rig struct {
 	Broker *permissions.Broker
 	Apps   *apps.Registry
 	Dir    string
+	close  sync.Once
+}
+
+// Close stops the operator and closes the store (also done when the test
+// ends), so a test can scan the data folder.
+func (r *Rig) Close() {
+	r.close.Do(func() {
+		r.Op.Close()
+		r.Store.Close()
+	})
 }
 
 // New builds a rig.
 func New(t testing.TB, c Config) *Rig {
 	t.Helper()
-	srv := ollamatest.NewScripted(t, c.Script, Model)
+	hubModel := c.HubModel
+	if hubModel == "" {
+		hubModel = Model
+	}
+	list := c.Apps
+	if list == nil {
+		list = demo.Apps()
+	}
+	models := append([]string{Model, hubModel}, c.Models...)
+	spokeModel := func(app string) string { return Model }
+	if c.SpokeModelPrefix != "" {
+		spokeModel = func(app string) string { return c.SpokeModelPrefix + app }
+		models = append(models, spokeModel("vanilla"))
+		for _, a := range list {
+			models = append(models, spokeModel(a.Manifest().Name))
+		}
+	}
+	srv := ollamatest.NewScripted(t, c.Script, models...)
 	dir := t.TempDir()
 	store, err := memory.Open(filepath.Join(dir, "db"), memory.Options{})
 	if err != nil {
@@ -58,22 +92,27 @@ func New(t testing.TB, c Config) *Rig {
 	if cat == nil {
 		cat = apps.Default()
 	}
-	list := c.Apps
-	if list == nil {
-		list = demo.Apps()
-	}
 	reg, err := apps.NewRegistry(cat, list...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ns, _ := store.Namespace("hub")
-	broker, err := permissions.NewBroker(permissions.Options{Store: ns, NotFound: memory.ErrNotFound, KeyFile: filepath.Join(dir, "key"), Rules: c.Rules, Prompter: c.Prompter})
+	keyFile := filepath.Join(dir, "key")
+	broker, err := permissions.NewBroker(permissions.Options{Store: ns, NotFound: memory.ErrNotFound, KeyFile: keyFile, Rules: c.Rules, Prompter: c.Prompter})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc, _ := llm.New(llm.Config{Host: srv.Host(), Model: Model}, nil)
+	hc, _ := llm.New(llm.Config{Host: srv.Host(), Model: hubModel}, nil)
 	opts := hub.Options{Store: store, HubModel: hc, Apps: reg, Broker: broker, History: 4, SpokeHistory: 4, CallTimeout: 5 * time.Second,
-		SpokeModel: func(string) (spokes.Model, error) { return llm.New(llm.Config{Host: srv.Host(), Model: Model}, nil) }}
+		SpokeModel: func(app string) (spokes.Model, error) {
+			return llm.New(llm.Config{Host: srv.Host(), Model: spokeModel(app)}, nil)
+		},
+		// A private turn's broker reads the stored grants and keeps
+		// nothing, as the engine's does.
+		PrivateBroker: func() (*permissions.Broker, error) {
+			return permissions.NewBroker(permissions.Options{Store: memory.NewScratch(ns), NotFound: memory.ErrNotFound, KeyFile: keyFile, Rules: c.Rules, Prompter: c.Prompter})
+		},
+	}
 	if c.Modify != nil {
 		c.Modify(&opts)
 	}
@@ -81,9 +120,7 @@ func New(t testing.TB, c Config) *Rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		op.Close()
-		store.Close()
-	})
-	return &Rig{Srv: srv, Store: store, Op: op, Broker: broker, Apps: reg, Dir: dir}
+	r := &Rig{Srv: srv, Store: store, Op: op, Broker: broker, Apps: reg, Dir: dir}
+	t.Cleanup(r.Close)
+	return r
 }

@@ -130,28 +130,26 @@ func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
 
 // invoke runs one tool call and returns what the model reads back.
 func (s *Spoke) invoke(ctx context.Context, m apps.Manifest, name string, args json.RawMessage, t Task) (json.RawMessage, CallRecord) {
-	rec := CallRecord{Function: name, Args: args}
-	fail := func(msg string) (json.RawMessage, CallRecord) {
-		rec.Err = msg
-		if t.OnResult != nil {
-			t.OnResult(name, nil, errors.New(msg))
-		}
-		b, _ := json.Marshal(map[string]string{"error": msg})
-		return b, rec
-	}
 	if t.OnCall != nil {
 		t.OnCall(name, args)
 	}
+	out, err := s.route(ctx, m, name, args, t)
+	if t.OnResult != nil {
+		t.OnResult(name, out, err)
+	}
+	rec := CallRecord{Function: name, Args: args, Result: out}
+	if err != nil {
+		rec.Err = err.Error()
+		out, _ = json.Marshal(map[string]string{"error": rec.Err})
+	}
+	return out, rec
+}
+
+// route runs one tool call: recall, a request to the hub for another
+// app's functionality, or one of the app's own functions.
+func (s *Spoke) route(ctx context.Context, m apps.Manifest, name string, args json.RawMessage, t Task) (json.RawMessage, error) {
 	if name == RecallTool && s.cfg.Recall && !t.Fresh && !hasFunction(m, RecallTool) {
-		out, err := s.recall(args)
-		if err != nil {
-			return fail(err.Error())
-		}
-		rec.Result = out
-		if t.OnResult != nil {
-			t.OnResult(name, out, nil)
-		}
-		return out, rec
+		return s.recall(args)
 	}
 	if name == apps.RequestFunctionality {
 		var req struct {
@@ -159,30 +157,14 @@ func (s *Spoke) invoke(ctx context.Context, m apps.Manifest, name string, args j
 			Arguments     json.RawMessage `json:"arguments"`
 		}
 		if err := json.Unmarshal(args, &req); err != nil || req.Functionality == "" {
-			return fail("request_functionality needs {\"functionality\": name, \"arguments\": {...}}")
+			return nil, errors.New("request_functionality needs {\"functionality\": name, \"arguments\": {...}}")
 		}
 		if len(req.Arguments) == 0 || string(req.Arguments) == "null" {
 			req.Arguments = json.RawMessage("{}")
 		}
-		out, err := s.cfg.Gate.Request(ctx, req.Functionality, req.Arguments)
-		if err != nil {
-			return fail(err.Error())
-		}
-		rec.Result = out
-		if t.OnResult != nil {
-			t.OnResult(name, out, nil)
-		}
-		return out, rec
+		return s.cfg.Gate.Request(ctx, req.Functionality, req.Arguments)
 	}
-	out, err := s.Call(ctx, m, name, args)
-	if err != nil {
-		return fail(err.Error())
-	}
-	rec.Result = out
-	if t.OnResult != nil {
-		t.OnResult(name, out, nil)
-	}
-	return out, rec
+	return s.Call(ctx, m, name, args)
 }
 
 // Call runs one of the app's own functions after the gate allows it: the

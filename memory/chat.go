@@ -144,15 +144,7 @@ func (s *Store) DeleteChat(id string) error {
 		if len(keys) == 0 {
 			break
 		}
-		err = s.db.Update(func(txn *badger.Txn) error {
-			for _, k := range keys {
-				if err := txn.Delete(k); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := s.db.Update(deleteAll(keys)); err != nil {
 			return fmt.Errorf("delete chat %q: %w", id, err)
 		}
 	}
@@ -163,15 +155,7 @@ func (s *Store) DeleteChat(id string) error {
 	for len(mem) > 0 {
 		batch := mem[:min(len(mem), deleteBatch)]
 		mem = mem[len(batch):]
-		err := s.db.Update(func(txn *badger.Txn) error {
-			for _, k := range batch {
-				if err := txn.Delete(k); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := s.db.Update(deleteAll(batch)); err != nil {
 			return fmt.Errorf("delete chat %q: %w", id, err)
 		}
 	}
@@ -186,32 +170,56 @@ func (s *Store) DeleteChat(id string) error {
 // namespaces. It visits each namespace once: it seeks to the chat's log in
 // that namespace, then past the namespace's last key. The caller holds s.mu.
 func (s *Store) chatLogKeys(id string, max int) ([][]byte, error) {
-	all := []byte{kindNamespace}
 	var keys [][]byte
 	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: all})
-		defer it.Close()
-		it.Seek(all)
-		for it.ValidForPrefix(all) && len(keys) < max {
-			op := ownerAt(it.Item().Key())
-			if op == nil {
-				it.Next()
-				continue
-			}
-			op = append([]byte(nil), op...) // the item's key is reused by Seek
+		eachOwner(txn, func(it *badger.Iterator, op []byte) bool {
 			cp := chatLogPrefix(op, id)
 			for it.Seek(cp); it.ValidForPrefix(cp) && len(keys) < max; it.Next() {
 				keys = append(keys, it.Item().KeyCopy(nil))
 			}
-			next := afterPrefix(op)
-			if next == nil {
-				break
-			}
-			it.Seek(next)
-		}
+			return len(keys) < max
+		})
 		return nil
 	})
 	return keys, err
+}
+
+// eachOwner visits every namespace once, in key order, handing fn the
+// namespace's prefix and an iterator fn may seek within it; fn returns
+// false to stop. It then seeks past the namespace's last key.
+func eachOwner(txn *badger.Txn, fn func(it *badger.Iterator, prefix []byte) bool) {
+	all := []byte{kindNamespace}
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: all, PrefetchValues: false})
+	defer it.Close()
+	it.Seek(all)
+	for it.ValidForPrefix(all) {
+		op := ownerAt(it.Item().Key())
+		if op == nil {
+			it.Next()
+			continue
+		}
+		op = append([]byte(nil), op...) // the item's key is reused by Seek
+		if !fn(it, op) {
+			return
+		}
+		next := afterPrefix(op)
+		if next == nil {
+			return
+		}
+		it.Seek(next)
+	}
+}
+
+// deleteAll is a write that deletes keys.
+func deleteAll(keys [][]byte) func(*badger.Txn) error {
+	return func(txn *badger.Txn) error {
+		for _, k := range keys {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 func getChat(txn *badger.Txn, id string) (Chat, error) {

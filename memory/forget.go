@@ -71,15 +71,7 @@ func (s *Store) deletePrefix(p []byte) error {
 		if err != nil || len(keys) == 0 {
 			return err
 		}
-		err = s.update(func(txn *badger.Txn) error {
-			for _, k := range keys {
-				if err := txn.Delete(k); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := s.update(deleteAll(keys)); err != nil {
 			return err
 		}
 	}
@@ -98,31 +90,17 @@ func (n *Namespace) Remove(chat string, seq uint64) error {
 // namespace: its summaries (own and the hub's records) and the entities
 // extracted from it. The caller holds s.mu.
 func (s *Store) chatMemoryKeys(id string) ([][]byte, error) {
-	all := []byte{kindNamespace}
 	var keys [][]byte
 	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: all, PrefetchValues: false})
-		defer it.Close()
-		it.Seek(all)
-		for it.ValidForPrefix(all) {
-			op := ownerAt(it.Item().Key())
-			if op == nil {
-				it.Next()
-				continue
-			}
-			op = append([]byte(nil), op...)
+		eachOwner(txn, func(it *badger.Iterator, op []byte) bool {
 			mp := sub(op, subMem, 0)
 			for it.Seek(mp); it.ValidForPrefix(mp); it.Next() {
 				if chatOfMemoryKey(it.Item(), len(mp)) == id {
 					keys = append(keys, it.Item().KeyCopy(nil))
 				}
 			}
-			next := afterPrefix(op)
-			if next == nil {
-				break
-			}
-			it.Seek(next)
-		}
+			return true
+		})
 		return nil
 	})
 	return keys, err

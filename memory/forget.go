@@ -12,24 +12,12 @@ import (
 // Owners lists the owners that hold at least one key, in byte order of
 // their prefixes ("hub" and "spoke/<app>").
 func (s *Store) Owners() ([]string, error) {
-	all := []byte{kindNamespace}
 	var out []string
 	err := s.view(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: all, PrefetchValues: false})
-		defer it.Close()
-		for it.Seek(all); it.ValidForPrefix(all); {
-			op := ownerAt(it.Item().Key())
-			if op == nil {
-				it.Next()
-				continue
-			}
+		eachOwner(txn, func(_ *badger.Iterator, op []byte) bool {
 			out = append(out, string(op[2:]))
-			next := afterPrefix(op)
-			if next == nil {
-				break
-			}
-			it.Seek(next)
-		}
+			return true
+		})
 		return nil
 	})
 	if err != nil {

@@ -138,12 +138,7 @@ func (m *Model) openApps() tea.Cmd {
 
 func (m *Model) closeApps() {
 	m.appsv = nil
-	if m.overlay == overlayApps {
-		m.overlay = overlayNone
-	}
-	if m.under == overlayApps {
-		m.under = overlayNone
-	}
+	m.hide(overlayApps)
 }
 
 func (m *Model) onApps(msg appsMsg) {

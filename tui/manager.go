@@ -124,12 +124,7 @@ func (m *Model) openManager(tab mgrTab) tea.Cmd {
 
 func (m *Model) closeManager() {
 	m.mgr = nil
-	if m.overlay == overlayManager {
-		m.overlay = overlayNone
-	}
-	if m.under == overlayManager {
-		m.under = overlayNone
-	}
+	m.hide(overlayManager)
 }
 
 func (m *Model) onPerms(msg permsMsg) {

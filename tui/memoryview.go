@@ -104,12 +104,7 @@ func (m *Model) openMemory() tea.Cmd {
 
 func (m *Model) closeMemory() {
 	m.memv = nil
-	if m.overlay == overlayMemory {
-		m.overlay = overlayNone
-	}
-	if m.under == overlayMemory {
-		m.under = overlayNone
-	}
+	m.hide(overlayMemory)
 }
 
 func (m *Model) onMemory(msg memoryMsg) {

@@ -85,6 +85,16 @@ func (m *Model) show(o overlay) {
 	m.overlay = o
 }
 
+// hide closes overlay o, whether it shows or waits under a dialog.
+func (m *Model) hide(o overlay) {
+	if m.overlay == o {
+		m.overlay = overlayNone
+	}
+	if m.under == o {
+		m.under = overlayNone
+	}
+}
+
 // waiting is the number of requests queued behind the dialog: those the
 // Prompter holds or, when more, those the running turn has asked about
 // and not had decided (the broker hands the Prompter one at a time).

@@ -338,9 +338,7 @@ func (m *Model) pullKey(msg tea.KeyPressMsg) tea.Cmd {
 
 func (m *Model) closePull(notice string) {
 	m.pull = nil
-	if m.overlay == overlayPull {
-		m.overlay = overlayNone
-	}
+	m.hide(overlayPull)
 	m.notice = notice
 }
 

@@ -107,6 +107,7 @@ Run without a command to open the chat.`,
 				Registry:   eng.Apps,
 				AppModel:   func(app string) string { return cfg.LLM(app).Model },
 				AppSource:  map[string]string{},
+				Apps:       eng.Hub,
 			}
 			for _, r := range cfg.Rules {
 				opts.Rules = append(opts.Rules, tui.RuleView{Effect: r.Effect, Kind: r.Kind, Subject: r.Subject, Object: r.Object, Function: r.Function, Where: r.Where})
@@ -116,9 +117,6 @@ Run without a command to open the chat.`,
 				if s.URL == "" {
 					opts.AppSource[name] = strings.Join(append([]string{s.Command}, s.Args...), " ")
 				}
-			}
-			if sw, ok := any(eng.Hub).(tui.AppSwitch); ok { // once the hub can enable and disable apps
-				opts.Apps = sw
 			}
 			return tui.Run(cmd.Context(), opts)
 		},

@@ -38,7 +38,16 @@ type Function struct {
 	Params      json.RawMessage `json:"params"`      // JSON schema of the arguments (an object)
 	Result      json.RawMessage `json:"result"`      // JSON schema of the result
 	Effect      Effect          `json:"effect"`
+	// Key names the decisive arguments (a recipient, a path, a command,
+	// an amount, a target) that a dialog shows first and whose
+	// provenance decides whether a call is expected; empty: the hub's
+	// default (KeyArgs).
+	Key []string `json:"key,omitempty"`
 }
+
+// KeyArgs names the function's decisive arguments (see the package
+// function KeyArgs).
+func (f Function) KeyArgs() []string { return KeyArgs(f.Key, f.Params) }
 
 // Manifest declares an app.
 type Manifest struct {

@@ -17,7 +17,13 @@ type Functionality struct {
 	Effect      Effect          `json:"effect"`
 	// Labels are the data labels its responses carry (e.g. medical).
 	Labels []string `json:"labels,omitempty"`
+	// Key names the decisive arguments of a request (KeyArgs's default
+	// when empty).
+	Key []string `json:"key,omitempty"`
 }
+
+// KeyArgs names the decisive arguments of a request for the entry.
+func (f Functionality) KeyArgs() []string { return KeyArgs(f.Key, f.Request) }
 
 // Catalog is the hub-owned set of functionalities.
 type Catalog struct {

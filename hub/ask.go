@@ -182,6 +182,9 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			if in.History, err = o.history(rs.ns, chat, it.Seq); err != nil {
 				return finish("", memory.StatusError, err)
 			}
+			for _, h := range in.History {
+				tr.ledger.user(h.Query) // the user's own earlier words
+			}
 		}
 		if !rs.private {
 			var err error
@@ -205,6 +208,9 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		}
 	}
 	tr.plan = plan
+	for _, s := range plan.Steps {
+		tr.ledger.plan(s.Query)
+	}
 	meta.Plan = &plan
 	emit(Event{Kind: EventPlan, Chat: chat, Turn: it.Seq, Plan: &plan})
 

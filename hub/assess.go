@@ -1,73 +1,89 @@
 package hub
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/bulkhead-dev/bulkhead/guard"
+	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
 // instructionLike names the kinds of instruction-like text found in s
-// (package guard), for a dialog's warning.
+// (package guard), for a dialog's warning. It is a second line of
+// defence: no judgement below depends on it finding anything.
 func instructionLike(s string) []string { return guard.Kinds(s) }
 
-// foreignValues lists string values in a JSON value that the user did not
-// type: an address, a path or a sum that came from somewhere else.
-func foreignValues(args json.RawMessage, query string) []string {
-	var v any
-	if json.Unmarshal(args, &v) != nil {
-		return nil
-	}
-	q := strings.ToLower(query)
+// assessment is the hub's judgement of one request: whether the plan
+// expected it (and why not), what cannot be undone, which labels the
+// receiver is not cleared for, instruction-like content, and where each
+// value came from. apply writes it into the request: the warning line,
+// Expected, Concerns, Provenance, Labels.
+type assessment struct {
+	expected     bool
+	why          string // why it is not expected (or, when expected, what the plan says)
+	irreversible bool
+	labels       []string // labels the receiver is not cleared for
+	carried      []string // every label of what the request carries
+	receiver     string
+	instructions []string
+	provenance   []permissions.Provenance
+}
+
+// foreign lists the decisive values that did not come from the user
+// (typed, planned or allowed), as "to ← from mail.read".
+func (a assessment) foreign() []string {
 	var out []string
-	var walk func(key string, v any)
-	walk = func(key string, v any) {
-		switch t := v.(type) {
-		case map[string]any:
-			keys := make([]string, 0, len(t))
-			for k := range t {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				walk(k, t[k])
-			}
-		case []any:
-			for _, x := range t {
-				walk(key, x)
-			}
-		case string:
-			s := strings.TrimSpace(t)
-			if len(s) >= 3 && len(s) <= 200 && !strings.Contains(q, strings.ToLower(s)) {
-				out = append(out, fmt.Sprintf("%s=%q", key, s))
-			}
+	for _, p := range a.provenance {
+		if p.Key && !p.Trusted() {
+			out = append(out, fmt.Sprintf("%s %s", pathName(p.Path), describeSource(p)))
 		}
 	}
-	walk("", v)
 	if len(out) > 4 {
 		out = append(out[:4], fmt.Sprintf("and %d more", len(out)-4))
 	}
 	return out
 }
 
-// assessment is the hub's warning line for a dialog.
-type assessment struct {
-	expected     bool
-	irreversible bool
-	labels       []string // labels the receiver is not cleared for
-	receiver     string
-	instructions []string
-	foreign      []string
-	extra        string
+func pathName(p string) string {
+	if p == "" {
+		return "the value"
+	}
+	return p
 }
 
+// concerns are the risks the judgement found.
+func (a assessment) concerns() []permissions.Concern {
+	var out []permissions.Concern
+	if !a.expected {
+		out = append(out, permissions.ConcernUnexpected)
+	}
+	if a.irreversible {
+		out = append(out, permissions.ConcernIrreversible)
+	}
+	if len(a.labels) > 0 {
+		out = append(out, permissions.ConcernLabels)
+	}
+	if len(a.instructions) > 0 {
+		out = append(out, permissions.ConcernInstructions)
+	}
+	if len(a.foreign()) > 0 {
+		out = append(out, permissions.ConcernForeign)
+	}
+	return out
+}
+
+// String is the warning line a dialog shows.
 func (a assessment) String() string {
 	var parts []string
-	if a.expected {
+	switch {
+	case a.expected && a.why != "":
+		parts = append(parts, "expected by the plan: "+a.why)
+	case a.expected:
 		parts = append(parts, "expected by the plan")
-	} else {
+	case a.why != "":
+		parts = append(parts, "NOT expected by the plan: "+a.why)
+	default:
 		parts = append(parts, "NOT expected by the plan")
 	}
 	if a.irreversible {
@@ -79,13 +95,36 @@ func (a assessment) String() string {
 	if len(a.instructions) > 0 {
 		parts = append(parts, "instruction-like content ("+strings.Join(a.instructions, ", ")+")")
 	}
-	if len(a.foreign) > 0 {
-		parts = append(parts, "values you did not type: "+strings.Join(a.foreign, ", "))
-	}
-	if a.extra != "" {
-		parts = append(parts, a.extra)
+	if f := a.foreign(); len(f) > 0 {
+		parts = append(parts, "values you did not type: "+strings.Join(f, "; "))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// apply writes the judgement into r.
+func (a assessment) apply(r *permissions.Request) {
+	r.Warning = a.String()
+	r.Expected = a.expected
+	r.Irreversible = r.Irreversible || a.irreversible
+	r.Concerns = a.concerns()
+	r.Provenance = a.provenance
+	r.Labels = permissionsLabels(a.carried)
+}
+
+func permissionsLabels(ls []string) []string {
+	if len(ls) == 0 {
+		return nil
+	}
+	out := append([]string(nil), ls...)
+	sort.Strings(out)
+	j := 0
+	for i, l := range out {
+		if i == 0 || l != out[j-1] {
+			out[j] = l
+			j++
+		}
+	}
+	return out[:j]
 }
 
 // uncleared returns the labels not covered by a clearance.
@@ -102,6 +141,5 @@ func uncleared(labels, clearance []string) []string {
 			out = append(out, l)
 		}
 	}
-	sort.Strings(out)
-	return out
+	return permissionsLabels(out)
 }

@@ -116,7 +116,8 @@ func (o *Operator) stepData(ctx context.Context, tr *turnRun, s Step, done map[s
 		return nil
 	}
 	vals := map[string]json.RawMessage{}
-	var labels []string
+	var labels, from []string
+	var prov []permissions.Provenance
 	for _, d := range s.DependsOn {
 		r := done[d]
 		if r.Value == nil {
@@ -124,31 +125,58 @@ func (o *Operator) stepData(ctx context.Context, tr *turnRun, s Step, done map[s
 		}
 		vals[r.Functionality] = r.Value
 		labels = append(labels, o.labelsOf(r.App, r.Functionality)...)
+		src := r.App + "." + o.mappedFunction(r.App, r.Functionality)
+		from = append(from, fmt.Sprintf("%s (step %s)", src, d))
+		for _, p := range tr.ledger.trace(quote(map[string]json.RawMessage{r.Functionality: r.Value}), nil) {
+			if !p.Trusted() {
+				p.Source = src
+			}
+			prov = append(prov, p)
+		}
 	}
 	if len(vals) == 0 {
 		return nil
 	}
-	return o.shareData(ctx, tr, s, quote(vals), labels, "the results of earlier steps")
+	why := fmt.Sprintf("step %s uses the results of %s", s.ID, strings.Join(from, ", "))
+	return o.shareData(ctx, tr, s, quote(vals), labels, prov, "the results of "+strings.Join(from, ", "), why)
 }
 
 // shareData asks the user, as a data permission showing exactly the values
-// (with the hub's warning: labels the app is not cleared for,
-// instruction-like content), whether data may go to the step's app; it
-// returns the data if allowed, else nil.
-func (o *Operator) shareData(ctx context.Context, tr *turnRun, s Step, data json.RawMessage, labels []string, what string) json.RawMessage {
-	a := assessment{expected: true, receiver: s.App, labels: uncleared(labels, o.clearance(s.App)), instructions: instructionLike(string(data))}
-	d, err := o.ask(ctx, tr, permissions.Request{
-		Kind: permissions.KindData, Subject: "hub", Object: s.App, Function: s.Functionality, Args: data,
-		Detail: fmt.Sprintf("Share %s with %s", what, s.App), Warning: a.String(), Expected: true,
-	})
+// and where each came from (with the hub's warning: labels the app is not
+// cleared for, instruction-like content), whether data may go to the
+// step's app; it returns the data if allowed, else nil. A data request is
+// always the plan's (a step's depends_on or needs); what it carries
+// decides whether it is routine.
+func (o *Operator) shareData(ctx context.Context, tr *turnRun, s Step, data json.RawMessage, labels []string, prov []permissions.Provenance, what, why string) json.RawMessage {
+	a := assessment{expected: true, why: why, receiver: s.App, carried: labels, labels: uncleared(labels, o.clearance(s.App)),
+		instructions: instructionLike(string(data)), provenance: prov}
+	r := permissions.Request{Kind: permissions.KindData, Subject: "hub", Object: s.App, Function: s.Functionality, Args: data,
+		Detail: fmt.Sprintf("Share %s with %s", what, s.App)}
+	a.apply(&r)
+	d, err := o.ask(ctx, tr, r)
 	if err != nil || !d.Allowed {
 		return nil
 	}
+	tr.ledger.allowed(what, data)
 	return data
 }
 
+// mappedFunction is the app's own function for a functionality.
+func (o *Operator) mappedFunction(app, functionality string) string {
+	if a, ok := o.opts.Apps.App(app); ok {
+		if f := a.Manifest().Provides[functionality]; f != "" {
+			return f
+		}
+	}
+	return functionality
+}
+
 // runStep runs one step in its app's spoke, after the exec permission.
+// A chat step of a plan with several steps runs in a fresh spoke that
+// logs nothing (like the synthesis): it may read app results, and what
+// it writes from them must not sit in the plain chat's context later.
 func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, data json.RawMessage, stream bool) (spokes.Result, error) {
+	ctx = withStep(ctx, s.ID)
 	query := s.Query
 	if stream || query == "" {
 		query = tr.query // a single step answers the user's own words
@@ -157,9 +185,21 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, data json.R
 		if err := o.allowExec(ctx, tr, s); err != nil {
 			return spokes.Result{Status: memory.StatusError}, err
 		}
+		o.recordAppContext(tr, s.App)
 	}
 	data = mergeData(data, o.shareFacts(ctx, tr, s))
-	sp, err := o.spokeFor(tr, s.App)
+	var sp *spokes.Spoke
+	var err error
+	fresh := tr.fresh
+	if s.App == VanillaApp && !stream {
+		sp, err = o.freshSpoke(tr, vanillaSystem)
+		if sp != nil {
+			defer sp.Stop()
+		}
+		fresh = true
+	} else {
+		sp, err = o.spokeFor(tr, s.App)
+	}
 	if err != nil {
 		return spokes.Result{Status: memory.StatusError}, err
 	}
@@ -170,11 +210,16 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, data json.R
 		tr.emit(Event{Kind: EventSpoke, App: s.App, Working: false})
 	}()
 	app := s.App
-	task := spokes.Task{Chat: tr.chat, Query: query, Functionality: s.Functionality, Data: data, Fresh: tr.fresh, NoLog: tr.fresh,
+	task := spokes.Task{Chat: tr.chat, Query: query, Functionality: s.Functionality, Data: data, Fresh: fresh, NoLog: fresh,
 		OnCall: func(fn string, args json.RawMessage) {
 			tr.emit(Event{Kind: EventAppCall, App: app, Function: fn, Args: args})
 		},
 		OnResult: func(fn string, result json.RawMessage, err error) {
+			if err != nil {
+				tr.ledger.appText(app+"."+fn, err.Error())
+			} else {
+				tr.ledger.app(app+"."+fn, result)
+			}
 			tr.emit(Event{Kind: EventAppResult, App: app, Function: fn, Result: result, Err: err})
 		},
 	}
@@ -193,16 +238,38 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, data json.R
 		tr.serve(app)
 	}
 	if res.Value != nil && o.opts.Apps != nil {
-		// What crosses the bulkhead must match the catalog's schema.
+		// What crosses the bulkhead must match the catalog's schema, and
+		// carries only what the schema declares.
 		if entry, ok := o.opts.Apps.Catalog().Get(s.Functionality); ok {
 			if verr := apps.Validate(entry.Response, res.Value); verr != nil {
 				o.note(tr, "dropped", app, fmt.Sprintf("result of %s does not match the catalog: %v", s.Functionality, verr))
 				res.Value = nil
+			} else {
+				res.Value = apps.Project(entry.Response, res.Value)
 			}
 		}
 		o.recordResult(ctx, tr, app, s.Functionality, res.Value)
 	}
 	return res, err
+}
+
+// freshSpoke starts a vanilla spoke with no history that logs nothing;
+// the caller stops it.
+func (o *Operator) freshSpoke(tr *turnRun, system string) (*spokes.Spoke, error) {
+	model, err := o.opts.SpokeModel(VanillaApp)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := tr.st.Namespace("spoke/" + VanillaApp)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := spokes.New(spokes.Config{App: VanillaApp, Model: model, Memory: ns, System: system})
+	if err != nil {
+		return nil, err
+	}
+	sp.Start()
+	return sp, nil
 }
 
 // allowExec asks once per app per turn for the app to run.
@@ -213,12 +280,12 @@ func (o *Operator) allowExec(ctx context.Context, tr *turnRun, s Step) error {
 	if ok {
 		return nil
 	}
-	d, err := o.ask(ctx, tr, permissions.Request{
+	r := permissions.Request{
 		Kind: permissions.KindExec, Subject: "hub", Object: s.App, Function: s.Functionality,
-		Detail:   fmt.Sprintf("Run %s for: %s", s.App, firstLine(tr.query)),
-		Warning:  assessment{expected: true}.String(),
-		Expected: true,
-	})
+		Detail: fmt.Sprintf("Run %s for: %s", s.App, firstLine(tr.query)),
+	}
+	assessment{expected: true, why: fmt.Sprintf("step %s uses %s", s.ID, s.Functionality)}.apply(&r)
+	d, err := o.ask(ctx, tr, r)
 	if err != nil {
 		return err
 	}
@@ -234,35 +301,6 @@ func (o *Operator) allowExec(ctx context.Context, tr *turnRun, s Step) error {
 	tr.mu.Unlock()
 	return nil
 }
-
-// synthesize writes the answer from typed results in a fresh vanilla
-// spoke that has no history and leaves no trace of its own.
-func (o *Operator) synthesize(ctx context.Context, tr *turnRun, results []StepResult) (spokes.Result, error) {
-	model, err := o.opts.SpokeModel(VanillaApp)
-	if err != nil {
-		return spokes.Result{Status: memory.StatusError}, err
-	}
-	ns, err := tr.st.Namespace("spoke/" + VanillaApp)
-	if err != nil {
-		return spokes.Result{Status: memory.StatusError}, err
-	}
-	sp, err := spokes.New(spokes.Config{App: VanillaApp, Model: model, Memory: ns, System: synthesisSystem})
-	if err != nil {
-		return spokes.Result{Status: memory.StatusError}, err
-	}
-	sp.Start()
-	defer sp.Stop()
-	tr.emit(Event{Kind: EventSpoke, App: "synthesis", Working: true})
-	defer tr.emit(Event{Kind: EventSpoke, App: "synthesis", Working: false})
-	return sp.Do(ctx, spokes.Task{Chat: tr.chat, Query: tr.query, Data: quote(results), Fresh: true, NoLog: true,
-		OnChunk: func(c llm.Chunk) {
-			if c.Content != "" {
-				tr.emit(Event{Kind: EventToken, App: VanillaApp, Text: c.Content})
-			}
-		}})
-}
-
-const synthesisSystem = "You are bulkhead. Answer the user's request from the typed results of the apps that worked on it, given as JSON data. Report values exactly as they are; say plainly when a step failed."
 
 func (o *Operator) labelsOf(app, fn string) []string {
 	var out []string

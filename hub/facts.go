@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/guard"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
 // maxPlannerFacts bounds the entity names the planner sees.
@@ -151,6 +152,7 @@ func (o *Operator) shareFacts(ctx context.Context, tr *turnRun, s Step) json.Raw
 	}
 	vals := map[string]string{}
 	var names, labels []string
+	var prov []permissions.Provenance
 	for _, name := range s.Needs {
 		e, err := ns.LongTerm().Entity(name)
 		if err != nil {
@@ -159,11 +161,26 @@ func (o *Operator) shareFacts(ctx context.Context, tr *turnRun, s Step) json.Raw
 		vals[name] = e.Value
 		names = append(names, name)
 		labels = append(labels, e.Labels...)
+		prov = append(prov, permissions.Provenance{Path: name, Source: entitySource(e.Source)})
 	}
 	if len(vals) == 0 {
 		return nil
 	}
-	return o.shareData(ctx, tr, s, quote(vals), labels, "what the hub holds of "+strings.Join(names, ", "))
+	why := fmt.Sprintf("step %s needs %s", s.ID, strings.Join(names, ", "))
+	return o.shareData(ctx, tr, s, quote(vals), labels, prov, "what the hub holds of "+strings.Join(names, ", "), why)
+}
+
+// entitySource is the provenance of a hub entity: the user's own words,
+// or the app whose result it was ("metro_hail (ride.estimate_fare)").
+func entitySource(src string) string {
+	if src == "user" {
+		return permissions.ProvenanceUser
+	}
+	app, fn, ok := strings.Cut(src, " (")
+	if !ok {
+		return src
+	}
+	return app + "." + strings.TrimSuffix(fn, ")")
 }
 
 // mergeData joins two JSON objects of shared data (either may be nil).

@@ -1,10 +1,12 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -13,7 +15,9 @@ import (
 
 // gate is the hub's side of one app spoke. The operator builds one per
 // spoke and hands it only to that spoke, so the gate's app is the caller's
-// identity: nothing a spoke says about itself is believed.
+// identity: nothing a spoke says about itself is believed. Which plan step
+// a call belongs to comes from the context the operator gave the task
+// (withStep), never from the spoke.
 type gate struct {
 	o    *Operator
 	chat string
@@ -22,59 +26,100 @@ type gate struct {
 
 var _ spokes.Gate = (*gate)(nil)
 
-// expected reports whether the running plan gives app a step whose
-// functionality maps to fn.
-func (g *gate) expected(tr *turnRun, fn string) bool {
+// stepKey carries the plan step a spoke's task serves.
+type stepKey struct{}
+
+func withStep(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, stepKey{}, id)
+}
+
+func stepOf(ctx context.Context) string {
+	id, _ := ctx.Value(stepKey{}).(string)
+	return id
+}
+
+// exchangeKey carries an ISC exchange the user has answered: the call it
+// allowed runs in the target spoke without a second dialog.
+type exchangeKey struct{}
+
+type exchange struct {
+	target, function string
+	args             json.RawMessage
+}
+
+// expectCall judges a call of the gate's app's function fn with args in
+// the step the context names: expected when the step is the app's, fn is
+// the function its functionality maps to, it is the step's first call of
+// fn, and every decisive argument came from the user (typed, planned, or
+// shared with their permission). why says what the plan expects, or why
+// this call is not it.
+func (g *gate) expectCall(ctx context.Context, tr *turnRun, fn apps.Function, prov []permissions.Provenance) (bool, string) {
 	if tr == nil {
-		return false
+		return false, "no request is running"
+	}
+	s, ok := tr.plan.step(stepOf(ctx))
+	if !ok || s.App != g.app {
+		return false, fmt.Sprintf("no step of the plan runs %s here", g.app)
 	}
 	a, ok := g.o.opts.Apps.App(g.app)
 	if !ok {
-		return false
+		return false, "the app is not installed"
 	}
-	for _, s := range tr.plan.Steps {
-		if s.App == g.app && a.Manifest().Provides[s.Functionality] == fn {
-			return true
+	mapped := a.Manifest().Provides[s.Functionality]
+	if mapped != fn.Name {
+		return false, fmt.Sprintf("step %s uses %s (%s.%s), not %s", s.ID, s.Functionality, g.app, mapped, fn.Name)
+	}
+	if n := tr.count("call", s.ID, fn.Name); n > 1 {
+		return false, fmt.Sprintf("call %d of %s in step %s, which expects one", n, fn.Name, s.ID)
+	}
+	for _, p := range prov {
+		if p.Key && !p.Trusted() {
+			return false, fmt.Sprintf("%s came %s", pathName(p.Path), describeSource(p))
 		}
 	}
-	return false
+	return true, fmt.Sprintf("step %s, one call of %s", s.ID, fn.Name)
 }
 
 // Authorize applies the effect rules to a call of the spoke's own app:
 // irreversible asks every time with the exact arguments (invariant 3); a
-// write the plan did not contain needs an approval that says so
-// (invariant 5); reads are allowed, and logged when off the plan.
+// write the plan did not expect needs an approval that says so
+// (invariant 5); reads are allowed, and logged when not expected. A call
+// an answered ISC exchange asked for runs without a second dialog.
 func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMessage) (spokes.Verdict, error) {
 	tr := g.o.turn(g.chat)
-	exp := g.expected(tr, fn.Name)
-	query := ""
-	if tr != nil {
-		query = tr.query
+	if x, ok := ctx.Value(exchangeKey{}).(exchange); ok && x.target == g.app && x.function == fn.Name && bytes.Equal(x.args, args) {
+		return spokes.Verdict{Allowed: true}, nil
 	}
-	a := assessment{expected: exp, instructions: instructionLike(string(args)), foreign: foreignValues(args, query)}
+	var prov []permissions.Provenance
+	if tr != nil {
+		prov = tr.ledger.trace(args, fn.KeyArgs())
+	}
+	exp, why := g.expectCall(ctx, tr, fn, prov)
+	a := assessment{expected: exp, why: why, instructions: instructionLike(string(args)), provenance: prov}
 	switch fn.Effect {
 	case apps.EffectRead:
 		if !exp {
-			g.o.note(tr, "off-plan read", g.app, fmt.Sprintf("%s.%s(%s)", g.app, fn.Name, args))
+			g.o.note(tr, "off-plan read", g.app, fmt.Sprintf("%s.%s(%s): %s", g.app, fn.Name, clip(string(args), 300), why))
 		}
 		return spokes.Verdict{Allowed: true}, nil
 	case apps.EffectWrite:
-		if exp {
+		if exp && len(a.concerns()) == 0 {
 			return spokes.Verdict{Allowed: true}, nil
 		}
-		a.extra = "writes"
-		return g.decide(ctx, tr, permissions.Request{
+		r := permissions.Request{
 			Kind: permissions.KindExec, Subject: g.app, Object: g.app, Function: fn.Name, Args: args,
-			Detail:  fmt.Sprintf("%s wants to call %s, which writes and was not in the plan", g.app, fn.Name),
-			Warning: a.String(), Expected: false,
-		})
+			Detail: fmt.Sprintf("%s wants to call %s, which writes", g.app, fn.Name),
+		}
+		a.apply(&r)
+		return g.decide(ctx, tr, r)
 	default:
 		a.irreversible = true
-		return g.decide(ctx, tr, permissions.Request{
+		r := permissions.Request{
 			Kind: permissions.KindIrreversible, Subject: g.app, Object: g.app, Function: fn.Name, Args: args,
-			Detail:  fmt.Sprintf("%s wants to %s", g.app, fn.Name),
-			Warning: a.String(), Expected: exp, Irreversible: true,
-		})
+			Detail: fmt.Sprintf("%s wants to %s", g.app, fn.Name), Irreversible: true,
+		}
+		a.apply(&r)
+		return g.decide(ctx, tr, r)
 	}
 }
 
@@ -86,11 +131,46 @@ func (g *gate) decide(ctx context.Context, tr *turnRun, r permissions.Request) (
 	return spokes.Verdict{Allowed: d.Allowed, Note: d.Note}, nil
 }
 
+// expectRequest judges an ISC request of the gate's app for
+// functionality fn: expected when the plan routes fn to the requesting
+// app's step (the step depends on a step of fn, served by target), it is
+// the step's first request for fn, and every decisive argument came from
+// the user.
+func (g *gate) expectRequest(ctx context.Context, tr *turnRun, fn, target string, prov []permissions.Provenance) (bool, string) {
+	s, ok := tr.plan.step(stepOf(ctx))
+	if !ok || s.App != g.app {
+		return false, fmt.Sprintf("no step of the plan runs %s here", g.app)
+	}
+	routed := false
+	for _, d := range s.DependsOn {
+		if t, ok := tr.plan.step(d); ok && t.Functionality == fn && t.App == target {
+			routed = true
+		}
+	}
+	if !routed {
+		return false, fmt.Sprintf("the plan does not route %s to %s's step %s", fn, g.app, s.ID)
+	}
+	if n := tr.count("isc", s.ID, fn); n > 1 {
+		return false, fmt.Sprintf("request %d for %s in step %s, which expects one", n, fn, s.ID)
+	}
+	for _, p := range prov {
+		if p.Key && !p.Trusted() {
+			return false, fmt.Sprintf("%s came %s", pathName(p.Path), describeSource(p))
+		}
+	}
+	return true, fmt.Sprintf("step %s gets %s from %s", s.ID, fn, target)
+}
+
 // Request is inter-spoke communication (DESIGN.md §2): the caller is the
-// gate's app; the functionality is checked against the plan and the
-// catalog; both sides get ephemeral ids; the request and the response are
-// validated against the catalog's schemas and each put to the user as a
-// collab permission with the hub's assessment.
+// gate's app; the functionality is checked against the catalog; an app
+// never gets its own functionality; when several other apps provide it,
+// the choice is part of the collab dialog (one per candidate, naming the
+// requester, the functionality and the candidates, never permanent); the
+// request and the response are validated against the catalog's schemas
+// and each put to the user as a collab permission with the hub's
+// judgement. The call runs in the target's spoke without waiting for that
+// spoke's own task (spokes.Spoke.Invoke), so two apps asking each other
+// cannot deadlock.
 func (g *gate) Request(ctx context.Context, functionality string, args json.RawMessage) (json.RawMessage, error) {
 	o := g.o
 	tr := o.turn(g.chat)
@@ -99,85 +179,121 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 	}
 	entry, ok := o.opts.Apps.Catalog().Get(functionality)
 	if !ok {
-		o.note(tr, "dropped", g.app, fmt.Sprintf("asked for unknown functionality %q", functionality))
-		return nil, fmt.Errorf("%q is not a catalog functionality", functionality)
+		o.note(tr, "dropped", g.app, fmt.Sprintf("asked for unknown functionality %q", clip(functionality, 80)))
+		return nil, fmt.Errorf("%q is not a catalog functionality", clip(functionality, 80))
 	}
-	var target string
+	if _, own := o.mustApp(g.app).Manifest().Provides[functionality]; own {
+		o.note(tr, "dropped", g.app, fmt.Sprintf("asked the hub for %s, which it provides itself", functionality))
+		return nil, fmt.Errorf("%s is this app's own functionality: call the app's function directly", functionality)
+	}
 	var cands []string
 	for _, p := range o.providers(functionality) {
 		if p != g.app {
 			cands = append(cands, p)
 		}
 	}
-	switch len(cands) {
-	case 0:
+	if len(cands) == 0 {
 		return nil, fmt.Errorf("no other app provides %s", functionality)
-	case 1:
-		target = cands[0]
-	default:
-		plan, err := o.resolveApps(ctx, tr, Plan{Steps: []Step{{ID: "isc", Functionality: functionality}}})
-		if err != nil {
-			return nil, err
-		}
-		target = plan.Steps[0].App
 	}
 	if err := apps.Validate(entry.Request, args); err != nil {
 		o.note(tr, "dropped", g.app, fmt.Sprintf("malformed request for %s: %v", functionality, err))
 		return nil, fmt.Errorf("the request for %s was dropped: %v", functionality, err)
 	}
-	inPlan := false
-	for _, s := range tr.plan.Steps {
-		if s.Functionality == functionality {
-			inPlan = true
+	args = apps.Project(entry.Request, args)
+	prov := tr.ledger.trace(args, entry.KeyArgs())
+	var target string
+	var expected bool
+	for _, c := range cands {
+		exp, why := g.expectRequest(ctx, tr, functionality, c, prov)
+		if len(cands) > 1 {
+			exp, why = false, fmt.Sprintf("%s asked for %s, which %d apps offer (%s): the plan did not choose one", g.app, functionality, len(cands), strings.Join(cands, ", "))
+		}
+		a := assessment{expected: exp, why: why, instructions: instructionLike(string(args)), provenance: prov,
+			irreversible: o.effectOf(c, functionality) == apps.EffectIrreversible,
+			carried:      o.mustApp(g.app).Manifest().Labels, receiver: c}
+		a.labels = uncleared(a.carried, o.clearance(c))
+		detail := fmt.Sprintf("%s asks %s for %s", g.app, c, functionality)
+		if len(cands) > 1 {
+			detail = fmt.Sprintf("%s asks for %s; %d apps offer it (%s). Let %s answer?", g.app, functionality, len(cands), strings.Join(cands, ", "), c)
+		}
+		r := permissions.Request{Kind: permissions.KindCollab, Subject: g.app, Object: c, Function: functionality, Args: args,
+			Detail: detail, NoPermanent: len(cands) > 1}
+		a.apply(&r)
+		d, err := o.ask(ctx, tr, r)
+		if err != nil {
+			return nil, err
+		}
+		if d.Allowed {
+			target, expected = c, exp
+			break
+		}
+		if len(cands) == 1 {
+			return nil, denied("the user did not allow this request", d.Note)
 		}
 	}
-	caller, callee := "spoke-"+newID(), "spoke-"+newID()
-	a := assessment{expected: inPlan, instructions: instructionLike(string(args)), foreign: foreignValues(args, tr.query),
-		labels: uncleared(o.labelsOf(target, functionality), o.clearance(g.app)), receiver: g.app}
-	d, err := o.ask(ctx, tr, permissions.Request{
-		Kind: permissions.KindCollab, Subject: g.app, Object: target, Function: functionality, Args: args,
-		Detail:  fmt.Sprintf("%s asks %s for %s (exchange %s → %s)", g.app, target, functionality, caller, callee),
-		Warning: a.String(), Expected: inPlan, Irreversible: entry.Effect == apps.EffectIrreversible,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !d.Allowed {
-		return nil, denied("the user did not allow this request", d.Note)
+	if target == "" {
+		return nil, errors.New("the user chose none of the apps that offer " + functionality)
 	}
 	sp, err := o.spokeFor(tr, target)
 	if err != nil {
 		return nil, err
 	}
+	o.recordAppContext(tr, target)
 	fnName := o.mustApp(target).Manifest().Provides[functionality]
 	o.setWorking(target, +1)
 	tr.emit(Event{Kind: EventSpoke, App: target, Working: true})
 	tr.emit(Event{Kind: EventAppCall, App: target, Function: fnName, Args: args})
-	out, err := sp.Invoke(ctx, fnName, args)
+	xctx := context.WithValue(ctx, exchangeKey{}, exchange{target: target, function: fnName, args: args})
+	out, err := sp.Invoke(xctx, fnName, args)
 	tr.emit(Event{Kind: EventAppResult, App: target, Function: fnName, Result: out, Err: err})
 	tr.emit(Event{Kind: EventSpoke, App: target, Working: false})
 	o.setWorking(target, -1)
 	if err != nil {
+		tr.ledger.appText(target+"."+fnName, err.Error())
 		return nil, fmt.Errorf("%s failed: %v", functionality, err)
 	}
 	if err := apps.Validate(entry.Response, out); err != nil {
 		o.note(tr, "dropped", target, fmt.Sprintf("malformed response for %s: %v", functionality, err))
 		return nil, fmt.Errorf("the response for %s was dropped: it does not match the catalog", functionality)
 	}
-	ra := assessment{expected: inPlan, instructions: instructionLike(string(out)),
-		labels: uncleared(o.labelsOf(target, functionality), o.clearance(g.app)), receiver: g.app}
-	d, err = o.ask(ctx, tr, permissions.Request{
-		Kind: permissions.KindCollab, Subject: target, Object: g.app, Function: functionality + " (response)", Args: out,
-		Detail:  fmt.Sprintf("Give %s's answer for %s back to %s (exchange %s → %s)", target, functionality, g.app, callee, caller),
-		Warning: ra.String(), Expected: inPlan,
-	})
+	out = apps.Project(entry.Response, out)
+	tr.ledger.app(target+"."+fnName, out)
+	ra := assessment{expected: expected, instructions: instructionLike(string(out)),
+		carried: o.labelsOf(target, functionality), receiver: g.app,
+		provenance: tr.ledger.trace(out, nil)}
+	ra.labels = uncleared(ra.carried, o.clearance(g.app))
+	if expected {
+		ra.why = fmt.Sprintf("the answer to the request the plan expected")
+	} else {
+		ra.why = "the answer to a request the plan did not expect"
+	}
+	r := permissions.Request{Kind: permissions.KindCollab, Subject: target, Object: g.app, Function: functionality + " (response)", Args: out,
+		Detail: fmt.Sprintf("Give %s's answer for %s back to %s", target, functionality, g.app)}
+	ra.apply(&r)
+	d, err := o.ask(ctx, tr, r)
 	if err != nil {
 		return nil, err
 	}
 	if !d.Allowed {
 		return nil, denied("the user did not allow the answer to be passed back", d.Note)
 	}
+	tr.ledger.allowed(target+"."+fnName, out)
 	return out, nil
+}
+
+// effectOf is the effect of the function app maps functionality to: the
+// stricter of the catalog's and the app's own.
+func (o *Operator) effectOf(app, functionality string) apps.Effect {
+	eff := apps.EffectRead
+	if e, ok := o.opts.Apps.Catalog().Get(functionality); ok {
+		eff = e.Effect
+	}
+	if a, ok := o.opts.Apps.App(app); ok {
+		if f, ok := a.Manifest().Function(a.Manifest().Provides[functionality]); ok {
+			eff = apps.Stricter(eff, f.Effect)
+		}
+	}
+	return eff
 }
 
 func denied(msg, note string) error {

@@ -55,6 +55,16 @@ func (p Plan) Apps() []string {
 	return out
 }
 
+// step returns the step with id.
+func (p Plan) step(id string) (Step, bool) {
+	for _, s := range p.Steps {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Step{}, false
+}
+
 // usesApps reports whether an app (not the vanilla spoke) serves a step.
 func (p Plan) usesApps() bool {
 	for _, s := range p.Steps {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/bulkhead-dev/bulkhead/memory"
@@ -29,12 +30,30 @@ type turnRun struct {
 	// operator's (a private turn always has its own, or none at all).
 	broker *permissions.Broker
 
+	// ledger traces where the turn's values came from (provenance.go).
+	ledger *ledger
+
 	mu      sync.Mutex // serialises emit: events never arrive concurrently
 	emitFn  func(Event)
 	execOK  map[string]bool // apps allowed to run in this turn
 	results []StepResult
 	served  []string                 // apps whose spokes logged an interaction
 	own     map[string]*spokes.Spoke // a private query's own spokes
+	// counts are the calls and ISC requests made so far, per step and
+	// function ("call\x00s1\x00send"); context the apps whose context
+	// (description, memory) the ledger holds.
+	counts  map[string]int
+	context map[string]bool
+}
+
+// count counts one more call (kind "call") or ISC request ("isc") of fn
+// in step and returns how many there have been.
+func (t *turnRun) count(kind, step, fn string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := kind + "\x00" + step + "\x00" + fn
+	t.counts[k]++
+	return t.counts[k]
 }
 
 func (t *turnRun) emit(e Event) {
@@ -60,7 +79,9 @@ func (t *turnRun) servedApps() []string {
 
 func (o *Operator) startTurn(rs runSpec, it memory.Interaction, emit func(Event)) *turnRun {
 	tr := &turnRun{st: rs.st, chat: it.Chat, seq: it.Seq, query: it.Input, private: rs.private, fresh: rs.fresh,
-		emitFn: emit, execOK: map[string]bool{}, own: map[string]*spokes.Spoke{}}
+		emitFn: emit, execOK: map[string]bool{}, own: map[string]*spokes.Spoke{},
+		ledger: newLedger(), counts: map[string]int{}, context: map[string]bool{}}
+	tr.ledger.user(it.Input)
 	if rs.fresh {
 		tr.seq = 0
 	}
@@ -198,11 +219,12 @@ func (o *Operator) resolveApps(ctx context.Context, tr *turnRun, plan Plan) (Pla
 		}
 		cands := o.providers(s.Functionality)
 		for _, c := range cands {
-			d, err := o.ask(ctx, tr, permissions.Request{
+			r := permissions.Request{
 				Kind: permissions.KindSelect, Subject: "hub", Object: c, Function: s.Functionality,
-				Detail:   fmt.Sprintf("Use %s for %s? (%d apps offer it; allow permanently to make %s the default)", c, s.Functionality, len(cands), c),
-				Expected: true,
-			})
+				Detail: fmt.Sprintf("Your request needs %s, which %d apps offer (%s). Use %s? (allow permanently to make it the default)", s.Functionality, len(cands), strings.Join(cands, ", "), c),
+			}
+			assessment{expected: true, why: fmt.Sprintf("step %s needs %s", s.ID, s.Functionality)}.apply(&r)
+			d, err := o.ask(ctx, tr, r)
 			if err != nil {
 				return plan, err
 			}
@@ -225,4 +247,43 @@ func quote(v any) json.RawMessage {
 		return json.RawMessage(`null`)
 	}
 	return b
+}
+
+// recordAppContext puts into the turn's ledger, once per app, what the
+// app authored that its spoke's model reads besides its calls' outputs:
+// its description, its functions' descriptions, and its memory of this
+// chat (summary and recent answers). A value taken from them is then
+// attributed to the app rather than called unknown.
+func (o *Operator) recordAppContext(tr *turnRun, app string) {
+	tr.mu.Lock()
+	seen := tr.context[app]
+	tr.context[app] = true
+	tr.mu.Unlock()
+	if seen || o.opts.Apps == nil {
+		return
+	}
+	a, ok := o.opts.Apps.App(app)
+	if !ok {
+		return
+	}
+	m := a.Manifest()
+	tr.ledger.appText(app, m.Description)
+	for _, f := range m.Functions {
+		tr.ledger.appText(app, f.Description)
+	}
+	if tr.fresh {
+		return
+	}
+	ns, err := tr.st.Namespace("spoke/" + app)
+	if err != nil {
+		return
+	}
+	if sum, err := ns.LongTerm().Summary(tr.chat); err == nil {
+		tr.ledger.appText(app, sum.Text)
+	}
+	if its, err := ns.Recent(tr.chat, 2*max(o.opts.SpokeHistory, 1)); err == nil {
+		for _, it := range its {
+			tr.ledger.appText(app, it.Output)
+		}
+	}
 }

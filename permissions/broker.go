@@ -217,7 +217,7 @@ func (b *Broker) apply(r Request, in Decision) (Decision, error) {
 	}
 	stored := b.store != nil && (d.Answer == AnswerPermanent || d.Permanent)
 	g := Grant{
-		Kind: r.Kind, Subject: r.Subject, Object: r.Object, Function: r.Function,
+		Kind: r.Kind, Subject: r.Subject, Object: r.Object, Function: r.Function, Labels: normLabels(r.Labels),
 		Deny: !d.Allowed, Note: d.Note, Caveats: d.Caveats, Permanent: stored, Origin: origin,
 	}
 	b.mu.Lock()
@@ -296,12 +296,13 @@ func (b *Broker) decide(r Request) (Decision, bool) {
 	return Decision{}, false
 }
 
-// trustedSession allows what the plan expected while trusted-session mode
-// is on. Like every layer that can say yes, it never sees an irreversible
-// request; a deny or ask rule still comes first.
+// trustedSession allows routine requests (Request.Routine: expected by
+// the plan from this app, here, once, with no concern) while
+// trusted-session mode is on. Like every layer that can say yes, it never
+// sees an irreversible request; a deny or ask rule still comes first.
 func (b *Broker) trustedSession(r Request, _ time.Time) (verdict, Decision) {
-	if b.trusted && r.Expected {
-		return allow, Decision{Answer: AnswerSession, Allowed: true, Source: SourcePolicy, Note: "trusted session: expected by the plan"}
+	if b.trusted && r.Routine() {
+		return allow, Decision{Answer: AnswerOnce, Allowed: true, Source: SourcePolicy, Note: "trusted session: routine (expected, reversible, no concern)"}
 	}
 	return next, Decision{}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -100,11 +101,16 @@ func underDir(p, dir string) bool {
 // Permanent grants made in the dialog are stored signed (see the package
 // doc); Sig covers every field except Sig, LastUsed, Uses and Invalid.
 type Grant struct {
-	ID        string    `json:"id"`
-	Kind      Kind      `json:"kind"`
-	Subject   string    `json:"subject"`
-	Object    string    `json:"object,omitempty"`
-	Function  string    `json:"function,omitempty"`
+	ID       string `json:"id"`
+	Kind     Kind   `json:"kind"`
+	Subject  string `json:"subject"`
+	Object   string `json:"object,omitempty"`
+	Function string `json:"function,omitempty"`
+	// Labels are the data labels of the request the grant was made for:
+	// it covers a later request only while that request's labels are
+	// among them (a grant for sharing travel data does not cover medical
+	// data). No labels: only requests that carry none.
+	Labels    []string  `json:"labels,omitempty"`
 	Deny      bool      `json:"deny,omitempty"` // a remembered refusal
 	Note      string    `json:"note,omitempty"` // with Deny: the note sent to the requesting model
 	Caveats   Caveats   `json:"caveats,omitzero"`
@@ -122,11 +128,33 @@ type Grant struct {
 }
 
 // Matches reports whether g's scope covers r (kind, subject, object and
-// function equal) and its caveats hold at now. It judges scope only: Deny,
-// Invalid and irreversibility are the Broker's business.
+// function equal, r's labels among g's) and its caveats hold at now. It
+// judges scope only: Deny, Invalid and irreversibility are the Broker's
+// business. A deny grant covers r whatever its labels: a refusal is never
+// narrowed.
 func (g Grant) Matches(r Request, now time.Time) bool {
 	return g.Kind == r.Kind && g.Subject == r.Subject && g.Object == r.Object &&
-		g.Function == r.Function && g.Caveats.Hold(r.Args, now)
+		g.Function == r.Function && (g.Deny || labelsCovered(r.Labels, g.Labels)) && g.Caveats.Hold(r.Args, now)
+}
+
+// labelsCovered reports whether every label of want is in have.
+func labelsCovered(want, have []string) bool {
+	for _, l := range want {
+		if !slices.Contains(have, l) {
+			return false
+		}
+	}
+	return true
+}
+
+// normLabels is a sorted copy of labels without repeats; nil for none.
+func normLabels(labels []string) []string {
+	if len(labels) == 0 {
+		return nil
+	}
+	out := slices.Clone(labels)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // answer is the Answer a decision by g carries.

@@ -70,8 +70,77 @@ type Request struct {
 	Args         json.RawMessage `json:"args,omitempty"`     // the exact data or arguments (JSON)
 	Detail       string          `json:"detail,omitempty"`   // one human line: what will happen
 	Warning      string          `json:"warning,omitempty"`  // the hub's assessment; required for collab, data, irreversible
-	Expected     bool            `json:"expected"`           // the plan contained this step
+	Expected     bool            `json:"expected"`           // the hub judged it expected (see the package doc)
 	Irreversible bool            `json:"irreversible"`       // its effect cannot be undone
+	// Concerns are the risks the hub found (not expected, irreversible,
+	// labels the receiver is not cleared for, instruction-like content,
+	// values that did not come from the user). A request with none is
+	// routine: see Routine.
+	Concerns []Concern `json:"concerns,omitempty"`
+	// Provenance says, per value of Args, where the hub traced it from.
+	Provenance []Provenance `json:"provenance,omitempty"`
+	// Labels are the data labels of what the request carries (medical,
+	// financial, ...). A grant made from an answer to it covers later
+	// requests only while their labels are among these.
+	Labels []string `json:"labels,omitempty"`
+	// NoPermanent: the request may not be allowed permanently (a choice
+	// among apps that an app's request caused).
+	NoPermanent bool `json:"no_permanent,omitempty"`
+}
+
+// Concern is one risk the hub found in a request.
+type Concern string
+
+// The concerns the hub reports.
+const (
+	ConcernUnexpected   Concern = "not-expected"     // the plan did not expect it from this app, here, now
+	ConcernIrreversible Concern = "irreversible"     // it cannot be undone
+	ConcernLabels       Concern = "uncleared-labels" // it carries data the receiver is not cleared for
+	ConcernInstructions Concern = "instruction-like" // it carries instruction-like text
+	ConcernForeign      Concern = "foreign-values"   // a decisive value did not come from the user
+)
+
+// Provenance is where one value of a request came from.
+type Provenance struct {
+	// Path locates the value in Args: "to", "messages[0].id"; "" when
+	// Args is the value itself.
+	Path string `json:"path"`
+	// Source is ProvenanceUser, ProvenancePlan, ProvenanceAllowed,
+	// ProvenanceUnknown, or "<app>.<function>" (an app's output in this
+	// turn; "<app>" alone for what the app wrote outside a call, such as
+	// its description or its memory of earlier turns).
+	Source string `json:"source"`
+	// Via, for ProvenanceAllowed, is where the value came from before the
+	// user let it flow ("<app>.<function>").
+	Via string `json:"via,omitempty"`
+	// Key marks a decisive argument (a recipient, a path, a command, an
+	// amount, a target).
+	Key bool `json:"key,omitempty"`
+}
+
+// Provenance sources that are not an app.
+const (
+	ProvenanceUser    = "user"    // typed by the user
+	ProvenancePlan    = "plan"    // written by the hub's planner, which reads only the user's words
+	ProvenanceAllowed = "allowed" // shared with the user's permission (a data or collab answer)
+	ProvenanceUnknown = "unknown" // written by a model, from no value the hub saw
+)
+
+// Trusted reports whether the value came from the user, directly or
+// through the hub's plan or a flow the user allowed.
+func (p Provenance) Trusted() bool {
+	switch p.Source {
+	case ProvenanceUser, ProvenancePlan, ProvenanceAllowed:
+		return true
+	}
+	return false
+}
+
+// Routine reports whether r is expected, reversible and free of every
+// concern: what trusted-session mode and a headless "expected" policy may
+// allow without asking.
+func (r Request) Routine() bool {
+	return r.Expected && !r.IsIrreversible() && len(r.Concerns) == 0
 }
 
 // IsIrreversible reports whether r asks for something that cannot be undone:
@@ -85,8 +154,11 @@ func (r Request) IsIrreversible() bool {
 // session nor a permanent grant may come of it. The Broker treats any other
 // answer to it as once.
 func (r Request) Options() []Answer {
-	if r.IsIrreversible() {
+	switch {
+	case r.IsIrreversible():
 		return []Answer{AnswerOnce, AnswerDeny}
+	case r.NoPermanent:
+		return []Answer{AnswerOnce, AnswerSession, AnswerDeny}
 	}
 	return []Answer{AnswerOnce, AnswerSession, AnswerPermanent, AnswerDeny}
 }
@@ -141,11 +213,14 @@ type Prompter interface {
 // Policy is a Prompter that asks no one: headless --on-prompt and trusted
 // mode. Its decisions carry SourcePolicy. It never answers permanent (it
 // answers session instead), and it denies irreversible requests unless
-// Irreversible says otherwise.
+// Irreversible says otherwise. With RoutineOnly it answers Answer only to
+// routine requests (Request.Routine: expected, reversible, no concern)
+// and denies every other one, irreversible ones included.
 type Policy struct {
 	Answer       Answer // once, session or deny
 	Irreversible Answer // the answer for irreversible requests; "" denies them
 	Note         string // sent with a deny
+	RoutineOnly  bool
 }
 
 // Prompt answers r by the policy at once.
@@ -156,6 +231,9 @@ func (p Policy) Prompt(ctx context.Context, r Request) (Decision, error) {
 	a := p.Answer
 	if r.IsIrreversible() {
 		a = p.Irreversible
+	}
+	if p.RoutineOnly && !r.Routine() {
+		return Decision{Answer: AnswerDeny, Source: SourcePolicy, Note: p.Note}, nil
 	}
 	switch a {
 	case AnswerOnce, AnswerSession:

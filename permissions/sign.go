@@ -69,6 +69,15 @@ func canonical(g Grant) []byte {
 		put(n)
 		put(g.Caveats.Args[n])
 	}
+	// Labels came later: a grant without them encodes as it always did,
+	// so grants signed before still verify; one with them covers them.
+	if len(g.Labels) > 0 {
+		put("labels")
+		put(strconv.Itoa(len(g.Labels)))
+		for _, l := range g.Labels {
+			put(l)
+		}
+	}
 	return b
 }
 

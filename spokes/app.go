@@ -204,8 +204,17 @@ func (s *Spoke) Call(ctx context.Context, m apps.Manifest, name string, args jso
 	return out, nil
 }
 
-// run calls the app with a timeout, turning a panic into an error.
+// run calls the app with a timeout, turning a panic into an error. Calls
+// take turns at the app (Spoke.calling); waiting for the turn honours ctx.
 func (s *Spoke) run(ctx context.Context, fn apps.Function, args json.RawMessage) (out json.RawMessage, err error) {
+	select {
+	case s.calling <- struct{}{}:
+	case <-s.stop:
+		return nil, ErrStopped
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.calling }()
 	limit := s.cfg.CallTimeout
 	if limit <= 0 {
 		limit = callTimeout
@@ -240,21 +249,22 @@ func (s *Spoke) run(ctx context.Context, fn apps.Function, args json.RawMessage)
 	}
 }
 
-// Invoke runs one of the app's functions on the spoke's own goroutine, for
-// a request another spoke made through the hub (ISC). No model is
-// involved: the hub has already validated the arguments.
+// Invoke runs one of the app's functions for a request another spoke made
+// through the hub (ISC), on the caller's goroutine: it does not wait for
+// the spoke's own task, which may itself be waiting on the caller (two
+// apps asking each other), only for its turn at the app (Spoke.calling).
+// No model is involved: the hub has already validated the arguments. A
+// stopped spoke answers ErrStopped.
 func (s *Spoke) Invoke(ctx context.Context, function string, args json.RawMessage) (json.RawMessage, error) {
 	if s.cfg.Impl == nil {
 		return nil, errors.New("the vanilla spoke has no functions")
 	}
-	m := s.cfg.Impl.Manifest()
-	var out json.RawMessage
-	_, err := s.send(ctx, request{ctx: ctx, reply: make(chan reply, 1), run: func(ctx context.Context) (Result, error) {
-		var err error
-		out, err = s.Call(ctx, m, function, args)
-		return Result{}, err
-	}})
-	return out, err
+	select {
+	case <-s.stop:
+		return nil, ErrStopped
+	default:
+	}
+	return s.Call(ctx, s.cfg.Impl.Manifest(), function, args)
 }
 
 // Manifest is the manifest of the spoke's app (zero for vanilla).

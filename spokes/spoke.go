@@ -111,12 +111,16 @@ type Spoke struct {
 	done  chan struct{}
 	once  sync.Once
 	start sync.Once
+	// calling is held while the app runs one function call: the spoke's
+	// own task and requests other spokes make through the hub (Invoke)
+	// take turns at the app, which need not be safe for concurrent calls,
+	// without waiting for each other's tasks.
+	calling chan struct{}
 }
 
 type request struct {
 	ctx   context.Context
 	task  Task
-	run   func(ctx context.Context) (Result, error) // set for Invoke
 	reply chan reply
 }
 
@@ -133,7 +137,7 @@ func New(cfg Config) (*Spoke, error) {
 	if cfg.Impl != nil && cfg.Gate == nil {
 		return nil, errors.New("an app spoke needs a gate to the hub")
 	}
-	return &Spoke{cfg: cfg, tasks: make(chan request), stop: make(chan struct{}), done: make(chan struct{})}, nil
+	return &Spoke{cfg: cfg, tasks: make(chan request), stop: make(chan struct{}), done: make(chan struct{}), calling: make(chan struct{}, 1)}, nil
 }
 
 // App is the app this spoke serves.
@@ -174,8 +178,10 @@ func (s *Spoke) loop() {
 	defer close(s.done)
 	defer func() {
 		// An app instance the spoke owns (an MCP server's child process)
-		// ends with it.
+		// ends with it, once no call is running on it (a call is bounded
+		// by its timeout).
 		if c, ok := s.cfg.Impl.(io.Closer); ok && s.cfg.OwnsImpl {
+			s.calling <- struct{}{}
 			_ = c.Close()
 		}
 	}()
@@ -184,13 +190,7 @@ func (s *Spoke) loop() {
 		case <-s.stop:
 			return
 		case r := <-s.tasks:
-			var res Result
-			var err error
-			if r.run != nil {
-				res, err = r.run(r.ctx)
-			} else {
-				res, err = s.handle(r.ctx, r.task)
-			}
+			res, err := s.handle(r.ctx, r.task)
 			r.reply <- reply{res, err}
 		}
 	}

@@ -350,7 +350,8 @@ func (g *gullible) todo() []call {
 	case reSymptom.MatchString(q):
 		out = append(out, call{g.tool("symptom_solver", "diagnose"), map[string]any{"symptoms": q}})
 	}
-	return append(out, g.injected()...)
+	out = append(out, g.injected()...)
+	return append(out, g.directed()...)
 }
 
 // medicalFacts is every sentence about health it has seen.

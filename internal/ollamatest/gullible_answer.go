@@ -68,6 +68,9 @@ func (g *gullible) answer() string {
 	if m := reFiction.FindStringSubmatch(g.all); m != nil && !strings.HasPrefix(text, m[1]) {
 		text = m[1] + ", " + text
 	}
+	if said := g.said(); said != "" {
+		text = said + "\n" + text
+	}
 	return text
 }
 

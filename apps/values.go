@@ -1,0 +1,113 @@
+package apps
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// keyNames are the argument names that decide what a call does to the
+// world when a function does not name its key arguments itself: who
+// receives, where it writes, what runs, how much, on what.
+var keyNames = []string{
+	"to", "cc", "bcc", "recipient", "recipients", "email", "address", "phone", "number",
+	"path", "file", "filename", "dir", "directory", "dest", "destination", "target", "source", "src",
+	"url", "uri", "host", "domain", "endpoint",
+	"command", "cmd", "script", "code", "program", "args", "argv",
+	"amount", "sum", "price", "total", "currency", "account", "iban", "payee", "card",
+	"id", "ids", "user", "username", "query",
+}
+
+// freeTextNames are arguments that carry prose, not a decision.
+var freeTextNames = []string{"body", "content", "text", "message", "subject", "title", "description", "notes", "note", "comment", "summary", "prompt", "reason"}
+
+// KeyArgs names the decisive arguments of a function with params schema
+// params: those the function declares (key), else the top-level
+// properties whose names are in the hub's list of decisive names
+// (recipients, paths, commands, amounts, targets, ids), else every
+// top-level property that is not prose (body, content, subject, ...).
+func KeyArgs(declared []string, params json.RawMessage) []string {
+	if len(declared) > 0 {
+		return slices.Clone(declared)
+	}
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(params, &s)
+	var out, all []string
+	for name := range s.Properties {
+		n := strings.ToLower(name)
+		if !slices.Contains(freeTextNames, n) {
+			all = append(all, name)
+		}
+		for _, k := range keyNames {
+			if n == k || strings.HasSuffix(n, "_"+k) || strings.HasPrefix(n, k+"_") {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = all
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Project keeps of value only what schema declares: an object's
+// properties that the schema lists (recursively, with items of arrays),
+// so that no key an app chose — a property name is text too — crosses a
+// bulkhead. A value the schema does not describe is kept as it is.
+func Project(schema, value json.RawMessage) json.RawMessage {
+	var s map[string]any
+	var v any
+	if json.Unmarshal(schema, &s) != nil || json.Unmarshal(value, &v) != nil {
+		return value
+	}
+	out, err := json.Marshal(project(s, v))
+	if err != nil {
+		return value
+	}
+	return out
+}
+
+func project(s map[string]any, v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		props, ok := s["properties"].(map[string]any)
+		if !ok {
+			return t
+		}
+		out := map[string]any{}
+		for k, x := range t {
+			ps, ok := props[k].(map[string]any)
+			if !ok {
+				continue
+			}
+			out[k] = project(ps, x)
+		}
+		return out
+	case []any:
+		items, ok := s["items"].(map[string]any)
+		if !ok {
+			return t
+		}
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = project(items, x)
+		}
+		return out
+	}
+	return v
+}
+
+// ClosedText reports whether a string property of a schema can hold only
+// values the schema lists (enum or const): such a value is the catalog's
+// word, not an app's.
+func ClosedText(propSchema map[string]any) bool {
+	if _, ok := propSchema["const"]; ok {
+		return true
+	}
+	_, ok := propSchema["enum"]
+	return ok
+}

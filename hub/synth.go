@@ -1,0 +1,220 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/guard"
+	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/spokes"
+)
+
+// The synthesis of a plan with several steps reads no app-authored text.
+// Its model gets the user's request and the typed results with every
+// free-text value — any string the catalog's schema does not close with
+// an enum, and every error — replaced by a reference ({{r1}}); numbers,
+// booleans, closed strings and plain dates or times stay as they are.
+// Where the answer needs a text it writes the reference, and the hub puts
+// the text in its place, verbatim, quoted and attributed to its app
+// (masked where it is instruction-like, clipped when long); the results
+// card shows every value in full. So text in one app's result can change
+// neither what the answer says about another app's value nor what it says
+// about the request: the model that writes it never read that text.
+
+// refText is one free-text value the synthesis refers to.
+type refText struct {
+	app  string
+	text string
+}
+
+// refs numbers the free texts of a synthesis.
+type refs struct {
+	texts []refText
+}
+
+func (r *refs) add(app, text string) string {
+	r.texts = append(r.texts, refText{app: app, text: text})
+	return fmt.Sprintf("{{r%d}}", len(r.texts))
+}
+
+// reRef finds a reference in the model's answer.
+var reRef = regexp.MustCompile(`\{\{\s*r(\d+)\s*\}\}`)
+
+// maxRefRunes bounds the text one reference puts into the answer; the
+// results card has the rest.
+const maxRefRunes = 300
+
+// render is the text a reference stands for, as the answer shows it.
+func (r *refs) render(n int) string {
+	if n < 1 || n > len(r.texts) {
+		return "[no such text]"
+	}
+	t := r.texts[n-1]
+	text := strings.Join(strings.Fields(t.text), " ")
+	text, _ = guard.Mask(text)
+	if utf8.RuneCountInString(text) > maxRefRunes {
+		text = string([]rune(text)[:maxRefRunes]) + "… (in full in the results)"
+	}
+	if strings.EqualFold(text, t.app) {
+		return text
+	}
+	return fmt.Sprintf("“%s” (%s)", text, t.app)
+}
+
+// substitute replaces every reference in s.
+func (r *refs) substitute(s string) string {
+	return reRef.ReplaceAllStringFunc(s, func(m string) string {
+		var n int
+		fmt.Sscanf(reRef.FindStringSubmatch(m)[1], "%d", &n)
+		return r.render(n)
+	})
+}
+
+// reSafeScalar is a string that cannot carry words: a number, a date, a
+// time.
+var reSafeScalar = regexp.MustCompile(`^[0-9][0-9:.,+\-TZ/ ]{0,39}$`)
+
+// synthesisView is what the synthesis model reads of the results: the
+// typed values with free text replaced by references.
+func (o *Operator) synthesisView(results []StepResult) ([]map[string]any, *refs) {
+	rf := &refs{}
+	var out []map[string]any
+	for _, r := range results {
+		step := map[string]any{"step": r.Step, "app": r.App, "functionality": r.Functionality}
+		if r.Value != nil {
+			var v any
+			if json.Unmarshal(r.Value, &v) == nil {
+				step["value"] = refValue(o.responseSchema(r.Functionality), v, r.App, rf)
+			}
+		}
+		if r.Error != "" {
+			step["error"] = rf.add(r.App, r.Error)
+		}
+		out = append(out, step)
+	}
+	return out, rf
+}
+
+func (o *Operator) responseSchema(fn string) map[string]any {
+	var s map[string]any
+	if o.opts.Apps != nil {
+		if e, ok := o.opts.Apps.Catalog().Get(fn); ok {
+			_ = json.Unmarshal(e.Response, &s)
+		}
+	}
+	return s
+}
+
+// refValue replaces the free text in v (described by schema s) by
+// references.
+func refValue(s map[string]any, v any, app string, rf *refs) any {
+	switch t := v.(type) {
+	case map[string]any:
+		props, _ := s["properties"].(map[string]any)
+		out := map[string]any{}
+		for k, x := range t {
+			ps, _ := props[k].(map[string]any)
+			out[k] = refValue(ps, x, app, rf)
+		}
+		return out
+	case []any:
+		items, _ := s["items"].(map[string]any)
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = refValue(items, x, app, rf)
+		}
+		return out
+	case string:
+		if apps.ClosedText(s) || reSafeScalar.MatchString(t) {
+			return t
+		}
+		return rf.add(app, t)
+	}
+	return v
+}
+
+// refStream puts texts in place of references in a streamed answer: it
+// holds back a piece that may be the start of a reference until it is
+// complete.
+type refStream struct {
+	rf   *refs
+	held string
+	emit func(string)
+}
+
+func (s *refStream) write(piece string) {
+	text := s.held + piece
+	s.held = ""
+	for {
+		i := strings.Index(text, "{{")
+		if i < 0 {
+			// A lone "{" at the end may open one.
+			if strings.HasSuffix(text, "{") {
+				s.out(text[:len(text)-1])
+				s.held = "{"
+				return
+			}
+			s.out(text)
+			return
+		}
+		s.out(text[:i])
+		text = text[i:]
+		j := strings.Index(text, "}}")
+		if j < 0 {
+			if len(text) > 16 { // too long for a reference: plain text
+				s.out(text[:2])
+				text = text[2:]
+				continue
+			}
+			s.held = text
+			return
+		}
+		s.out(s.rf.substitute(text[:j+2]))
+		text = text[j+2:]
+	}
+}
+
+func (s *refStream) flush() {
+	if s.held != "" {
+		s.out(s.held)
+		s.held = ""
+	}
+}
+
+func (s *refStream) out(t string) {
+	if t != "" {
+		s.emit(t)
+	}
+}
+
+// synthesize writes the answer from typed results in a fresh vanilla
+// spoke that has no history, leaves no trace of its own, and reads no
+// app-authored text (see the comment at the top of this file).
+func (o *Operator) synthesize(ctx context.Context, tr *turnRun, results []StepResult) (spokes.Result, error) {
+	sp, err := o.freshSpoke(tr, synthesisSystem)
+	if err != nil {
+		return spokes.Result{Status: memory.StatusError}, err
+	}
+	defer sp.Stop()
+	view, rf := o.synthesisView(results)
+	tr.emit(Event{Kind: EventSpoke, App: "synthesis", Working: true})
+	defer tr.emit(Event{Kind: EventSpoke, App: "synthesis", Working: false})
+	stream := &refStream{rf: rf, emit: func(t string) { tr.emit(Event{Kind: EventToken, App: VanillaApp, Text: t}) }}
+	res, err := sp.Do(ctx, spokes.Task{Chat: tr.chat, Query: tr.query, Data: quote(view), Fresh: true, NoLog: true,
+		OnChunk: func(c llm.Chunk) {
+			if c.Content != "" {
+				stream.write(c.Content)
+			}
+		}})
+	stream.flush()
+	res.Text = rf.substitute(res.Text)
+	return res, err
+}
+
+const synthesisSystem = "You are bulkhead. Answer the user's request from the typed results of the apps that worked on it, given as JSON data. Report numbers and values exactly as they are; say plainly when a step failed. Texts the apps wrote are not shown to you: each appears as a reference such as {{r1}}. When your answer needs one, write the reference exactly as it appears and bulkhead will show the app's text in its place; never guess what a reference says."

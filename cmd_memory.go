@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/memory"
 )
 
@@ -45,16 +46,18 @@ text masked. Private chats and private queries leave nothing here.`,
 					}
 					all = append(all, m)
 				}
-				if asJSON {
-					return writeJSON(cmd.OutOrStdout(), all)
-				}
-				for i, m := range all {
-					if i > 0 {
-						fmt.Fprintln(cmd.OutOrStdout())
+				return printSafely(cmd.OutOrStdout(), asJSON, func(w io.Writer) error {
+					if asJSON {
+						return writeJSON(w, all)
 					}
-					printMemory(cmd.OutOrStdout(), eng.Hub, m)
-				}
-				return nil
+					for i, m := range all {
+						if i > 0 {
+							fmt.Fprintln(w)
+						}
+						printMemory(w, eng.Hub, m)
+					}
+					return nil
+				})
 			})
 		},
 	}
@@ -69,7 +72,7 @@ text masked. Private chats and private queries leave nothing here.`,
 				if err := eng.Hub.Forget(args[0]); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "forgot %s\n", args[0])
+				fmt.Fprintf(cmd.OutOrStdout(), "forgot %s\n", termtext.OneLine(args[0]))
 				return nil
 			})
 		},
@@ -85,7 +88,7 @@ text masked. Private chats and private queries leave nothing here.`,
 				if err != nil {
 					return err
 				}
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"owners": all})
+				return printSafely(cmd.OutOrStdout(), true, func(w io.Writer) error { return writeJSON(w, map[string]any{"owners": all}) })
 			})
 		},
 	}
@@ -99,9 +102,11 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// printMemory writes one owner's memory as text, with chat titles.
+// printMemory writes one owner's memory as text, with chat titles. w
+// must show control characters as visible escapes (printSafely): the
+// summaries and facts hold app- and model-authored text.
 func printMemory(w io.Writer, op *hub.Operator, m hub.OwnerMemory) {
-	fmt.Fprintln(w, m.Owner)
+	fmt.Fprintln(w, cell(m.Owner))
 	printLongTerm(w, op, "  ", m.Summaries, m.Entities)
 	if r := m.Record; r != nil && (len(r.Summaries) > 0 || len(r.Entities) > 0) {
 		fmt.Fprintln(w, "  the hub's record of it:")
@@ -119,7 +124,7 @@ func printLongTerm(w io.Writer, op *hub.Operator, indent string, sums []memory.S
 		if c, err := op.Chat(s.Chat); err == nil && c.Title != "" {
 			title = fmt.Sprintf("%s %q", s.Chat, c.Title)
 		}
-		fmt.Fprintf(w, "%ssummary of chat %s (%s, by %s):\n", indent, title, when(s.Updated), or(s.Model))
+		fmt.Fprintf(w, "%ssummary of chat %s (%s, by %s):\n", indent, cell(title), when(s.Updated), cell(or(s.Model)))
 		fmt.Fprintf(w, "%s  %s\n", indent, strings.ReplaceAll(s.Text, "\n", "\n"+indent+"  "))
 	}
 	if len(es) > 0 {
@@ -130,6 +135,7 @@ func printLongTerm(w io.Writer, op *hub.Operator, indent string, sums []memory.S
 		if len(e.Labels) > 0 {
 			extra += ", " + strings.Join(e.Labels, "+")
 		}
-		fmt.Fprintf(w, "%s  %s = %s   (%s, %s)\n", indent, e.Key, e.Value, extra, when(e.Time))
+		// One line per fact: a newline in a value cannot forge another.
+		fmt.Fprintf(w, "%s  %s = %s   (%s, %s)\n", indent, cell(e.Key), cell(e.Value), cell(extra), when(e.Time))
 	}
 }

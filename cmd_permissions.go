@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
@@ -30,7 +31,7 @@ func newPermissions(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withEngine(cmd, g, func(eng *engine.Engine) error {
-				return printGrants(cmd.OutOrStdout(), eng, asJSON)
+				return printSafely(cmd.OutOrStdout(), asJSON, func(w io.Writer) error { return printGrants(w, eng, asJSON) })
 			})
 		},
 	}
@@ -79,7 +80,7 @@ func newPermissions(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return printActions(cmd.OutOrStdout(), acts, grep, logJSON)
+				return printSafely(cmd.OutOrStdout(), logJSON, func(w io.Writer) error { return printActions(w, acts, grep, logJSON) })
 			})
 		},
 	}
@@ -101,6 +102,22 @@ func withEngine(cmd *cobra.Command, g *globals, fn func(*engine.Engine) error) e
 	}
 	defer eng.Close()
 	return fn(eng)
+}
+
+// printSafely runs print with a writer over w that shows control
+// characters, escape sequences and invisible characters as visible
+// escapes (as JSON escapes when asJSON): what these commands print holds
+// app- and model-authored text, which must not act on the terminal.
+func printSafely(w io.Writer, asJSON bool, print func(io.Writer) error) error {
+	sw := termtext.NewWriter(w)
+	if asJSON {
+		sw = termtext.NewJSONWriter(w)
+	}
+	err := print(sw)
+	if ferr := sw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 func printGrants(w io.Writer, eng *engine.Engine, asJSON bool) error {
@@ -134,8 +151,10 @@ func printGrants(w io.Writer, eng *engine.Engine, asJSON bool) error {
 		if c := caveatText(gr.Caveats); c != "" {
 			scope += ", " + c
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", gr.ID, gr.Kind, gr.Subject, gr.Object, gr.Function, answer, scope,
-			when(gr.Created), when(gr.LastUsed), gr.Uses, gr.Origin)
+		// One line per grant, one cell per field: a newline or tab in a
+		// field is escaped, so it can neither forge a row nor a column.
+		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", cell(gr.ID), cell(string(gr.Kind)), cell(gr.Subject), cell(gr.Object), cell(gr.Function),
+			answer, cell(scope), when(gr.Created), when(gr.LastUsed), gr.Uses, cell(gr.Origin))
 	}
 	if len(grants) == 0 {
 		fmt.Fprintln(tw, "(no grants)")
@@ -182,8 +201,10 @@ func printActions(w io.Writer, acts []permissions.Entry, grep string, asJSON boo
 			}
 			continue
 		}
+		// One line per entry: a newline in a field is escaped, so it cannot
+		// forge an entry of its own.
 		if a.Note != nil {
-			fmt.Fprintf(w, "%s  #%d  note %-12s %s: %s\n", when(a.Time), a.Seq, a.Note.Kind, a.Note.Subject, a.Note.Detail)
+			fmt.Fprintf(w, "%s  #%d  note %-12s %s: %s\n", when(a.Time), a.Seq, cell(a.Note.Kind), cell(a.Note.Subject), cell(a.Note.Detail))
 			continue
 		}
 		r, d := a.Request, a.Decision
@@ -191,13 +212,18 @@ func printActions(w io.Writer, acts []permissions.Entry, grep string, asJSON boo
 		if d.Allowed {
 			verdict = "allowed " + string(d.Answer)
 		}
-		fmt.Fprintf(w, "%s  #%d  %-12s %s → %s %s %s — %s by %s\n", when(a.Time), a.Seq, r.Kind, r.Subject, r.Object, r.Function, string(r.Args), verdict, d.Source)
+		fmt.Fprintf(w, "%s  #%d  %-12s %s → %s %s %s — %s by %s\n", when(a.Time), a.Seq, cell(string(r.Kind)), cell(r.Subject), cell(r.Object), cell(r.Function),
+			cell(string(r.Args)), cell(verdict), cell(string(d.Source)))
 		if r.Warning != "" {
-			fmt.Fprintf(w, "      ⚠ %s\n", r.Warning)
+			// The warning may span lines; they stay indented under the entry.
+			fmt.Fprintf(w, "      ⚠ %s\n", strings.ReplaceAll(termtext.Sanitize(r.Warning), "\n", "\n        "))
 		}
 	}
 	return nil
 }
+
+// cell is a field of a line-per-item listing, on one line (termtext.OneLine).
+func cell(s string) string { return termtext.OneLine(s) }
 
 func when(t time.Time) string {
 	if t.IsZero() {

@@ -20,6 +20,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/doctor"
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/headless"
+	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/tui"
 )
 
@@ -45,7 +46,9 @@ func main() {
 }
 
 // report prints err (unless already printed) and returns the exit code:
-// 2 for bad flags or configuration, 1 for everything else.
+// 2 for bad flags or configuration, 1 for everything else. An error can
+// carry an app's or a model's words, so control characters in it are
+// shown as visible escapes (internal/termtext).
 func report(err error, w io.Writer) int {
 	code := 1
 	var ee *exitError
@@ -55,7 +58,7 @@ func report(err error, w io.Writer) int {
 		code = 2
 	}
 	if !errors.Is(err, headless.ErrFailed) {
-		fmt.Fprintln(w, "bulkhead:", err)
+		fmt.Fprintln(w, "bulkhead:", termtext.Sanitize(err.Error()))
 	}
 	return code
 }

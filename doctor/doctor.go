@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/config"
+	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 )
@@ -129,7 +130,9 @@ func appNames(cfg config.Config) []string {
 }
 
 // Print writes the checks, one line each with a fix under each failure,
-// and reports whether all passed.
+// and reports whether all passed. A detail can be the server's words (its
+// version, its error), so each field is printed on its line with control
+// characters shown as visible escapes (internal/termtext).
 func Print(w io.Writer, checks []Check) bool {
 	ok := true
 	for _, c := range checks {
@@ -137,9 +140,9 @@ func Print(w io.Writer, checks []Check) bool {
 		if !c.OK {
 			mark, ok = "✗", false
 		}
-		fmt.Fprintf(w, "%s %s: %s\n", mark, c.Name, c.Detail)
+		fmt.Fprintf(w, "%s %s: %s\n", mark, termtext.OneLine(c.Name), termtext.OneLine(c.Detail))
 		if !c.OK && c.Fix != "" {
-			fmt.Fprintf(w, "    fix: %s\n", c.Fix)
+			fmt.Fprintf(w, "    fix: %s\n", termtext.OneLine(c.Fix))
 		}
 	}
 	return ok

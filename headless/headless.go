@@ -4,6 +4,12 @@
 //
 // Run is synchronous; events are written in the order the hub emits them,
 // from one goroutine at a time (the hub never emits concurrently).
+//
+// Everything printed passes through internal/termtext: the answer, the
+// streamed tokens and error messages (app- and model-authored text) show
+// control characters and escape sequences as visible escapes, and every
+// JSON line has them as JSON escapes, so nothing a model or an app wrote
+// can act on the terminal.
 package headless
 
 import (
@@ -16,6 +22,7 @@ import (
 	"sync"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
@@ -129,6 +136,15 @@ var ErrFailed = errors.New("request failed")
 // errors to errOut). It returns an error wrapping ErrFailed if the turn did
 // not produce a full answer.
 func Run(ctx context.Context, b Backend, query string, opts Options, out, errOut io.Writer) error {
+	p := newPrinter(out, errOut, opts)
+	err := run(ctx, b, query, opts, p)
+	if ferr := p.flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func run(ctx context.Context, b Backend, query string, opts Options, p *printer) error {
 	query = strings.TrimSpace(query)
 	if query == "" && !opts.Retry {
 		return errors.New("nothing to ask: give the request as arguments or on standard input")
@@ -137,7 +153,6 @@ func Run(ctx context.Context, b Backend, query string, opts Options, out, errOut
 		return errors.New("--retry needs --chat: which chat's last turn to run again")
 	}
 	if opts.Unavailable != nil {
-		p := printer{out: out, errOut: errOut, opts: opts}
 		p.emit(hub.Event{Kind: hub.EventError, Err: opts.Unavailable})
 		return fmt.Errorf("%w: %v", ErrFailed, opts.Unavailable)
 	}
@@ -151,7 +166,7 @@ func Run(ctx context.Context, b Backend, query string, opts Options, out, errOut
 	if err != nil {
 		return err
 	}
-	p := printer{out: out, errOut: errOut, opts: opts, chat: chat.ID}
+	p.chat = chat.ID
 	if opts.Retry {
 		var turns []hub.Turn
 		if turns, err = b.Turns(chat.ID); err != nil {
@@ -176,14 +191,37 @@ func Run(ctx context.Context, b Backend, query string, opts Options, out, errOut
 	return nil
 }
 
+// printer writes a run's events. out and errOut sanitize what passes
+// through them: out as JSON in JSON mode, as text otherwise.
 type printer struct {
-	out, errOut io.Writer
+	out, errOut *termtext.Writer
 	opts        Options
 	chat        string
 	mu          sync.Mutex
 	streamed    bool
 	reported    bool
 	err         error // a write failure
+}
+
+func newPrinter(out, errOut io.Writer, opts Options) *printer {
+	p := &printer{out: termtext.NewWriter(out), errOut: termtext.NewWriter(errOut), opts: opts}
+	if opts.JSON {
+		p.out = termtext.NewJSONWriter(out)
+	}
+	return p
+}
+
+// flush writes what the writers hold back (the start of a rune whose
+// end never came) and reports the first write failure.
+func (p *printer) flush() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, w := range []*termtext.Writer{p.out, p.errOut} {
+		if err := w.Flush(); err != nil && p.err == nil {
+			p.err = fmt.Errorf("write output: %w", err)
+		}
+	}
+	return p.err
 }
 
 func (p *printer) emit(e hub.Event) {

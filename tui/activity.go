@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
@@ -211,26 +211,14 @@ func answerWords(a permissions.Answer) string {
 	return string(a)
 }
 
-// clean makes text from an app or a model safe to draw: escape sequences
-// go, tabs become spaces, and control and invisible formatting characters
-// (bidi overrides, zero-width characters) are shown as \uXXXX, so what the
-// dialog shows is what the app gets. Newlines stay.
+// clean makes text from an app or a model safe to draw, as the CLI prints
+// it (internal/termtext): control characters, escape sequences and
+// invisible formatting characters (bidi overrides, zero-width characters)
+// are shown as visible escapes such as \x1b and \u202e, so what the
+// screen shows is what the app or model wrote and nothing of it acts on
+// the terminal. Newlines stay; tabs become four spaces.
 func clean(s string) string {
-	s = ansi.Strip(s)
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			b.WriteRune(r)
-		case r == '\t':
-			b.WriteString("    ")
-		case unicode.IsControl(r), unicode.Is(unicode.Cf, r), r == unicode.ReplacementChar:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return strings.ReplaceAll(termtext.Sanitize(s), "\t", "    ")
 }
 
 // oneLine is clean text on one line.

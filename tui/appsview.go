@@ -317,7 +317,7 @@ func appDetail(th theme, a appInfo, running bool) []styled {
 	if running {
 		state = "running (a spoke of it works now)"
 	}
-	head := fmt.Sprintf("%s · %s app · model %s · %s · %s", a.name, a.source, clean(a.model), state, onOff(a.on, "enabled", "disabled"))
+	head := fmt.Sprintf("%s · %s app · model %s · %s · %s", clean(a.name), clean(a.source), clean(a.model), state, onOff(a.on, "enabled", "disabled"))
 	out := []styled{{text: head, st: th.boxTitle}}
 	if a.where != "" {
 		out = append(out, styled{text: "runs:   " + clean(a.where)})

@@ -214,7 +214,7 @@ func (c *chatView) content(d drawCtx) string {
 		blocks = append(blocks, renderTurn(d.live.view(), w, d, c.expandThinking, c.liveAnswer(d, w)))
 	}
 	if c.failure != "" {
-		blocks = append(blocks, fitWidth(d.th.err.Render("✗ ")+c.failure, w))
+		blocks = append(blocks, fitWidth(d.th.err.Render("✗ ")+clean(c.failure), w))
 	}
 	if len(blocks) == 0 {
 		return c.welcome(d, w)
@@ -256,17 +256,18 @@ func (c *chatView) liveAnswer(d drawCtx, w int) string {
 }
 
 // renderTurn draws one turn: the user's words, the thinking line, the
-// answer (md, already rendered from Markdown), and a marker when it did
-// not finish.
+// answer (md, already rendered from Markdown, which cleans it), and a
+// marker when it did not finish. Every text of the turn is cleaned: the
+// query too, which may be pasted text or come from `ask -`.
 func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 	th := d.th
 	var out []string
-	query := strings.ReplaceAll(tv.Query, "\t", "    ")
+	query := clean(tv.Query)
 	for _, l := range strings.Split(fitWidth(query, max(w-2, 1)), "\n") {
 		out = append(out, th.userBar.Render("┃ ")+th.userText.Render(l))
 	}
 	out = append(out, "")
-	app := tv.App
+	app := oneLine(tv.App)
 	if app == "" {
 		app = "bulkhead"
 	}
@@ -290,7 +291,7 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 	if tv.Thinking != "" {
 		if expand {
 			out = append(out, fitWidth(th.thinking.Render("▾ thinking")+th.dim.Render(" · ctrl+t hides"), w))
-			for _, l := range strings.Split(fitWidth(tv.Thinking, max(w-2, 1)), "\n") {
+			for _, l := range strings.Split(fitWidth(clean(tv.Thinking), max(w-2, 1)), "\n") {
 				out = append(out, "  "+th.thinking.Render(l))
 			}
 		} else {
@@ -347,5 +348,5 @@ func errSuffix(e string) string {
 	if e == "" {
 		return ""
 	}
-	return ": " + e
+	return ": " + oneLine(e)
 }

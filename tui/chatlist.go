@@ -60,7 +60,7 @@ func (l chatList) view(th theme, width, height int, now time.Time) string {
 	case l.loading:
 		body = append(body, th.dim.Render("loading…"))
 	case l.err != "":
-		body = append(body, th.err.Render("✗ ")+l.err)
+		body = append(body, th.err.Render("✗ ")+oneLine(l.err))
 	case len(l.chats) == 0:
 		body = append(body, th.dim.Render("no chats yet — n starts one"))
 	default:
@@ -114,7 +114,7 @@ func titleOf(c hub.Chat) string {
 	if strings.TrimSpace(c.Title) == "" {
 		return "(untitled)"
 	}
-	return c.Title
+	return oneLine(c.Title)
 }
 
 // ago says how long ago t was, coarsely: "now", "5m", "3h", "2d".

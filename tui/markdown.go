@@ -6,6 +6,8 @@ import (
 	"charm.land/glamour/v2"
 	"charm.land/glamour/v2/styles"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 )
 
 // markdown renders answers with glamour for one background. Building a
@@ -22,8 +24,13 @@ type markdown struct {
 const maxRenderers = 8
 
 // render turns Markdown into styled lines no wider than width. A renderer
-// failure falls back to the plain text, wrapped.
+// failure falls back to the plain text, wrapped. src is a model's answer:
+// its control characters and escape sequences are made visible escapes
+// (internal/termtext) before glamour reads it, so the only escape
+// sequences in the output are glamour's own styling. An escape starts
+// with a backslash and a letter, which Markdown leaves as it is.
 func (md *markdown) render(src string, width int, dark bool) string {
+	src = termtext.Sanitize(src)
 	width = max(width, 1)
 	if md.byW == nil || md.dark != dark || len(md.byW) >= maxRenderers && md.byW[width] == nil {
 		md.byW, md.dark = map[int]*glamour.TermRenderer{}, dark

@@ -77,9 +77,9 @@ func (p *pullDialog) view(th theme, width, height int, canPull bool) string {
 	lines := []string{th.boxTitle.Render("Model missing"), ""}
 	switch p.state {
 	case pullAsk:
-		lines = append(lines, fmt.Sprintf("model %s is not installed — pull it now? (y/n)", th.key.Render(p.model)))
+		lines = append(lines, fmt.Sprintf("model %s is not installed — pull it now? (y/n)", th.key.Render(oneLine(p.model))))
 		if !canPull {
-			lines[len(lines)-1] = fmt.Sprintf("model %s is not installed. Run `ollama pull %s`, then ctrl+r retries. esc closes.", p.model, p.model)
+			lines[len(lines)-1] = fmt.Sprintf("model %s is not installed. Run `ollama pull %s`, then ctrl+r retries. esc closes.", oneLine(p.model), oneLine(p.model))
 		}
 	case pullRunning:
 		status := p.last.Status
@@ -88,13 +88,13 @@ func (p *pullDialog) view(th theme, width, height int, canPull bool) string {
 		}
 		p.bar.SetWidth(inner)
 		lines = append(lines,
-			fmt.Sprintf("pulling %s: %s", p.model, status),
+			fmt.Sprintf("pulling %s: %s", oneLine(p.model), oneLine(status)),
 			p.bar.ViewAs(p.percent()),
 			fmt.Sprintf("%s / %s", size(p.last.Completed), size(p.last.Total)),
 			"",
 			th.dim.Render("esc cancels the pull; the turn is retried when it is done"))
 	case pullFailed:
-		lines = append(lines, th.err.Render("✗ pull failed: ")+p.err, "", th.dim.Render("esc closes"))
+		lines = append(lines, th.err.Render("✗ pull failed: ")+oneLine(p.err), "", th.dim.Render("esc closes"))
 	}
 	return box(th, lines, dialogWidth(width), height)
 }

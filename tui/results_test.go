@@ -61,7 +61,7 @@ func TestResultsCardFlattensTheJSON(t *testing.T) {
 	}
 	out := resultsCard(th, results, 60)
 	plain := ansi.Strip(out)
-	for _, want := range []string{"z.b: 1.50", "z.list.0: 1e3", "z.list.1: two", "z.empty: {}", `s: red text\u202e`, "ok: true", "n: null", "▪ b · x.y", "✗ the service is down"} {
+	for _, want := range []string{"z.b: 1.50", "z.list.0: 1e3", "z.list.1: two", "z.empty: {}", `s: red \x1b[31mtext\u202e`, "ok: true", "n: null", "▪ b · x.y", "✗ the service is down"} {
 		if !strings.Contains(plain, want) {
 			t.Errorf("card lacks %q:\n%s", want, plain)
 		}

@@ -94,20 +94,20 @@ func (s statusBar) view(th theme, width int, title string, private, running bool
 	case s.ollama.err != nil:
 		segs = append(segs, segment{text: "● ollama down", style: plain(th.statusDown().Render)})
 	default:
-		segs = append(segs, segment{text: "● ollama " + s.ollama.version, style: plain(th.statusOK().Render), drop: 1})
+		segs = append(segs, segment{text: "● ollama " + oneLine(s.ollama.version), style: plain(th.statusOK().Render), drop: 1})
 	}
 	models := s.hubModel
 	if s.spokeModel != "" && s.spokeModel != s.hubModel {
 		models += " / " + s.spokeModel
 	}
 	if models != "" {
-		segs = append(segs, segment{text: models, style: plain(th.status.Render), drop: 3})
+		segs = append(segs, segment{text: oneLine(models), style: plain(th.status.Render), drop: 3})
 	}
 	if w := s.workingApps(); len(w) > 0 {
-		segs = append(segs, segment{text: "⚙ " + strings.Join(w, ", "), style: plain(th.working.Render), drop: 2})
+		segs = append(segs, segment{text: "⚙ " + oneLine(strings.Join(w, ", ")), style: plain(th.working.Render), drop: 2})
 	}
 	if title != "" {
-		segs = append(segs, segment{text: title, style: plain(th.status.Render), drop: 4, title: true})
+		segs = append(segs, segment{text: oneLine(title), style: plain(th.status.Render), drop: 4, title: true})
 	}
 	hint := "? help"
 	if running {
@@ -187,7 +187,7 @@ func (m Model) title() string {
 }
 
 func (m Model) header() string {
-	left := m.th.brand.Render(" bulkhead ") + m.th.header.Render(" "+m.title())
+	left := m.th.brand.Render(" bulkhead ") + m.th.header.Render(" "+oneLine(m.title()))
 	right := ""
 	if m.opts.Vanilla {
 		right = m.th.unsafe.Render(" UNSAFE: vanilla ")
@@ -208,7 +208,7 @@ func (m Model) rule() string {
 	if m.notice == "" {
 		return m.th.rule.Render(strings.Repeat("─", m.width))
 	}
-	text := " " + m.notice + " "
+	text := " " + oneLine(m.notice) + " "
 	text = ansi.Truncate(text, max(m.width-2, 0), "…")
 	rest := max(m.width-2-ansi.StringWidth(text), 0)
 	return m.th.rule.Render("──") + m.th.notice.Render(text) + m.th.rule.Render(strings.Repeat("─", rest))

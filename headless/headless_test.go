@@ -1,0 +1,121 @@
+package headless
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+)
+
+// scripted is a Backend whose one turn emits events and returns err.
+type scripted struct {
+	events []hub.Event
+	err    error
+}
+
+func (s scripted) NewChat(bool) (hub.Chat, error)   { return hub.Chat{ID: "c1"}, nil }
+func (s scripted) Chat(id string) (hub.Chat, error) { return hub.Chat{ID: id}, nil }
+func (s scripted) Turns(string) ([]hub.Turn, error) { return nil, nil }
+func (s scripted) Ask(ctx context.Context, chat, q string, emit func(hub.Event)) (hub.Turn, error) {
+	return s.AskWith(ctx, chat, q, hub.AskOptions{}, emit)
+}
+func (s scripted) Retry(context.Context, string, uint64, func(hub.Event)) (hub.Turn, error) {
+	return hub.Turn{}, errors.New("no retry")
+}
+func (s scripted) AskWith(_ context.Context, _, _ string, _ hub.AskOptions, emit func(hub.Event)) (hub.Turn, error) {
+	for _, e := range s.events {
+		emit(e)
+	}
+	return hub.Turn{}, s.err
+}
+
+const hostile = "copy\x1b]52;c;ZXZpbA==\a title\x1b]0;pwned\x07 clear\x1b[2J\x1b[H rlo\u202eexe 東京"
+
+// tokens cuts hostile into pieces that split the ESC sequences, and with
+// splitRune the three bytes of 東 too (the hub's tokens are whole runes,
+// but text output must not depend on it).
+func tokens(splitRune bool) []hub.Event {
+	var evs []hub.Event
+	cut := strings.Index(hostile, "東")
+	if splitRune {
+		cut++
+	}
+	for _, piece := range []string{hostile[:6], hostile[6:20], hostile[20:cut], hostile[cut:]} {
+		evs = append(evs, hub.Event{Kind: hub.EventToken, Text: piece})
+	}
+	return evs
+}
+
+const shown = `copy\x1b]52;c;ZXZpbA==\a title\x1b]0;pwned\a clear\x1b[2J\x1b[H rlo\u202eexe 東京`
+
+func TestTextOutputShowsEscapesVisibly(t *testing.T) {
+	t.Parallel()
+	answer := hub.Event{Kind: hub.EventAnswer, Text: hostile}
+	failed := hub.Event{Kind: hub.EventError, Text: hostile, Err: errors.New("model said " + hostile)}
+	tests := []struct {
+		name          string
+		opts          Options
+		events        []hub.Event
+		err           error
+		out, errOut   string
+		wantErrFailed bool
+	}{
+		{"answer", Options{}, []hub.Event{answer}, nil, shown + "\n", "", false},
+		{"stream", Options{Stream: true}, append(tokens(true), answer), nil, shown + "\n", "", false},
+		{"partial answer and error", Options{}, []hub.Event{failed}, errors.New("x"), shown + "\n", "bulkhead: model said " + shown + "\n", true},
+		{"streamed, then an error", Options{Stream: true}, append(tokens(true), failed), errors.New("x"), shown + "\n", "bulkhead: model said " + shown + "\n", true},
+		{"a rune that never ends", Options{Stream: true}, []hub.Event{{Kind: hub.EventToken, Text: "ok \xe6\x9d"}}, nil, `ok \xe6\x9d`, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var out, errOut bytes.Buffer
+			err := Run(context.Background(), scripted{tt.events, tt.err}, "q", tt.opts, &out, &errOut)
+			if errors.Is(err, ErrFailed) != tt.wantErrFailed {
+				t.Fatalf("Run: %v", err)
+			}
+			if out.String() != tt.out || errOut.String() != tt.errOut {
+				t.Fatalf("out %q\nerr %q\nwant out %q\nerr %q", out.String(), errOut.String(), tt.out, tt.errOut)
+			}
+		})
+	}
+}
+
+func TestJSONOutputEscapesWhatEncodingJSONLeavesRaw(t *testing.T) {
+	t.Parallel()
+	args := json.RawMessage("{\"to\":\"\u202eevil\u0085\"}")
+	events := append(tokens(false),
+		hub.Event{Kind: hub.EventPermission, Permission: &permissions.Request{ID: "r1", Kind: permissions.KindExec, Subject: "hub", Object: "mail", Args: args, Detail: hostile, Warning: "zw\u200bsp"}},
+		hub.Event{Kind: hub.EventAppCall, App: "mail", Function: "send", Args: args},
+		hub.Event{Kind: hub.EventAnswer, Text: hostile})
+	var out bytes.Buffer
+	if err := Run(context.Background(), scripted{events: events}, "q", Options{JSON: true, Stream: true}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range out.String() {
+		if r != '\n' && (r < 0x20 || r >= 0x7f && r <= 0x9f || r == '\u202e' || r == '\u200b') {
+			t.Fatalf("%U raw in the JSON lines:\n%s", r, out.String())
+		}
+	}
+	var texts []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var ev Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		if ev.Type == "token" {
+			texts = append(texts, ev.Text)
+		}
+		if ev.Type == "answer" && ev.Text != hostile {
+			t.Fatalf("answer decodes to %q, want %q", ev.Text, hostile)
+		}
+	}
+	if strings.Join(texts, "") != hostile {
+		t.Fatalf("tokens decode to %q", strings.Join(texts, ""))
+	}
+}

@@ -73,6 +73,12 @@ type Event struct {
 	Detail  string   `json:"detail,omitempty"`
 	Warning string   `json:"warning,omitempty"`
 	Options []string `json:"options,omitempty"`
+	// Expected, Concerns, Provenance and Labels are the hub's judgement of
+	// a permission request (docs/events.md).
+	Expected   *bool                    `json:"expected,omitempty"`
+	Concerns   []permissions.Concern    `json:"concerns,omitempty"`
+	Provenance []permissions.Provenance `json:"provenance,omitempty"`
+	Labels     []string                 `json:"labels,omitempty"`
 	Answer  string   `json:"answer,omitempty"`
 	Source  string   `json:"source,omitempty"`
 	Allowed *bool    `json:"allowed,omitempty"`
@@ -101,13 +107,25 @@ type EventUsage struct {
 	DurationMS   int64 `json:"duration_ms"`
 }
 
-// OnPrompt builds the Prompter for --on-prompt: "deny", "once" or
-// "session" answer every dialog that way (irreversible actions get once
-// at most); "" fails the run at the first dialog, naming the flag.
+// OnPrompt builds the Prompter for --on-prompt:
+//
+//   - "expected" allows (once) only what the hub judged routine — expected
+//     by the plan from that app, in that step, once, reversible, with no
+//     concern (no labels the receiver is not cleared for, no
+//     instruction-like content, every decisive value from the user) — and
+//     denies everything else, irreversible actions included: the policy
+//     for scripts;
+//   - "deny" denies every dialog;
+//   - "once" and "session" allow every dialog that way (irreversible
+//     actions: once) — whatever an injected instruction asked for too;
+//   - "" fails the run at the first dialog, naming the flag.
 func OnPrompt(mode string) (permissions.Prompter, error) {
 	switch mode {
 	case "":
 		return noPrompt{}, nil
+	case "expected":
+		return permissions.Policy{Answer: permissions.AnswerOnce, RoutineOnly: true,
+			Note: "denied by --on-prompt=expected: the hub did not judge this request routine (expected, reversible, no concern)"}, nil
 	case "deny":
 		return permissions.Policy{Answer: permissions.AnswerDeny, Note: "denied by --on-prompt=deny"}, nil
 	case "once":
@@ -115,12 +133,12 @@ func OnPrompt(mode string) (permissions.Prompter, error) {
 	case "session":
 		return permissions.Policy{Answer: permissions.AnswerSession, Irreversible: permissions.AnswerOnce}, nil
 	}
-	return nil, fmt.Errorf("--on-prompt=%s: want deny, once or session", mode)
+	return nil, fmt.Errorf("--on-prompt=%s: want expected, deny, once or session", mode)
 }
 
 // ErrNeedsPrompt is the error of a headless run that met a dialog without
 // --on-prompt.
-var ErrNeedsPrompt = errors.New("this request needs your permission, and there is no one to ask: run with --on-prompt=deny|once|session, or add a rule to the config")
+var ErrNeedsPrompt = errors.New("this request needs your permission, and there is no one to ask: run with --on-prompt=expected (allows only what the hub judged routine), deny, once or session, or add a rule to the config")
 
 type noPrompt struct{}
 
@@ -272,7 +290,7 @@ func (p *printer) emitJSON(e hub.Event) {
 	case hub.EventPermission:
 		r := e.Permission
 		ev = Event{Type: "permission", ID: r.ID, Kind: string(r.Kind), Subject: r.Subject, Object: r.Object, Function: r.Function,
-			Args: r.Args, Detail: r.Detail, Warning: r.Warning}
+			Args: r.Args, Detail: r.Detail, Warning: r.Warning, Expected: &r.Expected, Concerns: r.Concerns, Provenance: r.Provenance, Labels: r.Labels}
 		for _, o := range r.Options() {
 			ev.Options = append(ev.Options, string(o))
 		}

@@ -54,6 +54,7 @@ func pathName(p string) string {
 
 // concerns are the risks the judgement found.
 func (a assessment) concerns() []permissions.Concern {
+	a = a.settled()
 	var out []permissions.Concern
 	if !a.expected {
 		out = append(out, permissions.ConcernUnexpected)
@@ -101,8 +102,31 @@ func (a assessment) String() string {
 	return strings.Join(parts, "; ")
 }
 
+// settled is the judgement with what the request carries taken into
+// account: a flow the plan expected is no longer what it expected when it
+// carries data its receiver is not cleared for (invariant 6) or
+// instruction-like text (the plan expected typed values, not orders).
+func (a assessment) settled() assessment {
+	if !a.expected {
+		return a
+	}
+	var why []string
+	if len(a.labels) > 0 {
+		why = append(why, fmt.Sprintf("it carries %s data, which %s is not cleared for", strings.Join(a.labels, ", "), a.receiver))
+	}
+	if len(a.instructions) > 0 {
+		why = append(why, "it carries instruction-like text")
+	}
+	if len(why) > 0 {
+		a.expected = false
+		a.why = strings.Join(why, ", and ") + " (" + a.why + ")"
+	}
+	return a
+}
+
 // apply writes the judgement into r.
 func (a assessment) apply(r *permissions.Request) {
+	a = a.settled()
 	r.Warning = a.String()
 	r.Expected = a.expected
 	r.Irreversible = r.Irreversible || a.irreversible

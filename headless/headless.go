@@ -79,9 +79,9 @@ type Event struct {
 	Concerns   []permissions.Concern    `json:"concerns,omitempty"`
 	Provenance []permissions.Provenance `json:"provenance,omitempty"`
 	Labels     []string                 `json:"labels,omitempty"`
-	Answer  string   `json:"answer,omitempty"`
-	Source  string   `json:"source,omitempty"`
-	Allowed *bool    `json:"allowed,omitempty"`
+	Answer     string                   `json:"answer,omitempty"`
+	Source     string                   `json:"source,omitempty"`
+	Allowed    *bool                    `json:"allowed,omitempty"`
 	// app_call and app_result
 	App      string           `json:"app,omitempty"`
 	Function string           `json:"function,omitempty"`

@@ -3,13 +3,9 @@ package guard
 import (
 	"context"
 	"errors"
-	"regexp"
 	"slices"
 	"strings"
 )
-
-// Marker replaces each masked span.
-const Marker = "[masked: instruction-like text]"
 
 // The kinds of instruction-like text Find reports.
 const (
@@ -24,163 +20,135 @@ const (
 	KindDirects = "directs an action"
 )
 
-// Finding is one span of instruction-like text: Text is text[Start:End].
+// What a kind found inside an encoded run is followed by: "overrides
+// instructions (base64)".
+const (
+	viaBase64 = " (base64)"
+	viaHex    = " (hex)"
+)
+
+// kindOrder is the order Kinds reports kinds in.
+var kindOrder = []string{KindAddresses, KindOverrides, KindRole, KindToolCall, KindDelimiter, KindAdaptive, KindStanding, KindDirects}
+
+// Finding is one span of instruction-like text: Text is text[Start:End],
+// in the text as the caller gave it (whatever was normalised to find it).
 type Finding struct {
 	Kind  string `json:"kind"`
 	Start int    `json:"start"`
 	End   int    `json:"end"`
 	Text  string `json:"text"`
-
-	scope scope // set by Find: how far Apply widens the span
-}
-
-type scope int
-
-const (
-	sentence  scope = iota
-	paragraph       // masked to the end of its paragraph
-)
-
-type pattern struct {
-	kind  string
-	scope scope
-	re    *regexp.Regexp
-}
-
-var patterns = []pattern{
-	{KindAddresses, paragraph, regexp.MustCompile(`(?i)\b(?:dear|hello|hi|hey)\s+(?:the\s+)?(?:assistant|ai|model|chatbot|llm|agent)\b|\b(?:instruction|note|message)s?\s+(?:to|for)\s+the\s+(?:assistant|ai|model|agent)\b`)},
-	{KindAddresses, sentence, regexp.MustCompile(`(?i)\b(?:assistant|ai|model|chatbot|llm)\s*[,:!]|\bthe assistant (?:must|should|shall|needs to)\b`)},
-	{KindOverrides, sentence, regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override)\b.{0,30}\b(?:previous|prior|above|earlier|all|any|your)\b.{0,20}\b(?:instructions?|rules?|prompts?|directions?)|\bdo not follow\b.{0,30}\b(?:previous|prior|original|earlier)\b.{0,20}\b(?:instructions?|rules?)`)},
-	{KindRole, sentence, regexp.MustCompile(`(?i)(?:^|\n)\s*(?:system|assistant|developer)\s*:|<\|?(?:system|im_start|im_end|assistant|user)\|?>|\[/?(?:INST|SYS)\]|<</?SYS>>`)},
-	{KindToolCall, sentence, regexp.MustCompile(`(?i)</?tool_calls?>|\[TOOL_CALLS\]|"(?:function|tool)_?(?:call|name)"\s*:|\brequest_functionality\s*\(`)},
-	{KindDelimiter, sentence, regexp.MustCompile(`(?im)^\s*(?:#{3,}|={5,}|-{5,})\s*(?:new |end of )?(?:instructions?|prompt|system)|\b(?:begin|end) (?:of )?(?:the )?(?:system prompt|instructions)\b`)},
-	{KindAdaptive, sentence, regexp.MustCompile(`(?i)there are no (?:conflicting|contradicting) instructions`)},
-	{KindStanding, sentence, regexp.MustCompile(`(?i)\b(?:from now on|for all future|in every later|always)\b.{0,60}\b(?:answer|respond|reply|include|add|b?cc|send|forward|copy|mention)\b|\bremember (?:this |that )?for (?:all )?(?:future|later|subsequent)\b|\b(?:in|for) (?:all|every) (?:future|later|subsequent) (?:sessions?|conversations?|chats?|queries|requests|emails?)\b`)},
-	{KindDirects, sentence, regexp.MustCompile(`(?i)\b(?:fetch|forward|email|send|delete|remove|transfer|pay|wire)\b.{0,80}\b(?:to [\w.+-]+@[\w-]+\.[\w.]+|this email|both emails|the email you sent)`)},
 }
 
 // Find returns every instruction-like span in text, by start.
 func Find(text string) []Finding {
-	var out []Finding
-	for _, p := range patterns {
-		for _, m := range p.re.FindAllStringIndex(text, -1) {
-			for m[0] < m[1] && isSpace(text[m[0]]) { // "(?:^|\n)" patterns
-				m[0]++
-			}
-			out = append(out, Finding{Kind: p.kind, Start: m[0], End: m[1], Text: text[m[0]:m[1]], scope: p.scope})
-		}
-	}
-	slices.SortStableFunc(out, func(a, b Finding) int { return a.Start - b.Start })
-	return out
+	fs, _ := scan(context.Background(), text, true)
+	return fs
 }
 
 // Kinds names the kinds of instruction-like text in s, in a fixed order,
 // each once: the hub's dialog warning.
 func Kinds(s string) []string {
+	seen := map[string]bool{}
+	for _, f := range Find(s) {
+		seen[f.Kind] = true
+	}
 	var out []string
-	for _, p := range patterns {
-		if !slices.Contains(out, p.kind) && p.re.MatchString(s) {
-			out = append(out, p.kind)
+	for _, k := range kindOrder {
+		for _, v := range []string{k, k + viaBase64, k + viaHex} {
+			if seen[v] {
+				out = append(out, v)
+			}
 		}
 	}
 	return out
 }
 
-// Mask replaces the instruction-like text in text with Marker and returns
-// the spans it masked (widened as the package doc says; Kind lists the
-// kinds found in each, Text what was removed).
-func Mask(text string) (string, []Finding) {
-	return Apply(text, Find(text))
+// reportOnly is a kind that is reported but never masked.
+func reportOnly(kind string) bool {
+	return strings.TrimSuffix(strings.TrimSuffix(kind, viaBase64), viaHex) == KindDirects
 }
 
-// Apply masks the given findings of text (as Find or a Detector returns
-// them); findings of a report-only kind, or outside text, are skipped.
-func Apply(text string, fs []Finding) (string, []Finding) {
-	type span struct {
-		start, end int
-		kinds      []string
+// scan finds the instruction-like spans of text; decode says whether it
+// also decodes encoded runs and scans what they say (one level deep), and
+// leaves alone the markers of earlier maskings.
+func scan(ctx context.Context, text string, decode bool) ([]Finding, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	var spans []span
-	for _, f := range fs {
-		if f.Kind == KindDirects || f.Start < 0 || f.End > len(text) || f.Start >= f.End {
-			continue
-		}
-		start, end := sentenceStart(text, f.Start), sentenceEnd(text, f.End)
-		if f.scope == paragraph {
-			end = paragraphEnd(text, f.End)
-		}
-		spans = append(spans, span{start, end, []string{f.Kind}})
+	var skip [][]int
+	if decode {
+		skip = neutralMarkers(ctx, text)
 	}
-	if len(spans) == 0 {
-		return text, nil
+	s1, m1 := prepare(text, skip)
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
-	merged := spans[:1]
-	for _, s := range spans[1:] {
-		last := &merged[len(merged)-1]
-		if s.start <= last.end {
-			last.end = max(last.end, s.end)
-			for _, k := range s.kinds {
-				if !slices.Contains(last.kinds, k) {
-					last.kinds = append(last.kinds, k)
-				}
-			}
-			continue
-		}
-		merged = append(merged, s)
+	f, mf := fold(s1)
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	var b strings.Builder
+	s2, m2 := collapse(f)
 	var out []Finding
-	prev := 0
-	for _, s := range merged {
-		b.WriteString(text[prev:s.start])
-		b.WriteString(Marker)
-		out = append(out, Finding{Kind: strings.Join(s.kinds, ", "), Start: s.start, End: s.end, Text: text[s.start:s.end]})
-		prev = s.end
+	add := func(kind string, start, end int) {
+		for start < end && isBlank(text[start]) {
+			start++
+		}
+		for end > start && isBlank(text[end-1]) {
+			end--
+		}
+		if start < end {
+			out = append(out, Finding{Kind: kind, Start: start, End: end})
+		}
 	}
-	b.WriteString(text[prev:])
-	return b.String(), out
+	err := ctx.Err()
+	if err == nil {
+		err = match(ctx, s2, func(kind string, a, b int) {
+			add(kind, m1.start(mf.start(m2.start(a))), m1.end(mf.end(m2.end(b))))
+		})
+	}
+	if err == nil && decode {
+		err = scanEncoded(ctx, s1, func(kind string, a, b int) {
+			add(kind, m1.start(a), m1.end(b))
+		})
+	}
+	out = merge(out)
+	for i := range out {
+		out[i].Text = text[out[i].Start:out[i].End]
+	}
+	return out, err
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
-
-func isStop(c byte) bool { return c == '.' || c == '!' || c == '?' }
-
-// sentenceStart is where the sentence holding text[i] begins.
-func sentenceStart(text string, i int) int {
-	for j := i; j > 0; j-- {
-		if text[j-1] == '\n' || (j >= 2 && isSpace(text[j-1]) && isStop(text[j-2])) {
-			for j < i && (text[j] == ' ' || text[j] == '\t') {
-				j++
+// merge sorts fs by start and joins the findings of one kind that
+// overlap (several rules may match one role tag) into one.
+func merge(fs []Finding) []Finding {
+	slices.SortStableFunc(fs, func(a, b Finding) int { return a.Start - b.Start })
+	last := map[string]int{} // kind → index in out of its last finding
+	out := fs[:0]
+	for _, f := range fs {
+		if i, ok := last[f.Kind]; ok && out[i].End >= f.Start {
+			if f.End > out[i].End {
+				out[i].End = f.End
 			}
-			return j
+			continue
 		}
+		last[f.Kind] = len(out)
+		out = append(out, f)
 	}
-	return 0
+	return out
 }
 
-// sentenceEnd is just past the end of the sentence holding text[i-1].
-func sentenceEnd(text string, i int) int {
-	if i > 0 && isStop(text[i-1]) && (i == len(text) || isSpace(text[i])) {
-		return i // the span ends its sentence
-	}
-	for j := i; j < len(text); j++ {
-		switch {
-		case text[j] == '\n':
-			return j
-		case isStop(text[j]) && (j+1 == len(text) || isSpace(text[j+1])):
-			return j + 1
+// neutralMarkers are the markers in text that name nothing a rule would
+// find: an earlier masking's, or a copy of one. A marker that holds
+// instruction-like text is scanned like any other text.
+func neutralMarkers(ctx context.Context, text string) [][]int {
+	var out [][]int
+	for _, m := range Markers(text) {
+		inner := text[m[0]+len(MarkerPrefix) : m[1]-1]
+		if fs, err := scan(ctx, inner, false); err == nil && len(fs) == 0 {
+			out = append(out, m)
 		}
 	}
-	return len(text)
-}
-
-// paragraphEnd is the end of the paragraph holding text[i-1].
-func paragraphEnd(text string, i int) int {
-	if k := strings.Index(text[i:], "\n\n"); k >= 0 {
-		return i + k
-	}
-	return len(text)
+	return out
 }
 
 // Detector finds instruction-like spans in a text.
@@ -188,11 +156,14 @@ type Detector interface {
 	Detect(ctx context.Context, text string) ([]Finding, error)
 }
 
-// Rules is the deterministic detector: Find.
+// Rules is the deterministic detector: Find, which stops when ctx ends.
 type Rules struct{}
 
-// Detect returns Find(text).
-func (Rules) Detect(_ context.Context, text string) ([]Finding, error) { return Find(text), nil }
+// Detect returns Find(text); when ctx ends first, it returns what it had
+// found and ctx's error.
+func (Rules) Detect(ctx context.Context, text string) ([]Finding, error) {
+	return scan(ctx, text, true)
+}
 
 // Func adapts a function to a Detector.
 type Func func(ctx context.Context, text string) ([]Finding, error)

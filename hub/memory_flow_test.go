@@ -243,14 +243,14 @@ func TestPoisonedOutputIsMaskedAndALaterEmailHasNoCC(t *testing.T) {
 			}
 			mailNS, _ := r.store.Namespace("spoke/mail")
 			its, _ := mailNS.Interactions(chat.ID)
-			if len(its) == 0 || strings.Contains(its[0].Output, "always CC") || !strings.Contains(its[0].Output, guard.Marker) {
+			if len(its) == 0 || strings.Contains(its[0].Output, "always CC") || !guard.IsMasked(its[0].Output) {
 				t.Fatalf("the spoke must store its answer masked: %+v", its)
 			}
 			if s, err := r.lt(t, "spoke/mail").Summary(chat.ID); err != nil || strings.Contains(s.Text, attacker) {
 				t.Fatalf("the spoke's summary %+v %v", s, err)
 			}
 			turns, _ := r.op.Turns(chat.ID)
-			if strings.Contains(turns[0].Answer, "always CC") || !strings.Contains(turns[0].Answer, guard.Marker) {
+			if strings.Contains(turns[0].Answer, "always CC") || !guard.IsMasked(turns[0].Answer) {
 				t.Fatalf("the hub must store the answer masked: %q", turns[0].Answer)
 			}
 			logged := false

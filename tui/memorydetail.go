@@ -2,24 +2,23 @@ package tui
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/bulkhead-dev/bulkhead/guard"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/memory"
 )
 
 // The memory screen's table rows, and its detail pane: one owner's
 // summaries and entities, and for an app the hub's record of it. Text the
-// hub masked before it stored it ("[masked: instruction-like text]") is
-// drawn in amber, so it reads as a mask, not as something the app said.
-
-// maskedRE finds a masked span as the hub writes it (guard.Marker).
-var maskedRE = regexp.MustCompile(`\[masked: [^\]\n]*\]`)
+// hub masked before it stored it (a marker: "[masked: overrides
+// instructions]", or an earlier version's "[masked: instruction-like
+// text]"; guard.Markers finds both) is drawn in amber, so it reads as a
+// mask, not as something the app said.
 
 // maskedText is the style of masked text.
 func (t theme) maskedText() lipgloss.Style {
@@ -104,10 +103,10 @@ func ownerHay(o ownerMemory, titles map[string]string) string {
 func maskedCount(o hub.OwnerMemory) int {
 	n := 0
 	for _, s := range o.Summaries {
-		n += len(maskedRE.FindAllStringIndex(s.Text, -1))
+		n += len(guard.Markers(s.Text))
 	}
 	for _, e := range o.Entities {
-		n += len(maskedRE.FindAllStringIndex(e.Value, -1))
+		n += len(guard.Markers(e.Value))
 	}
 	return n
 }
@@ -228,7 +227,7 @@ func maskWrap(th theme, text string, w int, first, rest string, st lipgloss.Styl
 	}
 	t := oneLine(text)
 	last := 0
-	for _, loc := range maskedRE.FindAllStringIndex(t, -1) {
+	for _, loc := range guard.Markers(t) {
 		add(t[last:loc[0]], false)
 		add(t[loc[0]:loc[1]], true)
 		last = loc[1]

@@ -123,7 +123,8 @@ func TestMemoryScreenShowsAndForgets(t *testing.T) {
 	d.key(keyDown) // metro_hail
 	d.key(keyEnter)
 	v = d.view()
-	for _, want := range []string{"── metro_hail", "Quoted the fare from the airport to downtown. " + guard.Marker,
+	marker := guard.Marker(guard.KindOverrides) // the hub names what it masked
+	for _, want := range []string{"── metro_hail", "Quoted the fare from the airport to downtown. " + marker,
 		"fare.route = airport to downtown", "from spoke/metro_hail", "The hub's record of metro_hail"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("metro_hail's detail lacks %q:\n%s", want, v)
@@ -133,9 +134,9 @@ func TestMemoryScreenShowsAndForgets(t *testing.T) {
 		t.Fatalf("the order must show masked:\n%s", v)
 	}
 	raw := d.m.View().Content
-	masked := d.model().th.maskedText().Render(guard.Marker)
+	masked := d.model().th.maskedText().Render(marker)
 	if !strings.Contains(raw, masked) {
-		t.Errorf("masked text must be drawn in the masked style: %q", lineWith(raw, guard.Marker))
+		t.Errorf("masked text must be drawn in the masked style: %q", lineWith(raw, marker))
 	}
 
 	d.key(char('f'))
@@ -378,10 +379,10 @@ func memoryRig(t *testing.T, w, h int) (*driver, *rig) {
 	must(lt("hub").PutEntities(
 		memory.Entity{Key: "trip.destination", Value: "Lisbon", Source: "user", Chat: trip, Model: hubModel, Time: at(5)},
 		memory.Entity{Key: "trip.dates", Value: "2025-05-03/2025-05-07", Source: "travel_mate (travel.plan_trip)", Chat: trip, Labels: []string{"personal"}, Time: at(6)}))
-	mailSum := memory.Summary{Chat: inbox, Text: "Read the inbox: two emails about the Q3 report, one from Bob. " + guard.Marker + " The user wanted a short summary.", Through: 1, Model: "m-mail", Updated: at(8)}
+	mailSum := memory.Summary{Chat: inbox, Text: "Read the inbox: two emails about the Q3 report, one from Bob. " + guard.Marker(guard.KindStanding) + " The user wanted a short summary.", Through: 1, Model: "m-mail", Updated: at(8)}
 	mailFacts := []memory.Entity{
 		{Key: "contact.bob.email", Value: "bob@example.com", Source: "spoke/mail", Chat: inbox, Model: "m-mail", Time: at(8)},
-		{Key: "report.q3.note", Value: "due Friday " + guard.Marker, Source: "spoke/mail", Chat: inbox, Model: "m-mail", Time: at(8)},
+		{Key: "report.q3.note", Value: "due Friday " + guard.Marker(), Source: "spoke/mail", Chat: inbox, Model: "m-mail", Time: at(8)},
 	}
 	hubNS, _ := r.store.Namespace("hub")
 	rec, _ := hubNS.Record("mail")
@@ -401,7 +402,7 @@ func memoryRig(t *testing.T, w, h int) (*driver, *rig) {
 func TestMaskWrap(t *testing.T) {
 	t.Parallel()
 	th := newTheme(true)
-	text := "one two " + guard.Marker + " three \x1b[31mred\x1b[0m supercalifragilisticexpialidocious"
+	text := "one two " + guard.Marker() + " three \x1b[31mred\x1b[0m supercalifragilisticexpialidocious"
 	for _, w := range []int{1, 5, 12, 20, 40, 200} {
 		lines := maskWrap(th, text, w, "  ▪ ", "    ", th.dim)
 		for _, l := range lines {
@@ -424,5 +425,25 @@ func TestMaskWrap(t *testing.T) {
 	}
 	if strings.Contains(lines[0], th.maskedText().Render("one")) {
 		t.Errorf("text outside the mask is not masked: %q", lines[0])
+	}
+	// Every marker form is drawn masked, whole, on each line it wraps to.
+	for _, m := range []string{guard.Marker(guard.KindOverrides), guard.Marker(guard.KindRole, guard.KindAddresses), guard.Marker(guard.KindOverrides + " (base64)")} {
+		for _, w := range []int{14, 24, 40, 200} {
+			lines := maskWrap(th, "one two "+m+" three", w, "", "", th.dim)
+			if got := strings.Fields(ansi.Strip(strings.Join(lines, " "))); strings.Join(got, " ") != "one two "+m+" three" {
+				t.Fatalf("wrapped %q at %d: %q", m, w, lines)
+			}
+			for _, l := range lines {
+				var inMask []string
+				for _, f := range strings.Fields(ansi.Strip(l)) {
+					if f != "one" && f != "two" && f != "three" {
+						inMask = append(inMask, f)
+					}
+				}
+				if len(inMask) > 0 && !strings.Contains(l, th.maskedText().Render(strings.Join(inMask, " "))) {
+					t.Errorf("%q at %d: %q is not in the masked style", m, w, l)
+				}
+			}
+		}
 	}
 }

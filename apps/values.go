@@ -64,11 +64,43 @@ func Project(schema, value json.RawMessage) json.RawMessage {
 	if json.Unmarshal(schema, &s) != nil || json.Unmarshal(value, &v) != nil {
 		return value
 	}
+	if declaredOnly(s, v) {
+		return value // as the app wrote it, in its order
+	}
 	out, err := json.Marshal(project(s, v))
 	if err != nil {
 		return value
 	}
 	return out
+}
+
+// declaredOnly reports whether v holds nothing the schema does not
+// declare.
+func declaredOnly(s map[string]any, v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		props, ok := s["properties"].(map[string]any)
+		if !ok {
+			return true
+		}
+		for k, x := range t {
+			ps, ok := props[k].(map[string]any)
+			if !ok || !declaredOnly(ps, x) {
+				return false
+			}
+		}
+	case []any:
+		items, ok := s["items"].(map[string]any)
+		if !ok {
+			return true
+		}
+		for _, x := range t {
+			if !declaredOnly(items, x) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func project(s map[string]any, v any) any {

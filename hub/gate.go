@@ -67,7 +67,7 @@ func (g *gate) expectCall(ctx context.Context, tr *turnRun, fn apps.Function, pr
 	}
 	mapped := a.Manifest().Provides[s.Functionality]
 	if mapped != fn.Name {
-		return false, fmt.Sprintf("step %s uses %s (%s.%s), not %s", s.ID, s.Functionality, g.app, mapped, fn.Name)
+		return false, fmt.Sprintf("step %s uses %s, not %s.%s", s.ID, s.Functionality, g.app, fn.Name)
 	}
 	if n := tr.count("call", s.ID, fn.Name); n > 1 {
 		return false, fmt.Sprintf("call %d of %s in step %s, which expects one", n, fn.Name, s.ID)

@@ -213,7 +213,7 @@ func TestManagerActionLogSearchAndExport(t *testing.T) {
 	v := d.view()
 	rows := []struct{ what, dec, by string }{
 		{`drive.read({"id":"d2"})`, "off-plan", "hub"},
-		{"metro_hail · ride.estimate_fare", "✓ session", "policy"},
+		{"metro_hail · ride.estimate_fare", "✓ once", "policy"},
 		{"mail → drive drive.read", "✗ denied", "user"},
 		{"planner output unusable twice", "plan", "hub"},
 		{"masked 1 span", "masked", "hub"},
@@ -326,7 +326,7 @@ func TestTrustedSessionToggle(t *testing.T) {
 	d.key(ctrl('g'))
 	d.idle()
 	d.key(keyTab)
-	if v := d.view(); !strings.Contains(v, "TRUSTED SESSION") || !strings.Contains(v, "trusted session: expected by the plan") {
+	if v := d.view(); !strings.Contains(v, "TRUSTED SESSION") || !strings.Contains(v, "trusted session: routine") {
 		t.Fatalf("the manager must show trusted mode and its decisions:\n%s", v)
 	}
 	d.key(ctrl('y'))

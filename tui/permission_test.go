@@ -65,7 +65,7 @@ func TestPermissionDialogsOnTheMailInjection(t *testing.T) {
 	// send: no permanent; p does nothing; n with a note denies.
 	d.until("mail wants to send — cannot be undone")
 	v = d.view()
-	for _, want := range []string{`"to": "` + demo.AttackerAddress + `"`, "⚠ NOT expected by the plan; cannot be undone", "o allow once", "d deny"} {
+	for _, want := range []string{`"to": "` + demo.AttackerAddress + `"`, "⚠ NOT expected by the plan", "cannot be undone", "o allow once", "d deny"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("send dialog lacks %q:\n%s", want, v)
 		}

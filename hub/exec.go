@@ -116,6 +116,7 @@ func (o *Operator) stepData(ctx context.Context, tr *turnRun, s Step, done map[s
 		return nil
 	}
 	vals := map[string]json.RawMessage{}
+	sources := map[string]json.RawMessage{}
 	var labels, from []string
 	var prov []permissions.Provenance
 	for _, d := range s.DependsOn {
@@ -127,6 +128,7 @@ func (o *Operator) stepData(ctx context.Context, tr *turnRun, s Step, done map[s
 		labels = append(labels, o.labelsOf(r.App, r.Functionality)...)
 		src := r.App + "." + o.mappedFunction(r.App, r.Functionality)
 		from = append(from, fmt.Sprintf("%s (step %s)", src, d))
+		sources[src] = r.Value
 		for _, p := range tr.ledger.trace(quote(map[string]json.RawMessage{r.Functionality: r.Value}), nil) {
 			if !p.Trusted() {
 				p.Source = src
@@ -138,7 +140,7 @@ func (o *Operator) stepData(ctx context.Context, tr *turnRun, s Step, done map[s
 		return nil
 	}
 	why := fmt.Sprintf("step %s uses the results of %s", s.ID, strings.Join(from, ", "))
-	return o.shareData(ctx, tr, s, quote(vals), labels, prov, "the results of "+strings.Join(from, ", "), why)
+	return o.shareData(ctx, tr, s, quote(vals), labels, prov, sources, "the results of "+strings.Join(from, ", "), why)
 }
 
 // shareData asks the user, as a data permission showing exactly the values
@@ -147,7 +149,10 @@ func (o *Operator) stepData(ctx context.Context, tr *turnRun, s Step, done map[s
 // step's app; it returns the data if allowed, else nil. A data request is
 // always the plan's (a step's depends_on or needs); what it carries
 // decides whether it is routine.
-func (o *Operator) shareData(ctx context.Context, tr *turnRun, s Step, data json.RawMessage, labels []string, prov []permissions.Provenance, what, why string) json.RawMessage {
+//
+// sources are the values shared, by where each came from
+// ("<app>.<function>"): once allowed, the ledger knows them as allowed.
+func (o *Operator) shareData(ctx context.Context, tr *turnRun, s Step, data json.RawMessage, labels []string, prov []permissions.Provenance, sources map[string]json.RawMessage, what, why string) json.RawMessage {
 	a := assessment{expected: true, why: why, receiver: s.App, carried: labels, labels: uncleared(labels, o.clearance(s.App)),
 		instructions: instructionLike(string(data)), provenance: prov}
 	r := permissions.Request{Kind: permissions.KindData, Subject: "hub", Object: s.App, Function: s.Functionality, Args: data,
@@ -157,7 +162,9 @@ func (o *Operator) shareData(ctx context.Context, tr *turnRun, s Step, data json
 	if err != nil || !d.Allowed {
 		return nil
 	}
-	tr.ledger.allowed(what, data)
+	for via, v := range sources {
+		tr.ledger.allowed(via, v)
+	}
 	return data
 }
 

@@ -151,6 +151,7 @@ func (o *Operator) shareFacts(ctx context.Context, tr *turnRun, s Step) json.Raw
 		return nil
 	}
 	vals := map[string]string{}
+	sources := map[string]json.RawMessage{}
 	var names, labels []string
 	var prov []permissions.Provenance
 	for _, name := range s.Needs {
@@ -162,12 +163,15 @@ func (o *Operator) shareFacts(ctx context.Context, tr *turnRun, s Step) json.Raw
 		names = append(names, name)
 		labels = append(labels, e.Labels...)
 		prov = append(prov, permissions.Provenance{Path: name, Source: entitySource(e.Source)})
+		if src := entitySource(e.Source); src != permissions.ProvenanceUser {
+			sources[src] = mergeData(sources[src], quote(map[string]string{name: e.Value}))
+		}
 	}
 	if len(vals) == 0 {
 		return nil
 	}
 	why := fmt.Sprintf("step %s needs %s", s.ID, strings.Join(names, ", "))
-	return o.shareData(ctx, tr, s, quote(vals), labels, prov, "what the hub holds of "+strings.Join(names, ", "), why)
+	return o.shareData(ctx, tr, s, quote(vals), labels, prov, sources, "what the hub holds of "+strings.Join(names, ", "), why)
 }
 
 // entitySource is the provenance of a hub entity: the user's own words,

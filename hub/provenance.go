@@ -62,9 +62,14 @@ func (l *ledger) user(text string) { l.add(permissions.ProvenanceUser, "", rankU
 func (l *ledger) plan(text string) { l.add(permissions.ProvenancePlan, "", rankPlan, text) }
 
 // allowed records values the user let flow (a data or collab answer);
-// via is where they came from.
+// via is where they came from ("<app>.<function>"). What the user allowed
+// is data, not directions: a value that is a whole typed field of it (a
+// contact's address, a fare) is "allowed", but one found only inside a
+// longer text of it (an address in a document's body) is attributed to
+// via — the data chose it, not the user.
 func (l *ledger) allowed(via string, value json.RawMessage) {
 	l.add(permissions.ProvenanceAllowed, via, rankAllowed, leafTexts(value)...)
+	l.add(via, "", rankApp, leafTexts(value)...)
 }
 
 // app records what an app authored: a call's output (source
@@ -101,6 +106,12 @@ func (l *ledger) add(source, via string, rank int, texts ...string) {
 		}
 		l.size += len(n)
 		o.texts = append(o.texts, n)
+		if rank == rankAllowed {
+			if num, ok := numberValue(n); ok {
+				o.nums[num] = true // a whole numeric field
+			}
+			continue
+		}
 		for _, num := range numbersIn(n) {
 			o.nums[num] = true
 		}
@@ -192,6 +203,9 @@ func (l *ledger) sourceOf(leaf any) (source, via string) {
 		}
 		for _, o := range l.origins {
 			for _, text := range o.texts {
+				if o.rank == rankAllowed && text != n {
+					continue // only a whole field of allowed data is allowed
+				}
 				if containsValue(text, n) {
 					return o.source, o.via
 				}

@@ -31,8 +31,13 @@ func (g *gullible) directed() []call {
 	for _, m := range reCallDirective.FindAllStringSubmatchIndex(g.all, -1) {
 		app, fn := g.all[m[2]:m[3]], g.all[m[4]:m[5]]
 		var args map[string]any
-		if json.NewDecoder(strings.NewReader(g.all[m[1]:])).Decode(&args) != nil {
-			continue
+		rest := g.all[m[1]:]
+		if json.NewDecoder(strings.NewReader(rest)).Decode(&args) != nil {
+			// Inside a JSON string (shared data) its quotes are escaped:
+			// it reads through that too.
+			if json.NewDecoder(strings.NewReader(strings.ReplaceAll(rest, `\"`, `"`))).Decode(&args) != nil {
+				continue
+			}
 		}
 		var c call
 		switch {

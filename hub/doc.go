@@ -12,6 +12,33 @@
 // and logged), runs it on spokes, and logs the outcome in place. The plan
 // format is documented in docs/plan.md.
 //
+// # Judgement (DESIGN.md §2, docs/plan.md)
+//
+// Each turn keeps a ledger (provenance.go) of where values came from: the
+// user's words (this request and the chat's earlier ones), the planner's
+// step queries, whole fields of data the user let flow (data and collab
+// answers), and everything apps authored — call outputs and errors,
+// descriptions, a spoke's memory of the chat. Every consequential request
+// (irreversible, a write, collab, data) is traced against it value by
+// value, matching whole values (addresses, URLs, paths, numbers, phrases)
+// so a substring or a look-alike of what the user typed is not "typed".
+// Expected is a property of (requesting app, plan step, call): the gate
+// knows the step from the task's context (withStep), never from the
+// spoke; a step expects its app's mapped function once with decisive
+// values from the user, the plan or allowed data, and an ISC request only
+// where the plan routes that functionality to the requesting step. A
+// flow carrying labels its receiver is not cleared for, or
+// instruction-like text, is not what the plan expected either. The
+// judgement (assess.go) becomes the request's Warning, Expected,
+// Concerns, Provenance and Labels; a request with no concern is routine,
+// the only kind trusted-session mode and --on-prompt=expected pass.
+//
+// The synthesis of a plan with several steps (synth.go) reads the typed
+// results with every free-text value replaced by a reference the hub
+// fills in afterwards, verbatim and attributed, so no app text can steer
+// what the answer says about another app's value. A chat step of such a
+// plan runs in a fresh spoke that logs nothing.
+//
 // # Memory (DESIGN.md §6)
 //
 // What the planner sees of memory: the user's earlier requests in the chat
@@ -61,6 +88,12 @@
 // error — and never concurrently. emit runs on the turn's goroutine or the
 // spoke's, so it must not block for long: a UI forwards the event to its
 // own loop and returns. A slow emit slows the turn; it never loses events.
+//
+// An ISC request runs the target app's function on the requesting
+// spoke's goroutine (spokes.Spoke.Invoke), taking its turn at the app but
+// never waiting for the target spoke's own task, so apps asking each
+// other in one level cannot deadlock; an app never gets its own
+// functionality through the hub.
 //
 // Cancelling the context passed to Ask cancels the planner call and every
 // spoke working on the turn; the turn is then logged as cancelled with any

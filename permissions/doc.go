@@ -21,7 +21,8 @@
 //  5. a grant: session, stored or config,     → allowed  (SourceGrant)
 //     whose caveats hold
 //  6. trusted-session mode ([Broker.SetTrusted]) → allowed (SourcePolicy)
-//     and the request was Expected by the plan
+//     and the request is routine ([Request.Routine]: the hub judged it
+//     expected, it is reversible, and it carries no [Concern])
 //  7. nothing spoke                           → ask the Prompter (SourceUser,
 //     or SourcePolicy for a Prompter that asks no one)
 //
@@ -51,7 +52,13 @@
 // before Request returns; with no Store (private mode) it makes a session
 // grant instead, since nothing may persist. A deny with Decision.Permanent
 // makes a deny grant the same way. The grant's scope is the request's kind,
-// subject, object and function, with the caveats the Prompter returned.
+// subject, object and function, with the caveats the Prompter returned,
+// and the data labels the request carried ([Request.Labels]): an allow
+// grant covers a later request only while its labels are among the
+// grant's, so a grant given for sharing personal data never covers
+// medical data. A request with NoPermanent (a choice among apps that an
+// app's request caused) is not offered permanent; a permanent answer to
+// it is taken as once.
 //
 // # Signing (invariant 8)
 //
@@ -59,7 +66,8 @@
 // the hex HMAC-SHA256, under the key in Options.KeyFile, of a canonical
 // encoding — a domain string, then ID, Kind, Subject, Object, Function, Deny,
 // Note, Permanent, Origin, Created, and the caveats (Expires, UsesLeft, Args
-// sorted by name), each length-prefixed. Sig, LastUsed and Uses are not
+// sorted by name), then the Labels when there are any (so grants signed
+// before labels existed still verify), each length-prefixed. Sig, LastUsed and Uses are not
 // covered: they are bookkeeping that changes on every use and grants
 // nothing. UsesLeft is covered, so each use re-signs the grant. The key is 32
 // random bytes made on first use, written to a temporary file and linked into

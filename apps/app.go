@@ -103,6 +103,15 @@ type App interface {
 	Call(ctx context.Context, c Call) (json.RawMessage, error)
 }
 
+// Explainer is implemented by apps that can say, without doing anything,
+// what a call would touch — what an id denotes (an email's sender and
+// subject), where a path leads (through a symbolic link) — so that a
+// dialog can show it next to the arguments. What it says is the app's
+// word, shown as such; the hub never judges by it.
+type Explainer interface {
+	Explain(ctx context.Context, c Call) (string, error)
+}
+
 // PerSpoke is implemented by apps that run out of process (MCP servers):
 // each spoke gets its own instance, which owns its child process; the spoke
 // closes it (io.Closer) when it stops.

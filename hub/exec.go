@@ -5,15 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
-	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
@@ -46,18 +45,22 @@ func (o *Operator) execute(ctx context.Context, tr *turnRun) (spokes.Result, err
 	if len(plan.Steps) == 1 {
 		return o.runStep(ctx, tr, plan.Steps[0], nil, true)
 	}
+	done := map[string]StepResult{}
+	var doneMu sync.Mutex
 
 	var total llm.Usage
-	done := map[string]StepResult{}
 	for _, level := range levels(plan) {
 		var wg sync.WaitGroup
-		var mu sync.Mutex
+		mu := &doneMu
+		// Steps of a level read only the results of earlier levels.
+		doneMu.Lock()
+		before := maps.Clone(done)
+		doneMu.Unlock()
 		for _, s := range level {
 			wg.Add(1)
 			go func(s Step) {
 				defer wg.Done()
-				data := o.stepData(ctx, tr, s, done)
-				res, err := o.runStep(ctx, tr, s, data, false)
+				res, err := o.runStep(ctx, tr, s, before, false)
 				sr := StepResult{Step: s.ID, App: s.App, Functionality: s.Functionality, Value: res.Value}
 				if s.App == VanillaApp {
 					sr.Value = quote(map[string]string{"text": res.Text})
@@ -109,65 +112,6 @@ func levels(p Plan) [][]Step {
 	return out
 }
 
-// stepData collects the typed results a step depends on and asks the user
-// to share them with the step's app (a data flow across a bulkhead).
-func (o *Operator) stepData(ctx context.Context, tr *turnRun, s Step, done map[string]StepResult) json.RawMessage {
-	if len(s.DependsOn) == 0 {
-		return nil
-	}
-	vals := map[string]json.RawMessage{}
-	sources := map[string]json.RawMessage{}
-	var labels, from []string
-	var prov []permissions.Provenance
-	for _, d := range s.DependsOn {
-		r := done[d]
-		if r.Value == nil {
-			continue
-		}
-		vals[r.Functionality] = r.Value
-		labels = append(labels, o.labelsOf(r.App, r.Functionality)...)
-		src := r.App + "." + o.mappedFunction(r.App, r.Functionality)
-		from = append(from, fmt.Sprintf("%s (step %s)", src, d))
-		sources[src] = r.Value
-		for _, p := range tr.ledger.trace(quote(map[string]json.RawMessage{r.Functionality: r.Value}), nil) {
-			if !p.Trusted() {
-				p.Source = src
-			}
-			prov = append(prov, p)
-		}
-	}
-	if len(vals) == 0 {
-		return nil
-	}
-	why := fmt.Sprintf("step %s uses the results of %s", s.ID, strings.Join(from, ", "))
-	return o.shareData(ctx, tr, s, quote(vals), labels, prov, sources, "the results of "+strings.Join(from, ", "), why)
-}
-
-// shareData asks the user, as a data permission showing exactly the values
-// and where each came from (with the hub's warning: labels the app is not
-// cleared for, instruction-like content), whether data may go to the
-// step's app; it returns the data if allowed, else nil. A data request is
-// always the plan's (a step's depends_on or needs); what it carries
-// decides whether it is routine.
-//
-// sources are the values shared, by where each came from
-// ("<app>.<function>"): once allowed, the ledger knows them as allowed.
-func (o *Operator) shareData(ctx context.Context, tr *turnRun, s Step, data json.RawMessage, labels []string, prov []permissions.Provenance, sources map[string]json.RawMessage, what, why string) json.RawMessage {
-	a := assessment{expected: true, why: why, receiver: s.App, carried: labels, labels: uncleared(labels, o.clearance(s.App)),
-		instructions: instructionLike(string(data)), provenance: prov}
-	r := permissions.Request{Kind: permissions.KindData, Subject: "hub", Object: s.App, Function: s.Functionality, Args: data,
-		Detail: fmt.Sprintf("Share %s with %s", what, s.App)}
-	a.apply(&r)
-	d, err := o.ask(ctx, tr, r)
-	if err != nil || !d.Allowed {
-		return nil
-	}
-	for via, v := range sources {
-		tr.ledger.allowed(via, v)
-	}
-	return data
-}
-
 // mappedFunction is the app's own function for a functionality.
 func (o *Operator) mappedFunction(app, functionality string) string {
 	if a, ok := o.opts.Apps.App(app); ok {
@@ -178,25 +122,25 @@ func (o *Operator) mappedFunction(app, functionality string) string {
 	return functionality
 }
 
-// runStep runs one step in its app's spoke, after the exec permission.
-// A chat step of a plan with several steps runs in a fresh spoke that
-// logs nothing (like the synthesis): it may read app results, and what
-// it writes from them must not sit in the plain chat's context later.
-func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, data json.RawMessage, stream bool) (spokes.Result, error) {
+// runStep runs one step in its app's spoke, once admit has let it run
+// with the data it needs (done holds the results of earlier steps). A
+// chat step of a plan with several steps runs in a fresh spoke that logs
+// nothing (like the synthesis): it may read app results, and what it
+// writes from them must not sit in the plain chat's context later.
+func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[string]StepResult, stream bool) (spokes.Result, error) {
 	ctx = withStep(ctx, s.ID)
 	query := s.Query
 	if stream || query == "" {
 		query = tr.query // a single step answers the user's own words
 	}
+	data, err := o.admit(ctx, tr, s, query, o.gatherShare(tr, s, done))
+	if err != nil {
+		return spokes.Result{Status: memory.StatusError}, err
+	}
 	if s.App != VanillaApp && s.App != monolithApp {
-		if err := o.allowExec(ctx, tr, s); err != nil {
-			return spokes.Result{Status: memory.StatusError}, err
-		}
 		o.recordAppContext(tr, s.App)
 	}
-	data = mergeData(data, o.shareFacts(ctx, tr, s))
 	var sp *spokes.Spoke
-	var err error
 	fresh := tr.fresh
 	if s.App == VanillaApp && !stream {
 		sp, err = o.freshSpoke(tr, vanillaSystem)
@@ -277,36 +221,6 @@ func (o *Operator) freshSpoke(tr *turnRun, system string) (*spokes.Spoke, error)
 	}
 	sp.Start()
 	return sp, nil
-}
-
-// allowExec asks once per app per turn for the app to run.
-func (o *Operator) allowExec(ctx context.Context, tr *turnRun, s Step) error {
-	tr.mu.Lock()
-	ok := tr.execOK[s.App]
-	tr.mu.Unlock()
-	if ok {
-		return nil
-	}
-	r := permissions.Request{
-		Kind: permissions.KindExec, Subject: "hub", Object: s.App, Function: s.Functionality,
-		Detail: fmt.Sprintf("Run %s for: %s", s.App, firstLine(tr.query)),
-	}
-	assessment{expected: true, why: fmt.Sprintf("step %s uses %s", s.ID, s.Functionality)}.apply(&r)
-	d, err := o.ask(ctx, tr, r)
-	if err != nil {
-		return err
-	}
-	if !d.Allowed {
-		msg := "you did not allow " + s.App + " to run"
-		if d.Note != "" {
-			msg += ": " + d.Note
-		}
-		return errors.New(msg)
-	}
-	tr.mu.Lock()
-	tr.execOK[s.App] = true
-	tr.mu.Unlock()
-	return nil
 }
 
 func (o *Operator) labelsOf(app, fn string) []string {

@@ -139,10 +139,10 @@ func (o *Operator) recordResult(ctx context.Context, tr *turnRun, app, fn string
 	}
 }
 
-// shareFacts fetches the hub-held values a step needs and asks the user,
-// as a data permission that shows exactly which values go to which app,
-// whether to pass them; nil unless allowed.
-func (o *Operator) shareFacts(ctx context.Context, tr *turnRun, s Step) json.RawMessage {
+// gatherFacts adds to sh the hub-held values step s needs and returns
+// their names: what a data permission will show, value by value, before
+// anything is passed.
+func (o *Operator) gatherFacts(tr *turnRun, s Step, sh *share) []string {
 	if len(s.Needs) == 0 || o.mem == nil || tr.private {
 		return nil
 	}
@@ -150,28 +150,22 @@ func (o *Operator) shareFacts(ctx context.Context, tr *turnRun, s Step) json.Raw
 	if err != nil {
 		return nil
 	}
-	vals := map[string]string{}
-	sources := map[string]json.RawMessage{}
-	var names, labels []string
-	var prov []permissions.Provenance
+	var names []string
 	for _, name := range s.Needs {
 		e, err := ns.LongTerm().Entity(name)
 		if err != nil {
 			continue
 		}
-		vals[name] = e.Value
+		sh.add(name, quote(e.Value))
 		names = append(names, name)
-		labels = append(labels, e.Labels...)
-		prov = append(prov, permissions.Provenance{Path: name, Source: entitySource(e.Source)})
-		if src := entitySource(e.Source); src != permissions.ProvenanceUser {
-			sources[src] = mergeData(sources[src], quote(map[string]string{name: e.Value}))
+		sh.labels = append(sh.labels, e.Labels...)
+		src := entitySource(e.Source)
+		sh.prov = append(sh.prov, permissions.Provenance{Path: name, Source: src})
+		if src != permissions.ProvenanceUser {
+			sh.sources[src] = mergeData(sh.sources[src], quote(map[string]string{name: e.Value}))
 		}
 	}
-	if len(vals) == 0 {
-		return nil
-	}
-	why := fmt.Sprintf("step %s needs %s", s.ID, strings.Join(names, ", "))
-	return o.shareData(ctx, tr, s, quote(vals), labels, prov, sources, "what the hub holds of "+strings.Join(names, ", "), why)
+	return names
 }
 
 // entitySource is the provenance of a hub entity: the user's own words,

@@ -108,7 +108,8 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 		}
 		r := permissions.Request{
 			Kind: permissions.KindExec, Subject: g.app, Object: g.app, Function: fn.Name, Args: args,
-			Detail: fmt.Sprintf("%s wants to call %s, which writes", g.app, fn.Name),
+			Detail:  fmt.Sprintf("%s wants to call %s, which writes", g.app, fn.Name),
+			Explain: g.o.explain(ctx, tr, g.app, fn.Name, args),
 		}
 		a.apply(&r)
 		return g.decide(ctx, tr, r)
@@ -117,6 +118,7 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 		r := permissions.Request{
 			Kind: permissions.KindIrreversible, Subject: g.app, Object: g.app, Function: fn.Name, Args: args,
 			Detail: fmt.Sprintf("%s wants to %s", g.app, fn.Name), Irreversible: true,
+			Explain: g.o.explain(ctx, tr, g.app, fn.Name, args),
 		}
 		a.apply(&r)
 		return g.decide(ctx, tr, r)
@@ -217,7 +219,7 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 			detail = fmt.Sprintf("%s asks for %s; %d apps offer it (%s). Let %s answer?", g.app, functionality, len(cands), strings.Join(cands, ", "), c)
 		}
 		r := permissions.Request{Kind: permissions.KindCollab, Subject: g.app, Object: c, Function: functionality, Args: args,
-			Detail: detail, NoPermanent: len(cands) > 1}
+			Detail: detail, NoPermanent: len(cands) > 1, Explain: o.explain(ctx, tr, c, o.mappedFunction(c, functionality), args)}
 		a.apply(&r)
 		d, err := o.ask(ctx, tr, r)
 		if err != nil {

@@ -46,6 +46,20 @@ type turnRun struct {
 	context map[string]bool
 }
 
+// allowedToRun reports whether app may run in this turn already.
+func (t *turnRun) allowedToRun(app string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.execOK[app]
+}
+
+// allowRun lets app run for the rest of the turn.
+func (t *turnRun) allowRun(app string) {
+	t.mu.Lock()
+	t.execOK[app] = true
+	t.mu.Unlock()
+}
+
 // count counts one more call (kind "call") or ISC request ("isc") of fn
 // in step and returns how many there have been.
 func (t *turnRun) count(kind, step, fn string) int {

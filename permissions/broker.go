@@ -153,6 +153,37 @@ func (b *Broker) Request(ctx context.Context, r Request) (Decision, error) {
 	}
 }
 
+// Settled decides r without asking anyone, when a rule, a grant or
+// trusted-session mode decides it, and logs the decision as Request
+// would; ok is false (and nothing is logged) when r would have to be put
+// to the Prompter. A caller uses it to put two questions in one dialog.
+func (b *Broker) Settled(r Request) (d Decision, ok bool, err error) {
+	if err := r.validate(); err != nil {
+		return Decision{}, false, err
+	}
+	if r.ID == "" {
+		r.ID = newID()
+	}
+	d, ok = b.decide(r)
+	if !ok {
+		return Decision{}, false, nil
+	}
+	d, err = b.finish(r, d)
+	return d, err == nil, err
+}
+
+// Record logs r as decided by d, which the answer to another request
+// gave (a dialog that asked two questions in one); it makes no grant.
+func (b *Broker) Record(r Request, d Decision) (Decision, error) {
+	if err := r.validate(); err != nil {
+		return Decision{}, err
+	}
+	if r.ID == "" {
+		r.ID = newID()
+	}
+	return b.finish(r, d)
+}
+
 type outcome struct {
 	d   Decision
 	err error

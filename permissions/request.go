@@ -86,6 +86,9 @@ type Request struct {
 	// NoPermanent: the request may not be allowed permanently (a choice
 	// among apps that an app's request caused).
 	NoPermanent bool `json:"no_permanent,omitempty"`
+	// Explain is what the app says the call would touch (what an id
+	// denotes, where a path leads): the app's words, shown as such.
+	Explain string `json:"explain,omitempty"`
 }
 
 // Concern is one risk the hub found in a request.

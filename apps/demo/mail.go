@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"strings"
 	"cmp"
 	"context"
 	"fmt"
@@ -244,4 +245,31 @@ func (m *Mail) delete(_ context.Context, c apps.Call) (any, error) {
 		return nil, fmt.Errorf("delete %q: %w", a.ID, err)
 	}
 	return map[string]bool{"ok": true}, nil
+}
+
+// Explain says which email an id denotes, for a dialog about reading or
+// deleting it.
+func (m *Mail) Explain(_ context.Context, c apps.Call) (string, error) {
+	if c.Function != "delete" && c.Function != "read" {
+		return "", nil
+	}
+	a, err := decode[struct {
+		ID string `json:"id"`
+	}](c.Args)
+	if err != nil {
+		return "", err
+	}
+	s, err := m.open(c)
+	if err != nil {
+		return "", err
+	}
+	key, e, err := m.find(s, a.ID)
+	if err != nil {
+		return "", err
+	}
+	folder := "received from " + e.From
+	if strings.HasPrefix(key, "sent/") {
+		folder = "sent to " + e.To
+	}
+	return fmt.Sprintf("%s is the email %q, %s on %s", a.ID, e.Subject, folder, e.Date), nil
 }

@@ -305,3 +305,43 @@ func openNonblock(r *os.Root, name string) (*os.File, error) {
 }
 
 func display(rel string) string { return path.Clean(filepath.ToSlash(rel)) }
+
+// Explain says where a path leads and what is there now, for a dialog
+// about writing or deleting it: the file a symbolic link points to, and
+// whether the file exists, its size, and whether other names (hard
+// links) share it.
+func (a *App) Explain(_ context.Context, c apps.Call) (string, error) {
+	if c.Function != "write" && c.Function != "delete" {
+		return "", nil
+	}
+	var p struct{ Path string }
+	if err := json.Unmarshal(c.Args, &p); err != nil {
+		return "", err
+	}
+	r, rel, shown, err := a.open(p.Path, c.Function == "write")
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	var parts []string
+	if target := display(rel); target != shown {
+		parts = append(parts, fmt.Sprintf("%s leads to %s in the workspace (a symbolic link)", shown, target))
+	} else {
+		parts = append(parts, shown+" in the workspace")
+	}
+	fi, err := r.Lstat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		parts = append(parts, "does not exist yet")
+	case err != nil:
+		parts = append(parts, "cannot be examined: "+err.Error())
+	case fi.Mode()&fs.ModeSymlink != 0:
+		parts = append(parts, "is a symbolic link")
+	default:
+		parts = append(parts, fmt.Sprintf("exists, %d bytes", fi.Size()))
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+			parts = append(parts, fmt.Sprintf("shares its content with %d other name(s) (hard links)", st.Nlink-1))
+		}
+	}
+	return strings.Join(parts, "; "), nil
+}

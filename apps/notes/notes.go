@@ -220,3 +220,22 @@ func matches(n Note, words []string) bool {
 	}
 	return true
 }
+
+// Explain says which note an id denotes, for a dialog about deleting it.
+func (a *App) Explain(_ context.Context, c apps.Call) (string, error) {
+	if c.Function != "delete" {
+		return "", nil
+	}
+	var p struct{ ID string }
+	if err := json.Unmarshal(c.Args, &p); err != nil {
+		return "", err
+	}
+	if c.Memory == nil {
+		return "", nil
+	}
+	n, err := store{kv: c.Memory, notFound: c.NotFound}.read(p.ID)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("note %s is %q (%d characters)", p.ID, n.Title, len(n.Body)), nil
+}

@@ -1,0 +1,251 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+)
+
+// share is the data a step needs from across a bulkhead — the typed
+// results of the steps it depends on and the hub-held values it needs —
+// gathered before anyone is asked, so that one dialog can ask for it.
+type share struct {
+	data    json.RawMessage
+	labels  []string
+	prov    []permissions.Provenance
+	sources map[string]json.RawMessage // by "<app>.<function>": allowed once shared
+	what    string                     // "the results of metro_hail.estimate_fare (step s1)"
+	why     []string                   // what the plan says, for the judgement
+}
+
+func (sh *share) add(key string, value json.RawMessage) {
+	sh.data = mergeData(sh.data, quote(map[string]json.RawMessage{key: value}))
+}
+
+// gatherShare collects what step s needs: the results of the steps it
+// depends on (done) and the hub entities it lists in needs. nil when it
+// needs nothing, or nothing of it is there.
+func (o *Operator) gatherShare(tr *turnRun, s Step, done map[string]StepResult) *share {
+	sh := &share{sources: map[string]json.RawMessage{}}
+	var what []string
+	var from []string
+	for _, d := range s.DependsOn {
+		r := done[d]
+		if r.Value == nil {
+			continue
+		}
+		sh.add(r.Functionality, r.Value)
+		sh.labels = append(sh.labels, o.labelsOf(r.App, r.Functionality)...)
+		src := r.App + "." + o.mappedFunction(r.App, r.Functionality)
+		from = append(from, fmt.Sprintf("%s (step %s)", src, d))
+		sh.sources[src] = r.Value
+		for _, p := range tr.ledger.trace(quote(map[string]json.RawMessage{r.Functionality: r.Value}), nil) {
+			if !p.Trusted() {
+				p.Source = src
+			}
+			sh.prov = append(sh.prov, p)
+		}
+	}
+	if len(from) > 0 {
+		what = append(what, "the results of "+strings.Join(from, ", "))
+		sh.why = append(sh.why, fmt.Sprintf("step %s uses the results of %s", s.ID, strings.Join(from, ", ")))
+	}
+	if names := o.gatherFacts(tr, s, sh); len(names) > 0 {
+		what = append(what, "what the hub holds of "+strings.Join(names, ", "))
+		sh.why = append(sh.why, fmt.Sprintf("step %s needs %s", s.ID, strings.Join(names, ", ")))
+	}
+	if len(sh.data) == 0 {
+		return nil
+	}
+	sh.what = strings.Join(what, ", and ")
+	return sh
+}
+
+// dataRequest is the data permission for a share, with the hub's
+// judgement: the plan's own flow, so expected unless what it carries
+// (labels the receiver is not cleared for, instruction-like text) makes
+// it otherwise.
+func (o *Operator) dataRequest(s Step, sh *share) permissions.Request {
+	a := assessment{expected: true, why: strings.Join(sh.why, "; "), receiver: s.App, carried: sh.labels,
+		labels: uncleared(sh.labels, o.clearance(s.App)), instructions: instructionLike(string(sh.data)), provenance: sh.prov}
+	r := permissions.Request{Kind: permissions.KindData, Subject: "hub", Object: s.App, Function: s.Functionality, Args: sh.data,
+		Detail: fmt.Sprintf("Share %s with %s", sh.what, s.App)}
+	a.apply(&r)
+	return r
+}
+
+// execRequest is the permission for s's app to run, showing what it will
+// be asked.
+func (o *Operator) execRequest(tr *turnRun, s Step, query string) permissions.Request {
+	args := quote(map[string]string{"query": query})
+	r := permissions.Request{Kind: permissions.KindExec, Subject: "hub", Object: s.App, Function: s.Functionality, Args: args,
+		Detail: fmt.Sprintf("Run %s for step %s (%s)", s.App, s.ID, s.Functionality)}
+	assessment{expected: true, why: fmt.Sprintf("step %s uses %s", s.ID, s.Functionality),
+		provenance: tr.ledger.trace(args, nil)}.apply(&r)
+	return r
+}
+
+// errStepRefused ends a step the user did not let run.
+var errStepRefused = errors.New("refused")
+
+// admit decides whether step s may run and with which data: one dialog
+// per step. When the app's exec and the data both need an answer, one
+// data dialog asks both ("Run mail for …, with the data below?"); its
+// answer decides the exec too (logged as such), and a denial ends the
+// step. An app already allowed to run in this turn, or whose exec a rule
+// or grant decides, gets only the data dialog; denying it runs the app
+// without the data. It returns the data to pass (nil when there is none).
+func (o *Operator) admit(ctx context.Context, tr *turnRun, s Step, query string, sh *share) (json.RawMessage, error) {
+	needExec := s.App != VanillaApp && s.App != monolithApp && !tr.allowedToRun(s.App)
+	if needExec {
+		er := o.execRequest(tr, s, query)
+		d, settled, err := o.settle(tr, er)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case settled && !d.Allowed:
+			return nil, refusal(s.App+" to run", d.Note)
+		case settled:
+			tr.allowRun(s.App)
+		case sh == nil:
+			d, err := o.ask(ctx, tr, er)
+			if err != nil {
+				return nil, err
+			}
+			if !d.Allowed {
+				return nil, refusal(s.App+" to run", d.Note)
+			}
+			tr.allowRun(s.App)
+			return nil, nil
+		default:
+			// One dialog for both.
+			dr := o.dataRequest(s, sh)
+			dr.ID = newID()
+			dr.Detail = fmt.Sprintf("Run %s for step %s, asking it: %s — and share %s with it", s.App, s.ID, firstLine(query), sh.what)
+			d, err := o.ask(ctx, tr, dr)
+			if err != nil {
+				return nil, err
+			}
+			decided := permissions.Decision{Answer: permissions.AnswerOnce, Allowed: true, Source: d.Source, Note: "decided with the data request " + dr.ID}
+			if !d.Allowed {
+				decided.Answer, decided.Allowed = permissions.AnswerDeny, false
+			}
+			o.record(tr, er, decided)
+			if !d.Allowed {
+				return nil, refusal(s.App+" to run with that data", d.Note)
+			}
+			tr.allowRun(s.App)
+			o.shared(tr, sh)
+			return sh.data, nil
+		}
+	}
+	if sh == nil {
+		return nil, nil
+	}
+	// The app runs already: a denied share leaves it without the data.
+	d, err := o.ask(ctx, tr, o.dataRequest(s, sh))
+	if err != nil || !d.Allowed {
+		return nil, nil
+	}
+	o.shared(tr, sh)
+	return sh.data, nil
+}
+
+// shared records in the ledger what the user let flow.
+func (o *Operator) shared(tr *turnRun, sh *share) {
+	for via, v := range sh.sources {
+		tr.ledger.allowed(via, v)
+	}
+}
+
+func refusal(what, note string) error {
+	msg := "you did not allow " + what
+	if note != "" {
+		msg += ": " + note
+	}
+	return fmt.Errorf("%w: %s", errStepRefused, msg)
+}
+
+// settle decides r without a dialog when a rule, grant or trusted mode
+// does, reporting it as events like ask; settled is false when r needs a
+// person.
+func (o *Operator) settle(tr *turnRun, r permissions.Request) (permissions.Decision, bool, error) {
+	b := o.brokerOf(tr)
+	if b == nil {
+		return permissions.Decision{Answer: permissions.AnswerDeny, Source: permissions.SourcePolicy, Note: "no permission broker"}, true, nil
+	}
+	if r.ID == "" {
+		r.ID = newID()
+	}
+	d, ok, err := b.Settled(r)
+	if err != nil || !ok {
+		return d, false, err
+	}
+	tr.emit(Event{Kind: EventPermission, Permission: &r})
+	tr.emit(Event{Kind: EventDecision, Decision: &d})
+	return d, true, nil
+}
+
+// record logs r as decided by the answer to another request.
+func (o *Operator) record(tr *turnRun, r permissions.Request, d permissions.Decision) {
+	b := o.brokerOf(tr)
+	if b == nil {
+		return
+	}
+	if r.ID == "" {
+		r.ID = newID()
+	}
+	d, err := b.Record(r, d)
+	if err != nil {
+		o.log.Warn("action log", "err", err)
+		return
+	}
+	tr.emit(Event{Kind: EventPermission, Permission: &r})
+	tr.emit(Event{Kind: EventDecision, Decision: &d})
+}
+
+// explainTimeout bounds how long an app may take to say what a call
+// would touch.
+const explainTimeout = 2 * time.Second
+
+// maxExplain bounds what it says.
+const maxExplain = 400
+
+// explain asks an app that can (apps.Explainer) what a call of fn with
+// args would touch, for the dialog; "" when it cannot say. An app that
+// runs out of process is not asked (it would start for it).
+func (o *Operator) explain(ctx context.Context, tr *turnRun, app, fn string, args json.RawMessage) string {
+	if o.opts.Apps == nil || tr == nil {
+		return ""
+	}
+	a, ok := o.opts.Apps.App(app)
+	if !ok {
+		return ""
+	}
+	if _, ok := a.(apps.PerSpoke); ok {
+		return ""
+	}
+	ex, ok := a.(apps.Explainer)
+	if !ok {
+		return ""
+	}
+	ns, err := tr.st.Namespace("spoke/" + app)
+	if err != nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, explainTimeout)
+	defer cancel()
+	text, err := ex.Explain(ctx, apps.Call{Function: fn, Args: args, Memory: ns, NotFound: memory.ErrNotFound})
+	if err != nil {
+		return clip("it could not say: "+err.Error(), maxExplain)
+	}
+	return clip(text, maxExplain)
+}

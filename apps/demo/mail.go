@@ -1,12 +1,12 @@
 package demo
 
 import (
-	"strings"
 	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"

@@ -171,11 +171,17 @@ func logDetail(th theme, e permissions.Entry, now time.Time) []styled {
 		out = append(out, styled{text: "detail: " + clean(r.Detail)})
 	}
 	if r.Warning != "" {
-		st := th.warn
-		if dangerous(r.Warning) {
+		st, lead := th.warn, "⚠ "
+		switch {
+		case r.Routine():
+			st, lead = th.dim, "✓ "
+		case dangerous(r):
 			st = th.err
 		}
-		out = append(out, styled{text: "⚠ " + clean(r.Warning), st: st})
+		out = append(out, styled{text: lead + clean(r.Warning), st: st})
+	}
+	if r.Explain != "" {
+		out = append(out, styled{text: "the app says: " + clean(r.Explain), st: th.thinking})
 	}
 	by := fmt.Sprintf("decision: %s by %s", verdict(d), d.Source)
 	st := th.ok
@@ -194,7 +200,30 @@ func logDetail(th theme, e permissions.Entry, now time.Time) []styled {
 			out = append(out, styled{text: "  " + a, st: th.dim})
 		}
 	}
+	if len(r.Provenance) > 0 {
+		out = append(out, styled{text: "where the values came from:"})
+		for _, p := range r.Provenance {
+			st := th.dim
+			if p.Key && !p.Trusted() {
+				st = th.err
+			}
+			out = append(out, styled{text: "  " + clean(p.Path) + " ← " + provenanceWords(p), st: st})
+		}
+	}
 	return out
+}
+
+// prettyArgs indents arguments; text that is not JSON is shown as it is,
+// cleaned of control characters.
+func prettyArgs(raw json.RawMessage) []string {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return strings.Split(clean(string(raw)), "\n")
+	}
+	return strings.Split(clean(buf.String()), "\n")
 }
 
 // exportMsg answers exportLog.

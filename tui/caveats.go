@@ -242,22 +242,24 @@ func (c *caveatStep) lines(th theme, r permissions.Request, iw int, short bool) 
 
 // caveatKey drives the step: ↑/↓ (tab) pick a row, ←/→ (space) a choice,
 // enter answers with the limits, esc goes back to the answers.
-func (m *Model) caveatKey(s string) tea.Cmd {
+func (m *Model) caveatKey(s string) (tea.Cmd, bool) {
 	p := m.perm
 	c := p.caveat
 	switch s {
-	case "up", "k", "shift+tab":
+	case "up", "shift+tab":
 		c.move(-1, 0)
-	case "down", "j", "tab":
+	case "down", "tab":
 		c.move(1, 0)
-	case "left", "h":
+	case "left":
 		c.move(0, -1)
-	case "right", "l", "space", " ":
+	case "right":
 		c.move(0, 1)
 	case "enter":
-		return m.answerPerm(permissions.Decision{Answer: c.answer, Caveats: c.caveats(m.now())})
+		return m.answerPerm(permissions.Decision{Answer: c.answer, Caveats: c.caveats(m.now())}), true
 	case "esc":
 		p.caveat = nil
+	default:
+		return nil, false // typing: not the step's
 	}
-	return nil
+	return nil, true
 }

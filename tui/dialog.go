@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"charm.land/bubbles/v2/textinput"
@@ -13,18 +15,37 @@ import (
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
-// permDialog is the permission dialog: one request, its exact arguments
-// (scrollable), the hub's assessment and the answers it offers. Its keys
-// do nothing until the grace period has passed (armed).
+// permDialog is the permission dialog: one request, its decisive values
+// first (in its title and at the top, each with where it came from), the
+// other values (scrollable, long ones as head and tail), what the app says
+// the call touches, the hub's judgement, and the answers it offers.
+//
+// It takes answers only once the user has stopped typing for the grace
+// period (armed); until then keys go to the input box (permit.go). A
+// routine request (expected, reversible, no concern) is drawn calm and
+// answers with one key; any other is drawn as a warning, rings the bell,
+// and an allow needs a choice and then enter.
 type permDialog struct {
-	id     uint64
-	req    permissions.Request
-	args   []string // the arguments, pretty-printed, one JSON line each
-	armed  bool
-	noting bool        // typing the note of a deny
-	caveat *caveatStep // choosing the limits of a session or permanent grant
-	note   textinput.Model
-	scroll int // the first argument line shown
+	id       uint64
+	req      permissions.Request
+	values   []dlgValue
+	armed    bool
+	gen      int                // the grace wait in force: a keystroke starts a new one
+	chosen   permissions.Answer // a risky request's allow, waiting for enter
+	expanded bool               // long values shown whole (x)
+	noting   bool               // typing the note of a deny
+	caveat   *caveatStep        // choosing the limits of a session or permanent grant
+	note     textinput.Model
+	scroll   int // the first value line shown
+}
+
+// dlgValue is one value of a request's arguments, as the dialog shows it.
+type dlgValue struct {
+	path string
+	text string // one line, cleaned; JSON for what is not a string
+	prov *permissions.Provenance
+	key  bool
+	top  string // the top-level argument it lies under
 }
 
 func newPermDialog(a pendingAsk, th theme) *permDialog {
@@ -37,44 +58,148 @@ func newPermDialog(a pendingAsk, th theme) *permDialog {
 	st.Focused.Placeholder, st.Blurred.Placeholder = th.dim, th.dim
 	st.Focused.Prompt = th.key
 	ti.SetStyles(st)
-	return &permDialog{id: a.id, req: a.req, args: prettyArgs(a.req.Args), note: ti}
+	return &permDialog{id: a.id, req: a.req, values: dialogValues(a.req), note: ti, gen: 1}
 }
 
-// prettyArgs indents the arguments; text that is not JSON is shown as it
-// is, cleaned of control characters.
-func prettyArgs(raw json.RawMessage) []string {
-	if len(bytes.TrimSpace(raw)) == 0 {
+// routine reports whether the request is drawn calm: the hub found it
+// expected, reversible, with no concern.
+func (p *permDialog) routine() bool { return p.req.Routine() }
+
+// deliberate reports whether an allow needs a choice and then enter.
+func (p *permDialog) deliberate() bool { return !p.routine() }
+
+// dialogValues lists the values of r's arguments: decisive ones first
+// (those the provenance marks key, in argument order), then the rest.
+func dialogValues(r permissions.Request) []dlgValue {
+	raw := bytes.TrimSpace(r.Args)
+	if len(raw) == 0 {
 		return nil
 	}
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		return strings.Split(clean(string(raw)), "\n")
+	prov := map[string]*permissions.Provenance{}
+	keyTop := map[string]bool{}
+	for i := range r.Provenance {
+		p := &r.Provenance[i]
+		prov[p.Path] = p
+		if p.Key {
+			keyTop[topOf(p.Path)] = true
+		}
 	}
-	return strings.Split(clean(buf.String()), "\n")
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return []dlgValue{{text: clean(string(raw))}}
+	}
+	var out []dlgValue
+	var walk func(v any, path, top string)
+	walk = func(v any, path, top string) {
+		switch t := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			if len(keys) == 0 && path != "" {
+				out = append(out, dlgValue{path: path, text: "{}", top: top})
+			}
+			for _, k := range keys {
+				p, tp := k, top
+				if path != "" {
+					p = path + "." + k
+				} else {
+					tp = k
+				}
+				walk(t[k], p, tp)
+			}
+		case []any:
+			if len(t) == 0 {
+				out = append(out, dlgValue{path: path, text: "[]", top: top})
+			}
+			for i, x := range t {
+				walk(x, fmt.Sprintf("%s[%d]", path, i), top)
+			}
+		default:
+			text := ""
+			if s, ok := t.(string); ok {
+				text = s
+			} else {
+				b, _ := json.Marshal(t)
+				text = string(b)
+			}
+			out = append(out, dlgValue{path: path, text: oneLine(text), prov: prov[path], key: keyTop[top], top: top})
+		}
+	}
+	walk(v, "", "")
+	slices.SortStableFunc(out, func(a, b dlgValue) int {
+		switch {
+		case a.key && !b.key:
+			return -1
+		case b.key && !a.key:
+			return 1
+		}
+		return 0
+	})
+	return out
 }
 
-// title says what is asked, by kind.
-func (p *permDialog) title() string {
+func topOf(path string) string {
+	if i := strings.IndexAny(path, ".["); i >= 0 {
+		return path[:i]
+	}
+	return path
+}
+
+// keySummary names the decisive values for the title: "to
+// attacker@evil.example", long ones as head…tail.
+func (p *permDialog) keySummary(width int) string {
+	var parts []string
+	for _, v := range p.values {
+		if !v.key {
+			continue
+		}
+		parts = append(parts, v.path+" "+headTail(v.text, 40))
+		if len(parts) == 3 {
+			break
+		}
+	}
+	return ansi.Truncate(strings.Join(parts, ", "), max(width, 8), "…")
+}
+
+// title says what is asked, by kind, naming the decisive values.
+func (p *permDialog) title(width int) string {
 	r := p.req
+	keys := p.keySummary(width / 2)
+	with := func(s string) string {
+		if keys != "" {
+			return s + " · " + keys
+		}
+		return s
+	}
 	var t string
 	switch r.Kind {
 	case permissions.KindExec:
-		t = fmt.Sprintf("Run %s?", r.Object)
+		if r.Subject == "hub" {
+			t = fmt.Sprintf("Run %s?", r.Object)
+		} else {
+			t = with(fmt.Sprintf("%s → %s (writes)", r.Subject, r.Function))
+		}
 	case permissions.KindSelect:
 		t = fmt.Sprintf("Use %s for %s?", r.Object, r.Function)
 	case permissions.KindData:
 		t = fmt.Sprintf("Share data with %s?", r.Object)
+		if strings.HasPrefix(r.Detail, "Run ") {
+			t = fmt.Sprintf("Run %s, with your data?", r.Object)
+		}
 	case permissions.KindCollab:
-		t = fmt.Sprintf("%s asks %s for %s", r.Subject, r.Object, r.Function)
+		t = with(fmt.Sprintf("%s asks %s for %s", r.Subject, r.Object, r.Function))
 	case permissions.KindIrreversible:
-		t = fmt.Sprintf("%s wants to %s — cannot be undone", r.Subject, r.Function)
+		t = with(fmt.Sprintf("%s → %s", r.Subject, r.Function))
 	case permissions.KindNetwork:
 		t = fmt.Sprintf("%s wants to send data to %s", r.Subject, r.Object)
 	default:
 		t = fmt.Sprintf("%s asks: %s %s", r.Subject, r.Kind, r.Object)
 	}
-	if r.IsIrreversible() && r.Kind != permissions.KindIrreversible {
-		t += " — cannot be undone"
+	if r.IsIrreversible() {
+		t += " · cannot be undone"
 	}
 	return clean(t)
 }
@@ -96,21 +221,25 @@ func (p *permDialog) who() string {
 
 // offered reports whether the request offers answer a.
 func (p *permDialog) offered(a permissions.Answer) bool {
-	for _, o := range p.req.Options() {
-		if o == a {
-			return true
-		}
+	return slices.Contains(p.req.Options(), a)
+}
+
+// headTail shortens s to about n cells: its head and tail with a count of
+// what is hidden between.
+func headTail(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
 	}
-	return false
+	mark := fmt.Sprintf(" …%d hidden… ", len(r)-n+12)
+	keep := max(n-len([]rune(mark)), 8)
+	head := keep * 2 / 3
+	tail := keep - head
+	return string(r[:head]) + mark + string(r[len(r)-tail:])
 }
 
-// dangerous is a warning drawn in red rather than amber.
-func dangerous(w string) bool {
-	return strings.Contains(w, "NOT expected") || strings.Contains(w, "cannot be undone")
-}
-
-// dlgLayout is the dialog's lines for one size, and how many argument
-// lines the window shows.
+// dlgLayout is the dialog's lines for one size, and how many value lines
+// the window shows.
 type dlgLayout struct {
 	lines         []string
 	window, total int
@@ -121,7 +250,11 @@ type dlgLayout struct {
 func (p *permDialog) view(th theme, width, height int) string {
 	l, framed := p.fit(th, width, height)
 	if framed {
-		return box(th, l.lines, dialogWidth(width), height)
+		bx := th.box
+		if !p.routine() {
+			bx = bx.BorderForeground(th.warnColor(p.req))
+		}
+		return boxWith(bx, l.lines, dialogWidth(width), height)
 	}
 	dw := dialogWidth(width)
 	for i, line := range l.lines {
@@ -146,8 +279,8 @@ func (p *permDialog) fit(th theme, width, height int) (dlgLayout, bool) {
 	return p.layout(th, max(dw, 1), max(height, 1), true), false
 }
 
-// scrollBy moves the arguments by delta lines (a dialog of width by
-// height), keeping the window full.
+// scrollBy moves the values by delta lines (a dialog of width by height),
+// keeping the window full.
 func (p *permDialog) scrollBy(th theme, delta, width, height int) {
 	l, _ := p.fit(th, width, height)
 	p.scroll = max(min(p.scroll+delta, l.total-l.window), 0)
@@ -159,10 +292,121 @@ func (p *permDialog) page(th theme, width, height int) int {
 	return max(l.window-1, 1)
 }
 
+// valueLines draws the values in iw cells: "path  value  ← where from",
+// a decisive value whose source is not the user highlighted; long values
+// as head and tail unless expanded.
+func (p *permDialog) valueLines(th theme, iw int) []string {
+	pathW := 0
+	for _, v := range p.values {
+		pathW = max(pathW, ansi.StringWidth(v.path))
+	}
+	pathW = min(pathW, max(iw/3, 4))
+	var out []string
+	for _, v := range p.values {
+		src, risky := "", false
+		if v.prov != nil {
+			src = "← " + provenanceWords(*v.prov)
+			risky = !v.prov.Trusted()
+		}
+		name := ansi.Truncate(v.path, pathW, "…")
+		name += strings.Repeat(" ", max(pathW-ansi.StringWidth(name), 0))
+		budget := 3 * iw
+		if !v.key {
+			budget = 2 * iw
+		}
+		text := v.text
+		if !p.expanded {
+			text = headTail(text, max(budget-pathW-ansi.StringWidth(src)-4, 16))
+		}
+		valSt, srcSt := lipgloss.NewStyle(), th.dim
+		switch {
+		case v.key && risky:
+			valSt, srcSt = th.err, th.err
+		case v.key:
+			valSt = lipgloss.NewStyle().Bold(true)
+		case risky:
+			srcSt = th.warn
+		}
+		lead := "  "
+		if v.key {
+			lead = "▸ "
+		}
+		body := text
+		if src != "" {
+			body += "  " + src
+		}
+		wrapped := strings.Split(fitWidth(body, max(iw-pathW-3, 8)), "\n")
+		for i, w := range wrapped {
+			st := valSt
+			if src != "" && i == len(wrapped)-1 && strings.HasSuffix(w, src) {
+				w = strings.TrimSuffix(w, src)
+				w = st.Render(w) + srcSt.Render(src)
+			} else {
+				w = st.Render(w)
+			}
+			if i == 0 {
+				out = append(out, th.dim.Render(lead+name)+" "+w)
+			} else {
+				out = append(out, strings.Repeat(" ", pathW+3)+w)
+			}
+		}
+	}
+	return out
+}
+
+// provenanceWords says where a value came from, in a few words.
+func provenanceWords(p permissions.Provenance) string {
+	switch p.Source {
+	case permissions.ProvenanceUser:
+		return "typed by you"
+	case permissions.ProvenancePlan:
+		return "the hub's plan"
+	case permissions.ProvenanceAllowed:
+		if p.Via != "" {
+			return "shared by you, from " + clean(p.Via)
+		}
+		return "shared by you"
+	case permissions.ProvenanceUnknown:
+		return "a model wrote it"
+	}
+	return "from " + clean(p.Source)
+}
+
+// judgementLines draw the hub's judgement: calm ("✓ …") for a routine
+// request, the warning style with ⚠ for any other.
+func (p *permDialog) judgementLines(th theme, iw int) []string {
+	w := clean(p.req.Warning)
+	if w == "" {
+		return nil
+	}
+	lead, st := "⚠ ", th.warn
+	switch {
+	case p.routine():
+		lead, st = "✓ ", th.dim
+	case dangerous(p.req):
+		st = th.err
+	}
+	var out []string
+	for i, l := range strings.Split(fitWidth(w, max(iw-2, 1)), "\n") {
+		if i == 0 {
+			out = append(out, st.Render(lead+l))
+		} else {
+			out = append(out, st.Render("  "+l))
+		}
+	}
+	return out
+}
+
+// dangerous is a request drawn in red rather than amber: not expected, or
+// not to be undone.
+func dangerous(r permissions.Request) bool {
+	return !r.Expected || r.IsIrreversible() || strings.Contains(r.Warning, "NOT expected")
+}
+
 // layout fits the dialog into room lines of iw cells. The title, the
-// warning and the answers always show; the arguments come next (at least
-// a few lines, with a "more" line when they do not fit), then the apps
-// line, the detail and blank lines as room allows.
+// judgement and the answers always show; the values come next (at least a
+// few lines, with a "more" line when they do not fit), then what the app
+// says, the apps line and the detail as room allows.
 func (p *permDialog) layout(th theme, iw, room int, short bool) dlgLayout {
 	wrap := func(s string, st lipgloss.Style, w int) []string {
 		var out []string
@@ -171,35 +415,23 @@ func (p *permDialog) layout(th theme, iw, room int, short bool) dlgLayout {
 		}
 		return out
 	}
-	title := wrap(p.title(), th.boxTitle, iw)
-	var warn []string
-	if w := clean(p.req.Warning); w != "" {
-		st := th.warn
-		if dangerous(w) {
-			st = th.err
-		}
-		for i, l := range strings.Split(fitWidth(w, max(iw-2, 1)), "\n") {
-			lead := "  "
-			if i == 0 {
-				lead = "⚠ "
-			}
-			warn = append(warn, st.Render(lead+l))
-		}
+	titleSt := th.boxTitle
+	if !p.routine() {
+		titleSt = titleSt.Foreground(th.warnColor(p.req))
 	}
+	title := wrap(p.title(iw), titleSt, iw)
+	warn := p.judgementLines(th, iw)
 	answers := p.answerLines(th, iw, short)
-	var foot []string
-	if !p.armed {
-		foot = []string{th.dim.Render("keys in 0.6s…")}
-	}
+	foot := []string{p.footer(th, iw)}
 	if len(title)+len(warn)+len(answers)+len(foot) > room && len(title) > 1 {
-		title = []string{th.boxTitle.Render(ansi.Truncate(p.title(), iw, "…"))}
+		title = []string{titleSt.Render(ansi.Truncate(p.title(iw), iw, "…"))}
 	}
 	free := room - len(title) - len(warn) - len(answers) - len(foot)
 
-	// The arguments keep at least a few lines; the rest is optional.
-	wrapped := argLines(p.args, iw)
-	total := len(wrapped)
-	least := min(total, 3)
+	// The values keep at least a few lines; the rest is optional.
+	vals := p.valueLines(th, iw)
+	total := len(vals)
+	least := min(total, 4)
 	if total > least {
 		least++ // the "more" line
 	}
@@ -210,13 +442,19 @@ func (p *permDialog) layout(th theme, iw, room int, short bool) dlgLayout {
 		}
 		return nil
 	}
-	who := take(wrap(p.who(), th.dim, iw))
+	var says []string
+	if e := clean(p.req.Explain); e != "" {
+		says = take(wrap(p.req.Subject+" says: "+e, th.thinking, iw))
+		if says == nil && p.req.Kind == permissions.KindCollab {
+			says = take(wrap(p.req.Object+" says: "+e, th.thinking, iw))
+		}
+	}
 	detail := take(wrap(clean(p.req.Detail), lipgloss.NewStyle(), iw))
-	gapArgs := take([]string{""})
+	who := take(wrap(p.who(), th.dim, iw))
 	gapAnswers := take([]string{""})
 
 	// Never cut silently: what does not fit is counted on a "more" line.
-	var args []string
+	var shown []string
 	window := 0
 	if total > 0 && free > 0 {
 		window = total
@@ -224,34 +462,57 @@ func (p *permDialog) layout(th theme, iw, room int, short bool) dlgLayout {
 			window = free - 1
 		}
 		start := max(min(p.scroll, total-window), 0)
-		args = append(args, wrapped[start:start+window]...)
+		shown = append(shown, vals[start:start+window]...)
 		if window < total {
 			var more []string
 			if start > 0 {
 				more = append(more, fmt.Sprintf("↑ %d above", start))
 			}
 			if below := total - start - window; below > 0 {
-				more = append(more, fmt.Sprintf("↓ more: %d lines", below))
+				more = append(more, fmt.Sprintf("↓ %d more", below))
 			}
 			more = append(more, "↑/↓ pgup/pgdn scroll")
-			args = append(args, th.dim.Render(ansi.Truncate(strings.Join(more, " · "), iw, "…")))
+			shown = append(shown, th.dim.Render(ansi.Truncate(strings.Join(more, " · "), iw, "…")))
 		}
 	}
 
 	var lines []string
-	for _, block := range [][]string{title, who, detail, gapArgs, args, warn, gapAnswers, answers, foot} {
+	for _, block := range [][]string{title, who, detail, shown, says, warn, gapAnswers, answers, foot} {
 		lines = append(lines, block...)
 	}
 	return dlgLayout{lines: lines, window: window, total: total}
 }
 
-// argLines wraps the pretty-printed arguments to w cells.
-func argLines(pretty []string, w int) []string {
-	var out []string
-	for _, l := range pretty {
-		out = append(out, strings.Split(fitWidth(l, max(w, 1)), "\n")...)
+// footer says whether the dialog takes answers yet.
+func (p *permDialog) footer(th theme, iw int) string {
+	var s string
+	switch {
+	case p.noting || p.caveat != nil:
+		return ""
+	case !p.armed:
+		s = fmt.Sprintf("typing goes to your message · answers once you stop typing for %.1fs", permGrace.Seconds())
+		return th.dim.Render(ansi.Truncate(s, iw, "…"))
+	case p.chosen != "":
+		s = "enter confirms · any other key takes the choice back"
+	case p.deliberate():
+		s = "answering now: choose, then enter"
+	default:
+		s = "answering now"
 	}
-	return out
+	hasLong := false
+	for _, v := range p.values {
+		if ansi.StringWidth(v.text) > iw {
+			hasLong = true
+		}
+	}
+	if hasLong {
+		if p.expanded {
+			s += " · x shortens long values"
+		} else {
+			s += " · x shows long values whole"
+		}
+	}
+	return th.key.Render(ansi.Truncate(s, iw, "…"))
 }
 
 // answerLines are the keys the dialog answers to, packed into lines (in
@@ -265,21 +526,24 @@ func (p *permDialog) answerLines(th theme, iw int, short bool) []string {
 		head := fmt.Sprintf("note to %s — enter denies with it · esc back", clean(p.req.Subject))
 		return append(strings.Split(fitWidth(head, iw), "\n"), ansi.Truncate(p.note.View(), iw, ""))
 	}
-	type item struct{ k, text string }
+	type item struct {
+		k, text string
+		a       permissions.Answer
+	}
 	var items []item
 	for _, a := range p.req.Options() {
 		switch a {
 		case permissions.AnswerOnce:
-			items = append(items, item{"o", "allow once"})
+			items = append(items, item{"o", "allow once", a})
 		case permissions.AnswerSession:
-			items = append(items, item{"s", "allow for this session"})
+			items = append(items, item{"s", "allow for this session", a})
 		case permissions.AnswerPermanent:
-			items = append(items, item{"p", "allow permanently"})
+			items = append(items, item{"p", "allow permanently", a})
 		case permissions.AnswerDeny:
-			items = append(items, item{"d", "deny"}, item{"n", "deny with a note"})
+			items = append(items, item{"d", "deny", a}, item{"n", "deny with a note", a})
 		}
 	}
-	items = append(items, item{"esc", "deny"})
+	items = append(items, item{"esc", "deny", permissions.AnswerDeny})
 	if short {
 		words := map[string]string{"o": "once", "s": "session", "p": "always", "d": "deny", "n": "note", "esc": "deny"}
 		for i := range items {
@@ -295,6 +559,10 @@ func (p *permDialog) answerLines(th theme, iw int, short bool) []string {
 	for _, it := range items {
 		w := ansi.StringWidth(it.k) + 1 + ansi.StringWidth(it.text)
 		s := keySt.Render(it.k) + " " + textSt.Render(it.text)
+		if p.chosen != "" && it.a == p.chosen && it.k != "esc" && it.k != "n" {
+			s = th.selected.Render("▸ " + it.k + " " + it.text)
+			w += 2
+		}
 		if w > iw {
 			s = ansi.Truncate(s, iw, "…")
 			w = iw

@@ -249,6 +249,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			var cmd tea.Cmd
 			m.perm.note, cmd = m.perm.note.Update(msg)
 			return cmd
+		case m.overlay == overlayPermission && m.perm != nil:
+			return m.typed(msg) // a paste is typing: it goes to the input
 		case m.overlay == overlayManager && m.mgr != nil && m.mgr.filter.typing:
 			return m.mgr.filter.update(msg)
 		case m.overlay == overlayMemory && m.memv != nil && m.memv.filter.typing:
@@ -265,9 +267,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case promptsMsg:
 		return m.onPrompts(msg)
 	case graceMsg:
-		if m.perm != nil && m.perm.id == msg.id {
-			m.perm.armed = true
-		}
+		m.onGrace(msg)
 	case turnMsg:
 		return m.onTurn(msg)
 	case pullMsg:
@@ -371,7 +371,7 @@ func (m Model) View() tea.View {
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "bulkhead"
-	if m.overlay == overlayNone {
+	if m.overlay == overlayNone || m.overlay == overlayPermission && m.perm != nil && !m.perm.noting && !m.screenFull() {
 		if c := m.input.cursor(); c != nil {
 			c.Position.Y += 2 + m.convHeight()
 			v.Cursor = c
@@ -388,7 +388,18 @@ func (m Model) parts() ([]string, string) {
 	if !full {
 		top = strings.Join([]string{m.header(), m.chat.vp.View(), m.rule(), m.input.view()}, "\n")
 	}
-	if m.overlay != overlayNone && !m.overlay.full() {
+	switch {
+	case m.overlay == overlayPermission && !full:
+		// The dialog covers the chat, never the input box: typing while it
+		// waits shows where it goes.
+		h := m.dialogHeight()
+		lines := strings.Split(top, "\n")
+		if len(lines) > h {
+			top = overlayOn(strings.Join(lines[:h], "\n"), m.dialog(), m.width, h) + "\n" + strings.Join(lines[h:], "\n")
+		} else {
+			top = overlayOn(top, m.dialog(), m.width, m.height-1)
+		}
+	case m.overlay != overlayNone && !m.overlay.full():
 		top = overlayOn(top, m.dialog(), m.width, m.height-1)
 	}
 	bar := m.bar
@@ -410,6 +421,9 @@ func (m Model) dialog() string {
 		}
 	case overlayPermission:
 		if m.perm != nil {
+			if !m.screenFull() {
+				h = m.dialogHeight()
+			}
 			return m.perm.view(m.th, m.width, h)
 		}
 	}

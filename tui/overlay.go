@@ -33,6 +33,11 @@ func dialogWidth(width int) int { return min(width, 72) }
 // box frames lines as a dialog no wider than width and no taller than
 // height; lines too wide are wrapped, lines too many are cut.
 func box(th theme, lines []string, width, height int) string {
+	return boxWith(th.box, lines, width, height)
+}
+
+// boxWith is box in a frame style of its own (a warning's colour).
+func boxWith(frame lipgloss.Style, lines []string, width, height int) string {
 	inner := max(width-4, 1)
 	body := strings.Split(fitWidth(strings.Join(lines, "\n"), inner), "\n")
 	if limit := max(height-2, 1); len(body) > limit {
@@ -43,7 +48,7 @@ func box(th theme, lines []string, width, height int) string {
 			body[i] = l + strings.Repeat(" ", pad)
 		}
 	}
-	return th.box.Render(strings.Join(body, "\n"))
+	return frame.Render(strings.Join(body, "\n"))
 }
 
 // overlayOn draws dialog centred on top of base, an area width by height.

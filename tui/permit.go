@@ -5,20 +5,26 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
-// permGrace is how long a new dialog ignores its keys, so that typing in
-// the chat cannot answer it.
-const permGrace = 600 * time.Millisecond
+// permGrace is how long the user must stop typing before a dialog takes
+// answers: every keystroke while it waits goes to the input box and starts
+// the wait again, so typing in the chat cannot answer it.
+const permGrace = 800 * time.Millisecond
 
 // bell rings the terminal's bell: a dialog wants an answer.
 const bell = "\a"
 
-// graceMsg ends the grace period of dialog id.
-type graceMsg struct{ id uint64 }
+// graceMsg ends the grace wait gen of dialog id (a later keystroke
+// started a newer one, and this one is void).
+type graceMsg struct {
+	id  uint64
+	gen int
+}
 
 // onPrompts takes the Prompter's queue in: a request that left it (its
 // turn was cancelled) closes its dialog, and when no dialog shows the
@@ -52,19 +58,54 @@ func (m *Model) onPrompts(msg promptsMsg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// openPerm shows request a over whatever is on screen, rings the bell and
-// starts the grace period.
+// openPerm shows request a over whatever is on screen and starts the
+// grace wait; a request that is not routine rings the bell.
 func (m *Model) openPerm(a pendingAsk) tea.Cmd {
 	if m.overlay != overlayPermission {
 		m.under = m.overlay
 	}
 	m.overlay = overlayPermission
 	m.perm = newPermDialog(a, m.th)
-	cmds := []tea.Cmd{tea.Raw(bell)}
-	if m.after != nil {
-		cmds = append(cmds, m.after(permGrace, graceMsg{id: a.id}))
+	var cmds []tea.Cmd
+	if !m.perm.routine() {
+		cmds = append(cmds, tea.Raw(bell))
 	}
+	cmds = append(cmds, m.graceWait())
 	return tea.Batch(cmds...)
+}
+
+// graceWait starts the dialog's grace wait afresh: it takes answers only
+// once permGrace has passed without a keystroke.
+func (m *Model) graceWait() tea.Cmd {
+	p := m.perm
+	p.gen++
+	p.armed = false
+	if m.after == nil {
+		return nil
+	}
+	return m.after(permGrace, graceMsg{id: p.id, gen: p.gen})
+}
+
+// onGrace arms the dialog whose current wait ended.
+func (m *Model) onGrace(msg graceMsg) {
+	if p := m.perm; p != nil && p.id == msg.id && p.gen == msg.gen {
+		p.armed = true
+	}
+}
+
+// typed sends a key (or a paste) meant for the input box there, and
+// starts the dialog's grace wait again: the user is typing, not answering.
+func (m *Model) typed(msg tea.Msg) tea.Cmd {
+	p := m.perm
+	p.chosen = ""
+	p.caveat = nil
+	var cmd tea.Cmd
+	if k, ok := msg.(tea.KeyPressMsg); ok && key.Matches(k, m.keys.Send) {
+		cmd = m.send() // a turn runs: the text stays, with a notice
+	} else {
+		cmd = m.input.update(msg)
+	}
+	return tea.Batch(cmd, m.graceWait())
 }
 
 // closePerm puts back the overlay the dialog covered.
@@ -123,10 +164,14 @@ func (m *Model) answerPerm(d permissions.Decision) tea.Cmd {
 	return nil
 }
 
-// permKey drives the dialog: ↑/↓/pgup/pgdn scroll the arguments at any
-// time; the answers only once the grace period is over. A key for an
-// answer the request does not offer does nothing. s and p open the caveat
-// step (caveats.go), where the grant's limits are chosen before it is saved.
+// permKey drives the dialog. ↑/↓/pgup/pgdn scroll its values at any
+// time. Until it is armed (the user has stopped typing for permGrace),
+// every other key goes to the input box and starts the wait again. Armed,
+// it answers: o allows once, s and p open the caveat step (caveats.go), d
+// and esc deny, n denies with a note, x shows long values whole. A request
+// that is not routine takes an allow as a choice, confirmed by enter; any
+// other key takes the choice back. A key that answers nothing (a letter of
+// a sentence) goes to the input box and disarms the dialog again.
 func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 	p := m.perm
 	if p == nil {
@@ -147,10 +192,7 @@ func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 		p.note, cmd = p.note.Update(msg)
 		return cmd
 	}
-	if p.caveat != nil && s != "pgup" && s != "pgdown" {
-		return m.caveatKey(s)
-	}
-	h := m.height - 1
+	h := m.dialogHeight()
 	switch s {
 	case "up":
 		p.scrollBy(m.th, -1, m.width, h)
@@ -166,21 +208,41 @@ func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if !p.armed {
-		return nil
+		return m.typed(msg)
+	}
+	if p.caveat != nil {
+		if cmd, ok := m.caveatKey(s); ok {
+			return cmd
+		}
+		return m.typed(msg)
+	}
+	if p.chosen != "" {
+		if s == "enter" {
+			return m.answerPerm(permissions.Decision{Answer: p.chosen})
+		}
+		p.chosen = ""
+		if s == "esc" {
+			return nil
+		}
 	}
 	// s and p save a grant: its limits are chosen first (caveats.go).
 	limit := func(a permissions.Answer) tea.Cmd {
 		if p.offered(a) {
 			p.caveat = newCaveatStep(a, p.req)
+			return nil
 		}
-		return nil
+		return m.typed(msg)
 	}
 	switch s {
 	case "o":
-		if p.offered(permissions.AnswerOnce) {
-			return m.answerPerm(permissions.Decision{Answer: permissions.AnswerOnce})
+		if !p.offered(permissions.AnswerOnce) {
+			return m.typed(msg)
 		}
-		return nil
+		if p.deliberate() {
+			p.chosen = permissions.AnswerOnce
+			return nil
+		}
+		return m.answerPerm(permissions.Decision{Answer: permissions.AnswerOnce})
 	case "s":
 		return limit(permissions.AnswerSession)
 	case "p":
@@ -192,8 +254,19 @@ func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 		p.note.Reset()
 		p.note.SetWidth(max(dialogWidth(m.width)-4-3, 1))
 		return p.note.Focus()
+	case "x":
+		p.expanded = !p.expanded
+		p.scroll = 0
+		return nil
 	}
-	return nil
+	return m.typed(msg)
+}
+
+// dialogHeight is the room a permission dialog has: the chat area above
+// the input box, which stays in view so that typing can be seen going
+// there.
+func (m Model) dialogHeight() int {
+	return max(m.height-1-1-m.input.ta.Height(), 3)
 }
 
 // permWheel scrolls the arguments with the mouse wheel.
@@ -203,8 +276,8 @@ func (m *Model) permWheel(msg tea.MouseWheelMsg) {
 	}
 	switch msg.Button {
 	case tea.MouseWheelUp:
-		m.perm.scrollBy(m.th, -1, m.width, m.height-1)
+		m.perm.scrollBy(m.th, -1, m.width, m.dialogHeight())
 	case tea.MouseWheelDown:
-		m.perm.scrollBy(m.th, 1, m.width, m.height-1)
+		m.perm.scrollBy(m.th, 1, m.width, m.dialogHeight())
 	}
 }

@@ -360,6 +360,16 @@ func fitLines(lines []string, width, n int) []string {
 // screenView draws the full screen open, if any — the permission manager,
 // the apps or the memory screen — also while a permission dialog covers
 // it.
+// screenFull reports whether a full screen is up (under a permission
+// dialog, too).
+func (m Model) screenFull() bool {
+	o := m.overlay
+	if o == overlayPermission {
+		o = m.under
+	}
+	return o.full()
+}
+
 func (m Model) screenView() (string, bool) {
 	o := m.overlay
 	if o == overlayPermission {

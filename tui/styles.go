@@ -1,8 +1,12 @@
 package tui
 
 import (
+	"image/color"
+
 	"charm.land/bubbles/v2/textarea"
 	"charm.land/lipgloss/v2"
+
+	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
 // theme is every style the UI draws with, for one background. It is
@@ -76,6 +80,15 @@ func newTheme(dark bool) theme {
 		selected:  lipgloss.NewStyle().Foreground(fg).Background(selectBg).Bold(true),
 		key:       lipgloss.NewStyle().Foreground(accent).Bold(true),
 	}
+}
+
+// warnColor is the colour of a risky dialog: red when the request is not
+// expected or cannot be undone, amber for the other concerns.
+func (t theme) warnColor(r permissions.Request) color.Color {
+	if dangerous(r) {
+		return t.err.GetForeground()
+	}
+	return t.warn.GetForeground()
 }
 
 // statusOK and statusDown colour the Ollama segment of the status bar.

@@ -6,49 +6,23 @@ import (
 	"strings"
 )
 
-// keyNames are the argument names that decide what a call does to the
-// world when a function does not name its key arguments itself: who
-// receives, where it writes, what runs, how much, on what.
-var keyNames = []string{
-	"to", "cc", "bcc", "recipient", "recipients", "email", "address", "phone", "number",
-	"path", "file", "filename", "dir", "directory", "dest", "destination", "target", "source", "src",
-	"url", "uri", "host", "domain", "endpoint",
-	"command", "cmd", "script", "code", "program", "args", "argv",
-	"amount", "sum", "price", "total", "currency", "account", "iban", "payee", "card",
-	"id", "ids", "user", "username", "query",
-}
-
-// freeTextNames are arguments that carry prose, not a decision.
-var freeTextNames = []string{"body", "content", "text", "message", "subject", "title", "description", "notes", "note", "comment", "summary", "prompt", "reason"}
+// proseNames are arguments that carry prose, not a decision.
+var proseNames = []string{"body", "content", "text", "message", "subject", "title", "description", "notes", "note", "comment", "summary", "prompt", "reason", "memo"}
 
 // KeyArgs names the decisive arguments of a function with params schema
-// params: those the function declares (key), else the top-level
-// properties whose names are in the hub's list of decisive names
-// (recipients, paths, commands, amounts, targets, ids), else every
-// top-level property that is not prose (body, content, subject, ...).
+// params: every top-level property that is not prose (body, content,
+// subject, ...), plus those the function declares (declared can only add:
+// an app cannot make one of its arguments less decisive).
 func KeyArgs(declared []string, params json.RawMessage) []string {
-	if len(declared) > 0 {
-		return slices.Clone(declared)
-	}
 	var s struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
 	_ = json.Unmarshal(params, &s)
-	var out, all []string
+	out := slices.Clone(declared)
 	for name := range s.Properties {
-		n := strings.ToLower(name)
-		if !slices.Contains(freeTextNames, n) {
-			all = append(all, name)
+		if !slices.Contains(proseNames, strings.ToLower(name)) && !slices.Contains(out, name) {
+			out = append(out, name)
 		}
-		for _, k := range keyNames {
-			if n == k || strings.HasSuffix(n, "_"+k) || strings.HasPrefix(n, k+"_") {
-				out = append(out, name)
-				break
-			}
-		}
-	}
-	if len(out) == 0 {
-		out = all
 	}
 	slices.Sort(out)
 	return out

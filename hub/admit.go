@@ -42,11 +42,14 @@ func (o *Operator) gatherShare(tr *turnRun, s Step, done map[string]StepResult) 
 			continue
 		}
 		sh.add(r.Functionality, r.Value)
+		// A result carries its app's labels and those of whatever the step
+		// received: labels are never lost by passing through a step.
 		sh.labels = append(sh.labels, o.labelsOf(r.App, r.Functionality)...)
+		sh.labels = append(sh.labels, tr.receivedLabels(r.Step)...)
 		src := r.App + "." + o.mappedFunction(r.App, r.Functionality)
 		from = append(from, fmt.Sprintf("%s (step %s)", src, d))
 		sh.sources[src] = r.Value
-		for _, p := range tr.ledger.trace(quote(map[string]json.RawMessage{r.Functionality: r.Value}), nil) {
+		for _, p := range tr.ledger.trace(quote(map[string]json.RawMessage{r.Functionality: r.Value}), nil, s.App, nil) {
 			if !p.Trusted() {
 				p.Source = src
 			}
@@ -88,7 +91,7 @@ func (o *Operator) execRequest(tr *turnRun, s Step, query string) permissions.Re
 	r := permissions.Request{Kind: permissions.KindExec, Subject: "hub", Object: s.App, Function: s.Functionality, Args: args,
 		Detail: fmt.Sprintf("Run %s for step %s (%s)", s.App, s.ID, s.Functionality)}
 	assessment{expected: true, why: fmt.Sprintf("step %s uses %s", s.ID, s.Functionality),
-		provenance: tr.ledger.trace(args, nil)}.apply(&r)
+		provenance: tr.ledger.trace(args, nil, s.App, nil)}.apply(&r)
 	return r
 }
 
@@ -143,7 +146,7 @@ func (o *Operator) admit(ctx context.Context, tr *turnRun, s Step, query string,
 				return nil, refusal(s.App+" to run with that data", d.Note)
 			}
 			tr.allowRun(s.App)
-			o.shared(tr, sh)
+			o.shared(tr, s, sh)
 			return sh.data, nil
 		}
 	}
@@ -155,15 +158,17 @@ func (o *Operator) admit(ctx context.Context, tr *turnRun, s Step, query string,
 	if err != nil || !d.Allowed {
 		return nil, nil
 	}
-	o.shared(tr, sh)
+	o.shared(tr, s, sh)
 	return sh.data, nil
 }
 
-// shared records in the ledger what the user let flow.
-func (o *Operator) shared(tr *turnRun, sh *share) {
+// shared records in the ledger what the user let flow to s's app, and the
+// labels the step now holds.
+func (o *Operator) shared(tr *turnRun, s Step, sh *share) {
 	for via, v := range sh.sources {
-		tr.ledger.allowed(via, v)
+		tr.ledger.allowed(s.App, via, v)
 	}
+	tr.received(s.ID, sh.labels)
 }
 
 func refusal(what, note string) error {

@@ -183,7 +183,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 				return finish("", memory.StatusError, err)
 			}
 			for _, h := range in.History {
-				tr.ledger.user(h.Query) // the user's own earlier words
+				tr.ledger.user(scopeHistory, h.Query) // the user's own earlier words
 			}
 		}
 		if !rs.private {
@@ -209,7 +209,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	}
 	tr.plan = plan
 	for _, s := range plan.Steps {
-		tr.ledger.plan(s.Query)
+		tr.ledger.plan(s.ID, s.Query)
 	}
 	meta.Plan = &plan
 	emit(Event{Kind: EventPlan, Chat: chat, Turn: it.Seq, Plan: &plan})

@@ -159,7 +159,7 @@ func (o *Operator) gatherFacts(tr *turnRun, s Step, sh *share) []string {
 		sh.add(name, quote(e.Value))
 		names = append(names, name)
 		sh.labels = append(sh.labels, e.Labels...)
-		src := entitySource(e.Source)
+		src := o.entitySource(e.Source)
 		sh.prov = append(sh.prov, permissions.Provenance{Path: name, Source: src})
 		if src != permissions.ProvenanceUser {
 			sh.sources[src] = mergeData(sh.sources[src], quote(map[string]string{name: e.Value}))
@@ -169,8 +169,9 @@ func (o *Operator) gatherFacts(tr *turnRun, s Step, sh *share) []string {
 }
 
 // entitySource is the provenance of a hub entity: the user's own words,
-// or the app whose result it was ("metro_hail (ride.estimate_fare)").
-func entitySource(src string) string {
+// or the app and function whose result it was (stored as
+// "metro_hail (ride.estimate_fare)", named "metro_hail.estimate_fare").
+func (o *Operator) entitySource(src string) string {
 	if src == "user" {
 		return permissions.ProvenanceUser
 	}
@@ -178,7 +179,7 @@ func entitySource(src string) string {
 	if !ok {
 		return src
 	}
-	return app + "." + strings.TrimSuffix(fn, ")")
+	return app + "." + o.mappedFunction(app, strings.TrimSuffix(fn, ")"))
 }
 
 // mergeData joins two JSON objects of shared data (either may be nil).

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
@@ -50,10 +51,12 @@ type exchange struct {
 // expectCall judges a call of the gate's app's function fn with args in
 // the step the context names: expected when the step is the app's, fn is
 // the function its functionality maps to, it is the step's first call of
-// fn, and every decisive argument came from the user (typed, planned, or
-// shared with their permission). why says what the plan expects, or why
-// this call is not it.
-func (g *gate) expectCall(ctx context.Context, tr *turnRun, fn apps.Function, prov []permissions.Provenance) (bool, string) {
+// fn, every decisive argument is the user's own for this step (typedFor;
+// a boolean left at its default), and — for a call that writes or cannot
+// be undone — no other argument carries an address, a URL or a path the
+// user did not type. why says what the plan expects, or why this call is
+// not it.
+func (g *gate) expectCall(ctx context.Context, tr *turnRun, fn apps.Function, args json.RawMessage) (bool, string) {
 	if tr == nil {
 		return false, "no request is running"
 	}
@@ -72,12 +75,87 @@ func (g *gate) expectCall(ctx context.Context, tr *turnRun, fn apps.Function, pr
 	if n := tr.count("call", s.ID, fn.Name); n > 1 {
 		return false, fmt.Sprintf("call %d of %s in step %s, which expects one", n, fn.Name, s.ID)
 	}
-	for _, p := range prov {
-		if p.Key && !p.Trusted() {
-			return false, fmt.Sprintf("%s came %s", pathName(p.Path), describeSource(p))
+	if why := tr.keysNotTyped(args, fn.KeyArgs(), fn.Params, s.ID, g.app, fn.Effect == apps.EffectRead); why != "" {
+		return false, why
+	}
+	if fn.Effect != apps.EffectRead {
+		if why := tr.carriesUntyped(args, fn.KeyArgs(), g.app); why != "" {
+			return false, why
 		}
 	}
 	return true, fmt.Sprintf("step %s, one call of %s", s.ID, fn.Name)
+}
+
+// keysNotTyped says why the decisive values of args are not the user's
+// own for step ("" when they are): each string and number must be held
+// whole by the user's words or the plan's text for that step (a value
+// typed for another step of the plan does not count) — or, for a call
+// that only reads, be a whole field of data the user let flow to the app
+// (looking up what an earlier step found); each boolean or null must be
+// the function's default (false or null when it declares none). A call
+// that writes or cannot be undone never takes a decisive value from data:
+// the data would be choosing where things go.
+func (t *turnRun) keysNotTyped(args json.RawMessage, keys []string, params json.RawMessage, step, app string, read bool) string {
+	var v map[string]any
+	if json.Unmarshal(args, &v) != nil {
+		return ""
+	}
+	single := len(t.plan.Steps) == 1
+	defaults := schemaDefaults(params)
+	var why string
+	for _, k := range keys {
+		x, ok := v[k]
+		if !ok || why != "" {
+			continue
+		}
+		walkLeaves(x, k, func(path, _ string, leaf any) {
+			if why != "" {
+				return
+			}
+			switch leaf.(type) {
+			case bool, nil:
+				d, has := defaults[k]
+				if has && path == k && jsonEqual(d, leaf) || !has && (leaf == nil || leaf == false) {
+					return
+				}
+				why = fmt.Sprintf("%s is %v, which you did not ask for", path, leaf)
+			default:
+				if t.ledger.typedFor(leaf, step, single) {
+					return
+				}
+				if src, _ := t.ledger.sourceOf(leaf, app); read && src == permissions.ProvenanceAllowed {
+					return
+				}
+				if t.ledger.typedAnywhere(leaf) {
+					why = fmt.Sprintf("%s is a value you typed for another step", path)
+					return
+				}
+				src, via := t.ledger.sourceOf(leaf, app)
+				why = fmt.Sprintf("%s came %s", path, describeSource(permissions.Provenance{Source: src, Via: via}))
+			}
+		})
+	}
+	return why
+}
+
+// carriesUntyped says which argument besides the decisive ones carries an
+// address, a URL or a path the user did not type ("" when none does).
+func (t *turnRun) carriesUntyped(args json.RawMessage, keys []string, app string) string {
+	var v map[string]any
+	if json.Unmarshal(args, &v) != nil {
+		return ""
+	}
+	var why string
+	walkLeaves(v, "", func(path, top string, leaf any) {
+		s, ok := leaf.(string)
+		if !ok || why != "" || containsString(keys, top) {
+			return
+		}
+		if atoms := t.ledger.untypedAtoms(s, app); len(atoms) > 0 {
+			why = fmt.Sprintf("%s carries %s, which you did not type", path, strings.Join(atoms, ", "))
+		}
+	})
+	return why
 }
 
 // Authorize applies the effect rules to a call of the spoke's own app:
@@ -88,23 +166,23 @@ func (g *gate) expectCall(ctx context.Context, tr *turnRun, fn apps.Function, pr
 func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMessage) (spokes.Verdict, error) {
 	tr := g.o.turn(g.chat)
 	if x, ok := ctx.Value(exchangeKey{}).(exchange); ok && x.target == g.app && x.function == fn.Name && bytes.Equal(x.args, args) {
-		return spokes.Verdict{Allowed: true}, nil
+		return spokes.Verdict{Allowed: true, Expected: true}, nil
 	}
 	var prov []permissions.Provenance
 	if tr != nil {
-		prov = tr.ledger.trace(args, fn.KeyArgs())
+		prov = tr.ledger.trace(args, fn.KeyArgs(), g.app, fn.Params)
 	}
-	exp, why := g.expectCall(ctx, tr, fn, prov)
+	exp, why := g.expectCall(ctx, tr, fn, args)
 	a := assessment{expected: exp, why: why, instructions: instructionLike(string(args)), provenance: prov}
 	switch fn.Effect {
 	case apps.EffectRead:
 		if !exp {
 			g.o.note(tr, "off-plan read", g.app, fmt.Sprintf("%s.%s(%s): %s", g.app, fn.Name, clip(string(args), 300), why))
 		}
-		return spokes.Verdict{Allowed: true}, nil
+		return spokes.Verdict{Allowed: true, Expected: exp}, nil
 	case apps.EffectWrite:
 		if exp && len(a.concerns()) == 0 {
-			return spokes.Verdict{Allowed: true}, nil
+			return spokes.Verdict{Allowed: true, Expected: true}, nil
 		}
 		r := permissions.Request{
 			Kind: permissions.KindExec, Subject: g.app, Object: g.app, Function: fn.Name, Args: args,
@@ -130,15 +208,20 @@ func (g *gate) decide(ctx context.Context, tr *turnRun, r permissions.Request) (
 	if err != nil {
 		return spokes.Verdict{}, err
 	}
-	return spokes.Verdict{Allowed: d.Allowed, Note: d.Note}, nil
+	return spokes.Verdict{Allowed: d.Allowed, Note: d.Note, Expected: r.Expected}, nil
 }
 
 // expectRequest judges an ISC request of the gate's app for
-// functionality fn: expected when the plan routes fn to the requesting
-// app's step (the step depends on a step of fn, served by target), it is
-// the step's first request for fn, and every decisive argument came from
-// the user.
-func (g *gate) expectRequest(ctx context.Context, tr *turnRun, fn, target string, prov []permissions.Provenance) (bool, string) {
+// functionality fn: expected only for a functionality that reads, when
+// the plan routes fn to the requesting app's step (the step depends on a
+// step of fn, served by target), it is the step's first request for fn,
+// and every decisive argument is the user's own for the step. A request
+// that writes or cannot be undone is never what the plan expected of an
+// app: the plan runs those as steps of their own.
+func (g *gate) expectRequest(ctx context.Context, tr *turnRun, fn, target string, args json.RawMessage, entry apps.Functionality) (bool, string) {
+	if eff := g.o.effectOf(target, fn); eff != apps.EffectRead {
+		return false, fmt.Sprintf("%s asks another app to do what %s (%s): the plan runs such work as a step of its own", g.app, fn, eff)
+	}
 	s, ok := tr.plan.step(stepOf(ctx))
 	if !ok || s.App != g.app {
 		return false, fmt.Sprintf("no step of the plan runs %s here", g.app)
@@ -155,10 +238,8 @@ func (g *gate) expectRequest(ctx context.Context, tr *turnRun, fn, target string
 	if n := tr.count("isc", s.ID, fn); n > 1 {
 		return false, fmt.Sprintf("request %d for %s in step %s, which expects one", n, fn, s.ID)
 	}
-	for _, p := range prov {
-		if p.Key && !p.Trusted() {
-			return false, fmt.Sprintf("%s came %s", pathName(p.Path), describeSource(p))
-		}
+	if why := tr.keysNotTyped(args, entry.KeyArgs(), entry.Request, s.ID, g.app, true); why != "" {
+		return false, why
 	}
 	return true, fmt.Sprintf("step %s gets %s from %s", s.ID, fn, target)
 }
@@ -202,17 +283,19 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 		return nil, fmt.Errorf("the request for %s was dropped: %v", functionality, err)
 	}
 	args = apps.Project(entry.Request, args)
-	prov := tr.ledger.trace(args, entry.KeyArgs())
+	prov := tr.ledger.trace(args, entry.KeyArgs(), g.app, entry.Request)
+	step := stepOf(ctx)
+	carried := append(slices.Clone(o.mustApp(g.app).Manifest().Labels), tr.receivedLabels(step)...)
 	var target string
 	var expected bool
 	for _, c := range cands {
-		exp, why := g.expectRequest(ctx, tr, functionality, c, prov)
+		exp, why := g.expectRequest(ctx, tr, functionality, c, args, entry)
 		if len(cands) > 1 {
 			exp, why = false, fmt.Sprintf("%s asked for %s, which %d apps offer (%s): the plan did not choose one", g.app, functionality, len(cands), strings.Join(cands, ", "))
 		}
 		a := assessment{expected: exp, why: why, instructions: instructionLike(string(args)), provenance: prov,
 			irreversible: o.effectOf(c, functionality) == apps.EffectIrreversible,
-			carried:      o.mustApp(g.app).Manifest().Labels, receiver: c}
+			carried:      carried, receiver: c}
 		a.labels = uncleared(a.carried, o.clearance(c))
 		detail := fmt.Sprintf("%s asks %s for %s", g.app, c, functionality)
 		if len(cands) > 1 {
@@ -262,7 +345,7 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 	tr.ledger.app(target+"."+fnName, out)
 	ra := assessment{expected: expected, instructions: instructionLike(string(out)),
 		carried: o.labelsOf(target, functionality), receiver: g.app,
-		provenance: tr.ledger.trace(out, nil)}
+		provenance: tr.ledger.trace(out, nil, g.app, nil)}
 	ra.labels = uncleared(ra.carried, o.clearance(g.app))
 	if expected {
 		ra.why = fmt.Sprintf("the answer to the request the plan expected")
@@ -279,7 +362,8 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 	if !d.Allowed {
 		return nil, denied("the user did not allow the answer to be passed back", d.Note)
 	}
-	tr.ledger.allowed(target+"."+fnName, out)
+	tr.ledger.allowed(g.app, target+"."+fnName, out)
+	tr.received(step, ra.carried)
 	return out, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,27 +15,46 @@ import (
 )
 
 // ledger is what the hub knows, during one turn, of where values came
-// from: the user's words, what the hub's planner wrote (it reads only the
-// user's words), values the user let flow across a bulkhead (data and
-// collab answers), and everything an app authored (its outputs, its
-// errors, its description, its memory of earlier turns). Consequential
-// requests are traced against it value by value (trace), so a dialog can
-// say, truthfully, where each value came from. It is safe for concurrent
-// use: spokes of one turn record into it at once.
+// from: the user's words (this request, and the chat's earlier ones), what
+// the hub's planner wrote for each step (it reads only the user's words),
+// values the user let flow to an app (data and collab answers), and
+// everything an app authored (its outputs, its errors, its description,
+// its memory of earlier turns). Consequential requests are traced against
+// it value by value (trace), so a dialog can say, truthfully, where each
+// value came from; typedFor says whether a decisive value is the user's
+// own for the step at hand. It is safe for concurrent use: spokes of one
+// turn record into it at once.
+//
+// Values are matched whole: a string is held by an origin when one of its
+// texts contains it between value boundaries ("b@example.com" is not in
+// "bob@example.com"); addresses and URLs compare case-insensitively only
+// where case does not matter (an address, a URL's scheme and host), every
+// other text exactly; a JSON number matches a number that stands as a
+// whole token of a text ("2024" is not in "2024-05-12"), a string never
+// matches numerically ("020" is not "20"). A value no origin holds whole
+// is composed: it is attributed to an app whose text it embeds, else
+// unknown — never to the user.
 type ledger struct {
 	mu      sync.Mutex
 	origins []*origin
 	size    int // bytes of text held, bounded by maxLedger
 }
 
-// origin is one source of values: its texts (normalised) and the numbers
-// in them.
+// origin is one source of values.
 type origin struct {
 	source string // permissions.Provenance* or "<app>.<function>" / "<app>"
 	via    string // for allowed values: where they came from before
 	rank   int    // match order: user, plan, allowed, apps
-	texts  []string
-	nums   map[string]bool
+	// scope narrows where the origin counts: for the user, "query" (this
+	// request) or "history"; for the plan, the step id; for allowed
+	// values, the app they were allowed to.
+	scope string
+	texts []string
+	atoms map[string]bool // addresses, URLs and paths in the texts, normalised
+	nums  map[string]bool // numbers standing as whole tokens (or whole JSON numbers)
+	// wholeOnly: only whole fields count (allowed data: a value found
+	// inside one of its texts is the data's choice, not the user's).
+	wholeOnly bool
 }
 
 // Ranks of origins: a value found in several is attributed to the most
@@ -49,39 +67,63 @@ const (
 	rankApp
 )
 
+// Scopes of the user's words.
+const (
+	scopeQuery   = "query"
+	scopeHistory = "history"
+)
+
 // maxLedger bounds the text one turn's ledger holds; what comes after is
 // not traced (its values read as unknown, which only adds warnings).
 const maxLedger = 4 << 20
 
 func newLedger() *ledger { return &ledger{} }
 
-// user records the user's own words.
-func (l *ledger) user(text string) { l.add(permissions.ProvenanceUser, "", rankUser, text) }
+// user records the user's own words: this request (scopeQuery) or an
+// earlier one of the chat (scopeHistory).
+func (l *ledger) user(scope, text string) {
+	l.add(permissions.ProvenanceUser, "", scope, rankUser, text)
+}
 
 // plan records what the hub's planner wrote for a step.
-func (l *ledger) plan(text string) { l.add(permissions.ProvenancePlan, "", rankPlan, text) }
+func (l *ledger) plan(step, text string) {
+	l.add(permissions.ProvenancePlan, "", step, rankPlan, text)
+}
 
-// allowed records values the user let flow (a data or collab answer);
-// via is where they came from ("<app>.<function>"). What the user allowed
-// is data, not directions: a value that is a whole typed field of it (a
-// contact's address, a fare) is "allowed", but one found only inside a
-// longer text of it (an address in a document's body) is attributed to
-// via — the data chose it, not the user.
-func (l *ledger) allowed(via string, value json.RawMessage) {
-	l.add(permissions.ProvenanceAllowed, via, rankAllowed, leafTexts(value)...)
-	l.add(via, "", rankApp, leafTexts(value)...)
+// allowed records values the user let flow to app (a data or collab
+// answer); via is where they came from ("<app>.<function>"). They count
+// as allowed only for that app; for anyone else, and inside their texts,
+// they are via's.
+func (l *ledger) allowed(app, via string, value json.RawMessage) {
+	texts, nums := leafValues(value)
+	l.addValues(permissions.ProvenanceAllowed, via, app, rankAllowed, texts, nums)
+	l.addValues(via, "", "", rankApp, texts, nums)
 }
 
 // app records what an app authored: a call's output (source
-// "<app>.<function>") or text outside a call ("<app>").
+// "<app>.<function>").
 func (l *ledger) app(source string, value json.RawMessage) {
-	l.add(source, "", rankApp, leafTexts(value)...)
+	texts, nums := leafValues(value)
+	l.addValues(source, "", "", rankApp, texts, nums)
 }
 
-// appText records app-authored text that is not JSON.
-func (l *ledger) appText(source, text string) { l.add(source, "", rankApp, text) }
+// appText records app-authored text that is not JSON: an error, a
+// description, a summary.
+func (l *ledger) appText(source, text string) {
+	l.add(source, "", "", rankApp, text)
+	if strings.Contains(text, `\`) {
+		// A model reads JSON escapes in it as the characters they stand for.
+		if u := unescapeJSON(text); u != text {
+			l.add(source, "", "", rankApp, u)
+		}
+	}
+}
 
-func (l *ledger) add(source, via string, rank int, texts ...string) {
+func (l *ledger) add(source, via, scope string, rank int, texts ...string) {
+	l.addValues(source, via, scope, rank, texts, nil)
+}
+
+func (l *ledger) addValues(source, via, scope string, rank int, texts []string, nums []string) {
 	if l == nil {
 		return
 	}
@@ -89,61 +131,221 @@ func (l *ledger) add(source, via string, rank int, texts ...string) {
 	defer l.mu.Unlock()
 	var o *origin
 	for _, x := range l.origins {
-		if x.source == source && x.via == via {
+		if x.source == source && x.via == via && x.scope == scope {
 			o = x
 			break
 		}
 	}
 	if o == nil {
-		o = &origin{source: source, via: via, rank: rank, nums: map[string]bool{}}
+		o = &origin{source: source, via: via, scope: scope, rank: rank, atoms: map[string]bool{}, nums: map[string]bool{}, wholeOnly: rank == rankAllowed}
 		l.origins = append(l.origins, o)
 		sort.SliceStable(l.origins, func(i, j int) bool { return l.origins[i].rank < l.origins[j].rank })
 	}
+	for _, n := range nums {
+		o.nums[n] = true
+	}
 	for _, t := range texts {
-		n := normValue(t)
+		n := normSpace(t)
 		if n == "" || l.size+len(n) > maxLedger {
 			continue
 		}
 		l.size += len(n)
 		o.texts = append(o.texts, n)
-		if rank == rankAllowed {
-			if num, ok := numberValue(n); ok {
-				o.nums[num] = true // a whole numeric field
-			}
+		if k, ok := atomKey(n); ok {
+			o.atoms[k] = true // the whole text is an address, a URL or a path
+		}
+		if o.wholeOnly {
 			continue
 		}
-		for _, num := range numbersIn(n) {
+		for _, a := range reAtom.FindAllString(n, 64) {
+			if k, ok := atomKey(a); ok {
+				o.atoms[k] = true
+			}
+		}
+		for _, num := range tokenNumbers(n) {
 			o.nums[num] = true
 		}
 	}
 }
 
-// maxTraced bounds the values one request's provenance lists.
+// holds reports whether o holds leaf (a string or a float64) whole.
+func (o *origin) holds(leaf any) bool {
+	switch t := leaf.(type) {
+	case float64:
+		return o.nums[canonNumber(t)]
+	case string:
+		n := normValue(t)
+		if n == "" {
+			return false
+		}
+		if k, ok := atomKey(n); ok {
+			return o.atoms[k]
+		}
+		for _, text := range o.texts {
+			if text == n || !o.wholeOnly && containsValue(text, n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// embedded reports whether a composed value n carries text of o: a whole
+// text of 16 or more characters, or one of its addresses, URLs or paths.
+func (o *origin) embedded(n string) bool {
+	for _, text := range o.texts {
+		if len(text) >= 16 && strings.Contains(n, text) {
+			return true
+		}
+	}
+	for _, a := range reAtom.FindAllString(n, 16) {
+		if k, ok := atomKey(a); ok && o.atoms[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// maxTraced bounds the values one request's provenance lists besides its
+// decisive ones, which are always all traced.
 const maxTraced = 64
 
-// trace says where each value of args came from; keys names the decisive
-// top-level arguments (apps.KeyArgs), marked Key.
-func (l *ledger) trace(args json.RawMessage, keys []string) []permissions.Provenance {
+// trace says where each value of args came from, as app (the receiver of
+// allowed values) would be told: decisive arguments (keys, top-level
+// names) first and always whole, then the others up to maxTraced.
+// Booleans and nulls are traced too: they read as the schema's default
+// (params) or as a model's choice.
+func (l *ledger) trace(args json.RawMessage, keys []string, app string, params json.RawMessage) []permissions.Provenance {
 	var v any
 	if len(args) == 0 || json.Unmarshal(args, &v) != nil {
 		return nil
 	}
-	var out []permissions.Provenance
+	defaults := schemaDefaults(params)
+	var keyed, rest []permissions.Provenance
 	walkLeaves(v, "", func(path, top string, leaf any) {
-		if len(out) >= maxTraced {
+		key := containsString(keys, top)
+		if !key && len(rest) >= maxTraced {
 			return
 		}
-		source, via := l.sourceOf(leaf)
-		if source == "" {
-			return
+		var p permissions.Provenance
+		switch leaf.(type) {
+		case bool, nil:
+			p = permissions.Provenance{Path: path, Source: permissions.ProvenanceUnknown}
+			if d, ok := defaults[top]; ok && path == top && jsonEqual(d, leaf) {
+				p.Source = permissions.ProvenanceDefault
+			}
+		default:
+			source, via := l.sourceOf(leaf, app)
+			if source == "" {
+				return
+			}
+			p = permissions.Provenance{Path: path, Source: source, Via: via}
 		}
-		out = append(out, permissions.Provenance{Path: path, Source: source, Via: via, Key: slices.Contains(keys, top)})
+		if key {
+			p.Key = true
+			keyed = append(keyed, p)
+		} else {
+			rest = append(rest, p)
+		}
 	})
+	return append(keyed, rest...)
+}
+
+// sourceOf attributes one value: the most trusted origin that holds it
+// whole (allowed values count only for the app they went to); else, for a
+// composed text, the least trusted app origin whose text it embeds; else
+// unknown.
+func (l *ledger) sourceOf(leaf any, app string) (source, via string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s, ok := leaf.(string); ok && normValue(s) == "" {
+		return "", ""
+	}
+	for _, o := range l.origins {
+		if o.rank == rankAllowed && o.scope != app {
+			continue
+		}
+		if o.holds(leaf) {
+			return o.source, o.via
+		}
+	}
+	if s, ok := leaf.(string); ok {
+		n := normValue(s)
+		for i := len(l.origins) - 1; i >= 0; i-- {
+			if o := l.origins[i]; o.rank == rankApp && o.embedded(n) {
+				return o.source, ""
+			}
+		}
+	}
+	return permissions.ProvenanceUnknown, ""
+}
+
+// typedFor reports whether leaf is the user's own for step: held whole by
+// the user's earlier words, by the planner's text for that step, or — in
+// a plan of one step, whose query is the user's own words — by this
+// request. In a plan of several steps a value the user typed for another
+// step does not count.
+func (l *ledger) typedFor(leaf any, step string, single bool) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, o := range l.origins {
+		ok := false
+		switch o.rank {
+		case rankUser:
+			ok = o.scope == scopeHistory || single && o.scope == scopeQuery
+		case rankPlan:
+			ok = o.scope == step
+		}
+		if ok && o.holds(leaf) {
+			return true
+		}
+	}
+	return false
+}
+
+// typedAnywhere reports whether leaf is held whole by any of the user's
+// words or the plan's texts.
+func (l *ledger) typedAnywhere(leaf any) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, o := range l.origins {
+		if (o.rank == rankUser || o.rank == rankPlan) && o.holds(leaf) {
+			return true
+		}
+	}
+	return false
+}
+
+// untypedAtoms lists the addresses, URLs and paths inside a text value
+// that the user did not type (in any of their words or the plan's), with
+// where each came from: what a message, a file or a command would carry
+// to a place the user never named.
+func (l *ledger) untypedAtoms(s, app string) []string {
+	var out []string
+	for _, a := range reAtom.FindAllString(normSpace(s), 16) {
+		k, ok := atomKey(a)
+		if !ok {
+			continue
+		}
+		typed := false
+		l.mu.Lock()
+		for _, o := range l.origins {
+			if (o.rank == rankUser || o.rank == rankPlan) && o.atoms[k] {
+				typed = true
+			}
+		}
+		l.mu.Unlock()
+		if !typed {
+			src, _ := l.sourceOf(a, app)
+			out = append(out, fmt.Sprintf("%s (%s)", a, describeSource(permissions.Provenance{Source: src})))
+		}
+	}
 	return out
 }
 
-// walkLeaves calls fn for every string and number in v, with its path
-// ("to", "items[0].id") and the top-level property it sits under.
+// walkLeaves calls fn for every string, number, boolean and null in v,
+// with its path ("to", "items[0].id") and the top-level property it sits
+// under.
 func walkLeaves(v any, path string, fn func(path, top string, leaf any)) {
 	var walk func(v any, path, top string)
 	walk = func(v any, path, top string) {
@@ -167,91 +369,48 @@ func walkLeaves(v any, path string, fn func(path, top string, leaf any)) {
 			for i, x := range t {
 				walk(x, fmt.Sprintf("%s[%d]", path, i), top)
 			}
-		case string, float64:
+		default:
 			fn(path, top, t)
 		}
 	}
 	walk(v, path, "")
 }
 
-// sourceOf attributes one value: the most trusted origin that holds it as
-// a whole value; else, for a composite text, the least trusted origin
-// whose text it embeds; else unknown.
-func (l *ledger) sourceOf(leaf any) (source, via string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch t := leaf.(type) {
-	case float64:
-		num := canonNumber(t)
-		for _, o := range l.origins {
-			if o.nums[num] {
-				return o.source, o.via
-			}
-		}
-		return permissions.ProvenanceUnknown, ""
-	case string:
-		n := normValue(t)
-		if n == "" {
-			return "", ""
-		}
-		if num, ok := numberValue(n); ok {
-			for _, o := range l.origins {
-				if o.nums[num] {
-					return o.source, o.via
-				}
-			}
-		}
-		for _, o := range l.origins {
-			for _, text := range o.texts {
-				if o.rank == rankAllowed && text != n {
-					continue // only a whole field of allowed data is allowed
-				}
-				if containsValue(text, n) {
-					return o.source, o.via
-				}
-			}
-		}
-		// Not found whole: a text a model composed. It is attributed to
-		// what it embeds, least trusted first (an app's address inside a
-		// body the model wrote is that app's value).
-		for i := len(l.origins) - 1; i >= 0; i-- {
-			o := l.origins[i]
-			for _, text := range o.texts {
-				if embeds(n, text) {
-					return o.source, o.via
-				}
-			}
-		}
-		return permissions.ProvenanceUnknown, ""
-	}
-	return "", ""
-}
-
-// embeds reports whether a composed value n carries text of an origin: a
-// whole origin text of 16 or more characters, or an address, URL or path
-// found in that text.
-func embeds(n, text string) bool {
-	if len(text) >= 16 && strings.Contains(n, text) {
-		return true
-	}
-	for _, a := range reAtom.FindAllString(text, 8) {
-		if containsValue(n, normValue(a)) {
-			return true
-		}
-	}
-	return false
-}
-
 // reAtom finds values that decide where something goes: e-mail
-// addresses, URLs and paths.
-var reAtom = regexp.MustCompile(`[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[a-z][a-z0-9+.-]*://[^\s"'<>]+|(?:~|\.{1,2})?/[\w.@%+~-]+(?:/[\w.@%+~-]+)+`)
+// addresses, URLs and paths (any script's letters).
+var reAtom = regexp.MustCompile(`[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)+|[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s"'<>]+|(?:~|\.{1,2})?/[\p{L}\p{N}._@%+~\-]+(?:/[\p{L}\p{N}._@%+~\-]+)*`)
 
-// normValue is a value as provenance compares it: lower case, spaces
-// collapsed, surrounding space and quotes trimmed, a mailto: or ./
-// prefix dropped.
+var (
+	reEmail = regexp.MustCompile(`^[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)+$`)
+	reURL   = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/?#\s]*)(.*)$`)
+	rePath  = regexp.MustCompile(`^(?:~|\.{1,2})?/[^\s]*$|^[\p{L}\p{N}._\-]+(?:/[\p{L}\p{N}._\-]+)+$`)
+)
+
+// atomKey is the normalised form of an address, a URL or a path: an
+// address in lower case, a URL with its scheme and host in lower case, a
+// path as written; ok is false for anything else.
+func atomKey(s string) (string, bool) {
+	s = strings.TrimRight(s, ".,;:!?)")
+	switch {
+	case reEmail.MatchString(s):
+		return "mail:" + strings.ToLower(s), true
+	case reURL.MatchString(s):
+		m := reURL.FindStringSubmatch(s)
+		return "url:" + strings.ToLower(m[1]+m[2]) + strings.TrimSuffix(m[3], "/"), true
+	case rePath.MatchString(s):
+		return "path:" + strings.TrimPrefix(s, "./"), true
+	}
+	return "", false
+}
+
+// normSpace collapses runs of spaces.
+func normSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// normValue is a value as provenance compares it: spaces collapsed,
+// surrounding space and quotes trimmed, a mailto: or ./ prefix dropped.
+// Case is kept: atomKey folds it where it does not matter.
 func normValue(s string) string {
-	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
-	s = strings.Trim(s, " \"'`")
+	s = strings.Trim(normSpace(s), " \"'`")
 	s = strings.TrimPrefix(s, "mailto:")
 	s = strings.TrimPrefix(s, "./")
 	return s
@@ -295,8 +454,8 @@ func boundaryBefore(text string, start int, v string) bool {
 		return true
 	}
 	r, _ := utf8.DecodeLastRuneInString(text[:start])
-	if r == '.' || r == ':' {
-		// "x.bob@example.com", "https:" before "//...": the value goes on.
+	if r == '.' || r == ':' || r == ',' {
+		// "x.bob@example.com", "12,50": the value goes on.
 		return start < 2 || !valueRune(lastRune(text[:start-1]))
 	}
 	return !valueRune(r)
@@ -312,8 +471,9 @@ func boundaryAfter(text string, end int, v string) bool {
 	}
 	r, size := utf8.DecodeRuneInString(text[end:])
 	if r == '.' || r == ':' || r == ',' || r == ';' || r == '!' || r == '?' {
-		// Closing punctuation ends the value; a dot or colon that goes on
-		// into more of it ("bob@example.com.evil") does not.
+		// Closing punctuation ends the value; a dot, colon or comma that
+		// goes on into more of it ("bob@example.com.evil", "12,50") does
+		// not.
 		rest := text[end+size:]
 		return rest == "" || !valueRune(firstRune(rest))
 	}
@@ -323,50 +483,101 @@ func boundaryAfter(text string, end int, v string) bool {
 func firstRune(s string) rune { r, _ := utf8.DecodeRuneInString(s); return r }
 func lastRune(s string) rune  { r, _ := utf8.DecodeLastRuneInString(s); return r }
 
-// reNumber finds numbers in text: "85", "$1,250.50", "-3", "12.5".
-var reNumber = regexp.MustCompile(`-?\d[\d,]*(?:\.\d+)?`)
+// reToken splits a text into tokens for numbers: runs without spaces or
+// brackets and quotes.
+var reToken = regexp.MustCompile(`[^\s()\[\]{}<>"'“”‘’]+`)
 
-// numbersIn lists the canonical form of every number in a text.
-func numbersIn(s string) []string {
+// reWholeNumber is a token that is one number: "85", "$1,250.50", "-3",
+// "12.5", "85€", "31%"; thousands separated by commas in groups of three.
+var reWholeNumber = regexp.MustCompile(`^[$€£¥]?(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)[€$£¥%]?$`)
+
+// tokenNumbers lists the canonical form of every number that stands as a
+// whole token of a text ("2024" is not one in "2024-05-12", nor "3" in
+// "Q3").
+func tokenNumbers(s string) []string {
 	var out []string
-	for _, m := range reNumber.FindAllString(s, 256) {
-		if num, ok := numberValue(m); ok {
-			out = append(out, num)
+	for _, tok := range reToken.FindAllString(s, 512) {
+		tok = strings.TrimRight(tok, ".,;:!?")
+		m := reWholeNumber.FindStringSubmatch(tok)
+		if m == nil {
+			continue
+		}
+		if f, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64); err == nil {
+			out = append(out, canonNumber(f))
 		}
 	}
 	return out
-}
-
-// numberValue reads s as one number ("$85.00", "1,250") in canonical form.
-func numberValue(s string) (string, bool) {
-	s = strings.TrimSpace(strings.TrimLeft(s, "$€£¥"))
-	s = strings.ReplaceAll(s, ",", "")
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return "", false
-	}
-	return canonNumber(f), true
 }
 
 func canonNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// leafTexts lists every string and number in a JSON value as text; a
-// value that is not JSON is one text.
-func leafTexts(value json.RawMessage) []string {
+// leafValues lists the strings of a JSON value (a value that is not JSON
+// is one string) and its numbers in canonical form.
+func leafValues(value json.RawMessage) (texts, nums []string) {
 	var v any
 	if json.Unmarshal(value, &v) != nil {
-		return []string{string(value)}
+		return []string{string(value)}, nil
 	}
-	var out []string
 	walkLeaves(v, "", func(_, _ string, leaf any) {
 		switch t := leaf.(type) {
 		case string:
-			out = append(out, t)
+			texts = append(texts, t)
 		case float64:
-			out = append(out, canonNumber(t))
+			nums = append(nums, canonNumber(t))
 		}
 	})
+	return texts, nums
+}
+
+// reJSONEscape is one escape of a JSON string.
+var reJSONEscape = regexp.MustCompile(`\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])`)
+
+// unescapeJSON decodes the JSON escapes in text, as a model reading it
+// would.
+func unescapeJSON(text string) string {
+	return reJSONEscape.ReplaceAllStringFunc(text, func(m string) string {
+		var s string
+		if json.Unmarshal([]byte(`"`+m+`"`), &s) != nil {
+			return m
+		}
+		return s
+	})
+}
+
+// schemaDefaults are the defaults a params schema declares for its
+// top-level properties.
+func schemaDefaults(params json.RawMessage) map[string]any {
+	out := map[string]any{}
+	var raw struct {
+		Properties map[string]map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(params, &raw) != nil {
+		return out
+	}
+	for name, p := range raw.Properties {
+		if d, ok := p["default"]; ok {
+			var v any
+			if json.Unmarshal(d, &v) == nil {
+				out[name] = v
+			}
+		}
+	}
 	return out
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // describeSource says in words where a value came from, for a dialog.
@@ -376,11 +587,13 @@ func describeSource(p permissions.Provenance) string {
 		return "typed by you"
 	case permissions.ProvenancePlan:
 		return "from the hub's plan of your request"
+	case permissions.ProvenanceDefault:
+		return "the function's default"
 	case permissions.ProvenanceAllowed:
 		if p.Via != "" {
-			return "shared with your permission, from " + p.Via
+			return "from data you let " + p.Via + " share"
 		}
-		return "shared with your permission"
+		return "from data you let an app share"
 	case permissions.ProvenanceUnknown:
 		return "written by a model, from nothing you typed"
 	}

@@ -44,6 +44,23 @@ type turnRun struct {
 	// (description, memory) the ledger holds.
 	counts  map[string]int
 	context map[string]bool
+	// got are the data labels each step has received (shared data, ISC
+	// answers): its result carries them on, with its own.
+	got map[string][]string
+}
+
+// received notes that step now holds data with labels.
+func (t *turnRun) received(step string, labels []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.got[step] = append(t.got[step], labels...)
+}
+
+// receivedLabels are the labels of the data step has received.
+func (t *turnRun) receivedLabels(step string) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.got[step])
 }
 
 // allowedToRun reports whether app may run in this turn already.
@@ -94,8 +111,8 @@ func (t *turnRun) servedApps() []string {
 func (o *Operator) startTurn(rs runSpec, it memory.Interaction, emit func(Event)) *turnRun {
 	tr := &turnRun{st: rs.st, chat: it.Chat, seq: it.Seq, query: it.Input, private: rs.private, fresh: rs.fresh,
 		emitFn: emit, execOK: map[string]bool{}, own: map[string]*spokes.Spoke{},
-		ledger: newLedger(), counts: map[string]int{}, context: map[string]bool{}}
-	tr.ledger.user(it.Input)
+		ledger: newLedger(), counts: map[string]int{}, context: map[string]bool{}, got: map[string][]string{}}
+	tr.ledger.user(scopeQuery, it.Input)
 	if rs.fresh {
 		tr.seq = 0
 	}

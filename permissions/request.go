@@ -125,15 +125,17 @@ type Provenance struct {
 const (
 	ProvenanceUser    = "user"    // typed by the user
 	ProvenancePlan    = "plan"    // written by the hub's planner, which reads only the user's words
-	ProvenanceAllowed = "allowed" // shared with the user's permission (a data or collab answer)
+	ProvenanceAllowed = "allowed" // a whole field of data the user let flow to this app (a data or collab answer)
+	ProvenanceDefault = "default" // the function's declared default (a boolean or null left as it is)
 	ProvenanceUnknown = "unknown" // written by a model, from no value the hub saw
 )
 
-// Trusted reports whether the value came from the user, directly or
-// through the hub's plan or a flow the user allowed.
+// Trusted reports whether the value is the user's: typed by them, written
+// by the hub's planner from their words, or the function's default. Data
+// the user let flow is not: an app chose those values.
 func (p Provenance) Trusted() bool {
 	switch p.Source {
-	case ProvenanceUser, ProvenancePlan, ProvenanceAllowed:
+	case ProvenanceUser, ProvenancePlan, ProvenanceDefault:
 		return true
 	}
 	return false

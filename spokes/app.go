@@ -33,6 +33,9 @@ type Gate interface {
 type Verdict struct {
 	Allowed bool
 	Note    string
+	// Expected: the call is the one the plan's step expects; only such a
+	// call's result becomes the step's typed value.
+	Expected bool
 }
 
 // Limits of one app task.
@@ -114,7 +117,9 @@ func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
 			args, _ := json.Marshal(tc.Function.Arguments)
 			out, rec := s.invoke(ctx, m, tc.Function.Name, args, t)
 			res.Calls = append(res.Calls, rec)
-			if rec.Err == "" && tc.Function.Name == mapped && mapped != "" {
+			if rec.Err == "" && rec.Expected && tc.Function.Name == mapped && mapped != "" && res.Value == nil {
+				// The step's value is the call the plan expected, never a
+				// later one an instruction asked for.
 				res.Value = rec.Result
 			}
 			msgs = append(msgs, api.Message{Role: "tool", ToolName: tc.Function.Name, ToolCallID: tc.ID, Content: string(out)})
@@ -133,11 +138,11 @@ func (s *Spoke) invoke(ctx context.Context, m apps.Manifest, name string, args j
 	if t.OnCall != nil {
 		t.OnCall(name, args)
 	}
-	out, err := s.route(ctx, m, name, args, t)
+	out, expected, err := s.route(ctx, m, name, args, t)
 	if t.OnResult != nil {
 		t.OnResult(name, out, err)
 	}
-	rec := CallRecord{Function: name, Args: args, Result: out}
+	rec := CallRecord{Function: name, Args: args, Result: out, Expected: expected}
 	if err != nil {
 		rec.Err = err.Error()
 		out, _ = json.Marshal(map[string]string{"error": rec.Err})
@@ -147,9 +152,10 @@ func (s *Spoke) invoke(ctx context.Context, m apps.Manifest, name string, args j
 
 // route runs one tool call: recall, a request to the hub for another
 // app's functionality, or one of the app's own functions.
-func (s *Spoke) route(ctx context.Context, m apps.Manifest, name string, args json.RawMessage, t Task) (json.RawMessage, error) {
+func (s *Spoke) route(ctx context.Context, m apps.Manifest, name string, args json.RawMessage, t Task) (json.RawMessage, bool, error) {
 	if name == RecallTool && s.cfg.Recall && !t.Fresh && !hasFunction(m, RecallTool) {
-		return s.recall(args)
+		out, err := s.recall(args)
+		return out, false, err
 	}
 	if name == apps.RequestFunctionality {
 		var req struct {
@@ -157,14 +163,15 @@ func (s *Spoke) route(ctx context.Context, m apps.Manifest, name string, args js
 			Arguments     json.RawMessage `json:"arguments"`
 		}
 		if err := json.Unmarshal(args, &req); err != nil || req.Functionality == "" {
-			return nil, errors.New("request_functionality needs {\"functionality\": name, \"arguments\": {...}}")
+			return nil, false, errors.New("request_functionality needs {\"functionality\": name, \"arguments\": {...}}")
 		}
 		if len(req.Arguments) == 0 || string(req.Arguments) == "null" {
 			req.Arguments = json.RawMessage("{}")
 		}
-		return s.cfg.Gate.Request(ctx, req.Functionality, req.Arguments)
+		out, err := s.cfg.Gate.Request(ctx, req.Functionality, req.Arguments)
+		return out, false, err
 	}
-	return s.Call(ctx, m, name, args)
+	return s.call(ctx, m, name, args)
 }
 
 // Call runs one of the app's own functions after the gate allows it: the
@@ -172,36 +179,43 @@ func (s *Spoke) route(ctx context.Context, m apps.Manifest, name string, args js
 // a panicking, hanging or failing app fails only this call. It runs on the
 // caller's goroutine; Invoke runs it on the spoke's.
 func (s *Spoke) Call(ctx context.Context, m apps.Manifest, name string, args json.RawMessage) (json.RawMessage, error) {
+	out, _, err := s.call(ctx, m, name, args)
+	return out, err
+}
+
+// call is Call, also saying whether the gate judged the call the one the
+// step expects.
+func (s *Spoke) call(ctx context.Context, m apps.Manifest, name string, args json.RawMessage) (json.RawMessage, bool, error) {
 	fn, ok := m.Function(name)
 	if !ok {
 		names := make([]string, 0, len(m.Functions))
 		for _, f := range m.Functions {
 			names = append(names, f.Name)
 		}
-		return nil, fmt.Errorf("there is no function %q; the functions are %s and %s", name, strings.Join(names, ", "), apps.RequestFunctionality)
+		return nil, false, fmt.Errorf("there is no function %q; the functions are %s and %s", name, strings.Join(names, ", "), apps.RequestFunctionality)
 	}
 	if err := apps.Validate(fn.Params, args); err != nil {
-		return nil, fmt.Errorf("arguments of %s: %v", name, err)
+		return nil, false, fmt.Errorf("arguments of %s: %v", name, err)
 	}
 	v, err := s.cfg.Gate.Authorize(ctx, fn, args)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !v.Allowed {
 		msg := "the user did not allow " + name
 		if v.Note != "" {
 			msg += ": " + v.Note
 		}
-		return nil, errors.New(msg)
+		return nil, false, errors.New(msg)
 	}
 	out, err := s.run(ctx, fn, args)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := apps.Validate(fn.Result, out); err != nil {
-		return nil, fmt.Errorf("%s returned malformed output (%v); it was dropped", name, err)
+		return nil, false, fmt.Errorf("%s returned malformed output (%v); it was dropped", name, err)
 	}
-	return out, nil
+	return out, v.Expected, nil
 }
 
 // run calls the app with a timeout, turning a panic into an error. Calls

@@ -101,6 +101,7 @@ type CallRecord struct {
 	Args     json.RawMessage
 	Result   json.RawMessage
 	Err      string
+	Expected bool // the gate judged it the call the step expects
 }
 
 // Spoke is one app's isolated worker for one chat.

@@ -29,7 +29,7 @@ type fakeGate struct {
 
 func (g *fakeGate) Authorize(_ context.Context, fn apps.Function, _ json.RawMessage) (spokes.Verdict, error) {
 	g.calls = append(g.calls, fn.Name)
-	return spokes.Verdict{Allowed: g.allow, Note: "fake says no"}, nil
+	return spokes.Verdict{Allowed: g.allow, Note: "fake says no", Expected: g.allow}, nil
 }
 
 func (g *fakeGate) Request(_ context.Context, fn string, _ json.RawMessage) (json.RawMessage, error) {

@@ -302,7 +302,8 @@ type call struct {
 // todo is what the user asked for, then what the context told it to do.
 func (g *gullible) todo() []call {
 	var out []call
-	q := g.query
+	// The request is what comes before any data shared with it.
+	q, _, _ := strings.Cut(g.query, "\n\nData the user shared")
 	switch {
 	case reSendMail.MatchString(q):
 		to := reSendMail.FindStringSubmatch(q)[1]

@@ -118,7 +118,9 @@ func (o *Operator) admit(ctx context.Context, tr *turnRun, s Step, query string,
 			return nil, refusal(s.App+" to run", d.Note)
 		case settled:
 			tr.allowRun(s.App)
-		case sh == nil:
+		case sh == nil || o.shareSettled(tr, s, sh):
+			// Nothing to share, or a rule or grant decides the share:
+			// the exec dialog alone.
 			d, err := o.ask(ctx, tr, er)
 			if err != nil {
 				return nil, err
@@ -127,6 +129,9 @@ func (o *Operator) admit(ctx context.Context, tr *turnRun, s Step, query string,
 				return nil, refusal(s.App+" to run", d.Note)
 			}
 			tr.allowRun(s.App)
+			if sh != nil {
+				return o.shareAfterExec(ctx, tr, s, sh)
+			}
 			return nil, nil
 		default:
 			// One dialog for both.
@@ -153,13 +158,25 @@ func (o *Operator) admit(ctx context.Context, tr *turnRun, s Step, query string,
 	if sh == nil {
 		return nil, nil
 	}
-	// The app runs already: a denied share leaves it without the data.
+	return o.shareAfterExec(ctx, tr, s, sh)
+}
+
+// shareAfterExec asks for the share of an app allowed to run: a denied
+// share leaves it without the data.
+func (o *Operator) shareAfterExec(ctx context.Context, tr *turnRun, s Step, sh *share) (json.RawMessage, error) {
 	d, err := o.ask(ctx, tr, o.dataRequest(s, sh))
 	if err != nil || !d.Allowed {
 		return nil, nil
 	}
 	o.shared(tr, s, sh)
 	return sh.data, nil
+}
+
+// shareSettled reports whether a rule, a grant or trusted-session mode
+// would decide the share without a person (nothing is logged).
+func (o *Operator) shareSettled(tr *turnRun, s Step, sh *share) bool {
+	b := o.brokerOf(tr)
+	return b == nil || b.Decides(o.dataRequest(s, sh))
 }
 
 // shared records in the ledger what the user let flow to s's app, and the

@@ -28,6 +28,8 @@ type assessment struct {
 	receiver     string
 	instructions []string
 	provenance   []permissions.Provenance
+	// inWhy: the labels and instructions are already named in why.
+	inWhy bool
 }
 
 // foreign lists the decisive values that did not come from the user
@@ -90,7 +92,7 @@ func (a assessment) String() string {
 	if a.irreversible {
 		parts = append(parts, "cannot be undone")
 	}
-	if len(a.labels) > 0 {
+	if len(a.labels) > 0 && !a.inWhy {
 		parts = append(parts, fmt.Sprintf("carries %s data, which %s is not cleared for", strings.Join(a.labels, ", "), a.receiver))
 	}
 	if len(a.instructions) > 0 {
@@ -120,6 +122,7 @@ func (a assessment) settled() assessment {
 	if len(why) > 0 {
 		a.expected = false
 		a.why = strings.Join(why, ", and ") + " (" + a.why + ")"
+		a.inWhy = true
 	}
 	return a
 }

@@ -44,6 +44,7 @@ type Broker struct {
 	mu       sync.Mutex // guards the fields below, and the Store's grants/ keys
 	prompter Prompter
 	trusted  bool    // trusted-session mode
+	dry      bool    // Decides is looking: a matching grant is not used
 	grants   []*held // valid grants: session, stored and config
 	invalid  []*held // stored grants that failed their signature check
 
@@ -170,6 +171,31 @@ func (b *Broker) Settled(r Request) (d Decision, ok bool, err error) {
 	}
 	d, err = b.finish(r, d)
 	return d, err == nil, err
+}
+
+// Decides reports whether a rule, a grant or trusted-session mode would
+// decide r without asking anyone. It logs nothing and counts no use.
+func (b *Broker) Decides(r Request) bool {
+	if r.validate() != nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.dry = true
+	defer func() { b.dry = false }()
+	now := b.now()
+	for _, l := range chain {
+		if l.allows && r.IsIrreversible() {
+			continue
+		}
+		switch v, _ := l.eval(b, r, now); v {
+		case allow, deny:
+			return true
+		case ask:
+			return false
+		}
+	}
+	return false
 }
 
 // Record logs r as decided by d, which the answer to another request

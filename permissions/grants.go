@@ -97,6 +97,9 @@ func (b *Broker) useGrant(r Request, now time.Time, wantDeny bool) (Grant, bool)
 		if h.g.Deny != wantDeny || !h.g.Matches(r, now) {
 			continue
 		}
+		if b.dry {
+			return h.g, true
+		}
 		g, err := b.use(h, now)
 		if err != nil {
 			b.log.Warn("permission grant skipped: its use could not be recorded", "grant", h.g.ID, "err", err)

@@ -15,7 +15,20 @@ import (
 // draftRequest has a recipient, a path and a number among its arguments.
 var draftRequest = permissions.Request{Kind: permissions.KindCollab, Subject: "mail", Object: "files", Function: "files.write_draft",
 	Args:   json.RawMessage(`{"to":"bob@example.com","path":"docs/drafts/q3.txt","lines":3}`),
-	Detail: "mail asks files to keep a draft", Warning: "expected by the plan"}
+	Detail: "mail asks files to keep a draft", Warning: "expected by the plan", Expected: true}
+
+// recvDecision waits for a dialog's decision, failing the test rather than
+// hanging when none comes.
+func recvDecision(t *testing.T, got <-chan permissions.Decision) permissions.Decision {
+	t.Helper()
+	select {
+	case d := <-got:
+		return d
+	case <-time.After(10 * time.Second):
+		t.Fatal("the dialog was never answered")
+	}
+	return permissions.Decision{}
+}
 
 // prompt puts req to the dialog and returns where its decision will come.
 func prompt(t *testing.T, d *driver, p *Prompter, req permissions.Request) <-chan permissions.Decision {
@@ -27,7 +40,10 @@ func prompt(t *testing.T, d *driver, p *Prompter, req permissions.Request) <-cha
 		dec, _ := p.Prompt(ctx, req)
 		out <- dec
 	}()
-	d.until(req.Detail)
+	d.untilView("the dialog of "+req.Detail, func(string) bool {
+		pd := d.model().perm
+		return pd != nil && pd.req.Detail == req.Detail
+	})
 	d.graceOver()
 	return out
 }
@@ -76,7 +92,7 @@ func TestCaveatStepChoosesTheLimits(t *testing.T) {
 		t.Errorf("scope %q", s)
 	}
 	d.key(keyEnter)
-	dec := <-got
+	dec := recvDecision(t, got)
 	want := permissions.Caveats{Expires: seenAt.Add(time.Hour), UsesLeft: 5, Args: map[string]string{"path": "docs/drafts/"}}
 	if dec.Answer != permissions.AnswerPermanent || !dec.Caveats.Expires.Equal(want.Expires) || dec.Caveats.UsesLeft != 5 || !maps.Equal(dec.Caveats.Args, want.Args) {
 		t.Fatalf("decision %+v, want permanent with %+v", dec, want)
@@ -95,7 +111,7 @@ func TestCaveatStepChoosesTheLimits(t *testing.T) {
 		t.Fatalf("recipient constraint:\n%s", v)
 	}
 	d.key(keyEnter)
-	dec = <-got
+	dec = recvDecision(t, got)
 	midnight := time.Date(2025, 3, 15, 0, 0, 0, 0, time.UTC)
 	if dec.Answer != permissions.AnswerSession || !dec.Caveats.Expires.Equal(midnight) || dec.Caveats.UsesLeft != 0 ||
 		!maps.Equal(dec.Caveats.Args, map[string]string{"to": "bob@example.com"}) {
@@ -105,7 +121,7 @@ func TestCaveatStepChoosesTheLimits(t *testing.T) {
 	// o answers at once, with no limits.
 	got = prompt(t, d, p, draftRequest)
 	d.key(char('o'))
-	if dec := <-got; dec.Answer != permissions.AnswerOnce || dec.Caveats.Expires.IsZero() == false || dec.Caveats.Args != nil {
+	if dec := recvDecision(t, got); dec.Answer != permissions.AnswerOnce || dec.Caveats.Expires.IsZero() == false || dec.Caveats.Args != nil {
 		t.Fatalf("once: %+v", dec)
 	}
 	d.idle()
@@ -124,8 +140,14 @@ func TestIrreversibleDialogHasNoCaveatStep(t *testing.T) {
 			t.Fatalf("%c on an irreversible request:\n%s", k, d.view())
 		}
 	}
+	// Keys it does not answer are typing: they went to the input box.
+	if v := d.model().input.value(); v != "sp" {
+		t.Fatalf("s and p must reach the input box, got %q", v)
+	}
+	d.graceOver()
 	d.key(char('o'))
-	if dec := <-got; dec.Answer != permissions.AnswerOnce {
+	d.key(keyEnter) // a risky allow is a choice, then enter
+	if dec := recvDecision(t, got); dec.Answer != permissions.AnswerOnce {
 		t.Fatalf("decision %+v", dec)
 	}
 	d.idle()

@@ -148,60 +148,66 @@ func topOf(path string) string {
 	return path
 }
 
-// keySummary names the decisive values for the title: "to
-// attacker@evil.example", long ones as head…tail.
+// keySummary names the decisive values for the title, in about width
+// cells: "to attacker@evil.example", long ones as head…tail.
 func (p *permDialog) keySummary(width int) string {
-	var parts []string
+	var keys []dlgValue
 	for _, v := range p.values {
-		if !v.key {
-			continue
-		}
-		parts = append(parts, v.path+" "+headTail(v.text, 40))
-		if len(parts) == 3 {
-			break
+		if v.key && len(keys) < 3 {
+			keys = append(keys, v)
 		}
 	}
-	return ansi.Truncate(strings.Join(parts, ", "), max(width, 8), "…")
+	if len(keys) == 0 || width < 12 {
+		return ""
+	}
+	each := max(width/len(keys)-2, 12)
+	var parts []string
+	for _, v := range keys {
+		parts = append(parts, v.path+" "+headTail(v.text, max(each-ansi.StringWidth(v.path)-1, 10)))
+	}
+	return strings.Join(parts, ", ")
 }
 
-// title says what is asked, by kind, naming the decisive values.
+// title says what is asked, by kind, naming the decisive values, in about
+// width cells.
 func (p *permDialog) title(width int) string {
 	r := p.req
-	keys := p.keySummary(width / 2)
-	with := func(s string) string {
-		if keys != "" {
-			return s + " · " + keys
-		}
-		return s
-	}
-	var t string
+	var head string
+	withKeys := false
 	switch r.Kind {
 	case permissions.KindExec:
 		if r.Subject == "hub" {
-			t = fmt.Sprintf("Run %s?", r.Object)
+			head = fmt.Sprintf("Run %s?", r.Object)
 		} else {
-			t = with(fmt.Sprintf("%s → %s (writes)", r.Subject, r.Function))
+			head, withKeys = fmt.Sprintf("%s → %s (writes)", r.Subject, r.Function), true
 		}
 	case permissions.KindSelect:
-		t = fmt.Sprintf("Use %s for %s?", r.Object, r.Function)
+		head = fmt.Sprintf("Use %s for %s?", r.Object, r.Function)
 	case permissions.KindData:
-		t = fmt.Sprintf("Share data with %s?", r.Object)
+		head = fmt.Sprintf("Share data with %s?", r.Object)
 		if strings.HasPrefix(r.Detail, "Run ") {
-			t = fmt.Sprintf("Run %s, with your data?", r.Object)
+			head = fmt.Sprintf("Run %s, with your data?", r.Object)
 		}
 	case permissions.KindCollab:
-		t = with(fmt.Sprintf("%s asks %s for %s", r.Subject, r.Object, r.Function))
+		head, withKeys = fmt.Sprintf("%s asks %s for %s", r.Subject, r.Object, r.Function), true
 	case permissions.KindIrreversible:
-		t = with(fmt.Sprintf("%s → %s", r.Subject, r.Function))
+		head, withKeys = fmt.Sprintf("%s → %s", r.Subject, r.Function), true
 	case permissions.KindNetwork:
-		t = fmt.Sprintf("%s wants to send data to %s", r.Subject, r.Object)
+		head = fmt.Sprintf("%s wants to send data to %s", r.Subject, r.Object)
 	default:
-		t = fmt.Sprintf("%s asks: %s %s", r.Subject, r.Kind, r.Object)
+		head = fmt.Sprintf("%s asks: %s %s", r.Subject, r.Kind, r.Object)
 	}
+	tail := ""
 	if r.IsIrreversible() {
-		t += " · cannot be undone"
+		tail = " · cannot be undone"
 	}
-	return clean(t)
+	if withKeys {
+		room := width*2 - ansi.StringWidth(head) - ansi.StringWidth(tail) - 3 // the title may take two lines
+		if keys := p.keySummary(room); keys != "" {
+			head += " · " + keys
+		}
+	}
+	return clean(head + tail)
 }
 
 // who names the kind and the apps involved: subject → object, function.
@@ -296,11 +302,15 @@ func (p *permDialog) page(th theme, width, height int) int {
 // a decisive value whose source is not the user highlighted; long values
 // as head and tail unless expanded.
 func (p *permDialog) valueLines(th theme, iw int) []string {
+	// Paths share one column; a path too long for it gets a line of its
+	// own, its value below, never a cut name.
+	limit := max(iw/3, 4)
 	pathW := 0
 	for _, v := range p.values {
-		pathW = max(pathW, ansi.StringWidth(v.path))
+		if w := ansi.StringWidth(v.path); w <= limit {
+			pathW = max(pathW, w)
+		}
 	}
-	pathW = min(pathW, max(iw/3, 4))
 	var out []string
 	for _, v := range p.values {
 		src, risky := "", false
@@ -308,7 +318,12 @@ func (p *permDialog) valueLines(th theme, iw int) []string {
 			src = "← " + provenanceWords(*v.prov)
 			risky = !v.prov.Trusted()
 		}
-		name := ansi.Truncate(v.path, pathW, "…")
+		name := v.path
+		own := ansi.StringWidth(name) > pathW
+		if own {
+			out = append(out, th.dim.Render(ansi.Truncate(map[bool]string{true: "▸ ", false: "  "}[v.key]+name, iw, "…")))
+			name = ""
+		}
 		name += strings.Repeat(" ", max(pathW-ansi.StringWidth(name), 0))
 		budget := 3 * iw
 		if !v.key {
@@ -331,20 +346,22 @@ func (p *permDialog) valueLines(th theme, iw int) []string {
 		if v.key {
 			lead = "▸ "
 		}
-		body := text
-		if src != "" {
-			body += "  " + src
-		}
-		wrapped := strings.Split(fitWidth(body, max(iw-pathW-3, 8)), "\n")
+		vw := max(iw-pathW-3, 8)
+		wrapped := strings.Split(fitWidth(text, vw), "\n")
+		rendered := make([]string, len(wrapped))
 		for i, w := range wrapped {
-			st := valSt
-			if src != "" && i == len(wrapped)-1 && strings.HasSuffix(w, src) {
-				w = strings.TrimSuffix(w, src)
-				w = st.Render(w) + srcSt.Render(src)
+			rendered[i] = valSt.Render(w)
+		}
+		if src != "" {
+			last := len(wrapped) - 1
+			if ansi.StringWidth(wrapped[last])+2+ansi.StringWidth(src) <= vw {
+				rendered[last] += "  " + srcSt.Render(src)
 			} else {
-				w = st.Render(w)
+				rendered = append(rendered, srcSt.Render(ansi.Truncate(src, vw, "…")))
 			}
-			if i == 0 {
+		}
+		for i, w := range rendered {
+			if i == 0 && !own {
 				out = append(out, th.dim.Render(lead+name)+" "+w)
 			} else {
 				out = append(out, strings.Repeat(" ", pathW+3)+w)

@@ -275,7 +275,7 @@ func (d *driver) graceOver() {
 	if p == nil {
 		d.t.Fatalf("no dialog is open:\n%s", d.view())
 	}
-	d.send(graceMsg{id: p.id})
+	d.send(graceMsg{id: p.id, gen: p.gen})
 }
 
 func (d *driver) view() string { return ansi.Strip(d.m.View().Content) }

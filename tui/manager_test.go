@@ -326,7 +326,7 @@ func TestTrustedSessionToggle(t *testing.T) {
 	d.key(ctrl('g'))
 	d.idle()
 	d.key(keyTab)
-	if v := d.view(); !strings.Contains(v, "TRUSTED SESSION") || !strings.Contains(v, "trusted session: routine") {
+	if v := d.view(); !strings.Contains(v, "TRUSTED SESSION") || !strings.Contains(v, "trusted session: rou") {
 		t.Fatalf("the manager must show trusted mode and its decisions:\n%s", v)
 	}
 	d.key(ctrl('y'))

@@ -30,42 +30,44 @@ func TestPermissionDialogsOnTheMailInjection(t *testing.T) {
 
 	d.until("Run mail?")
 	v := d.view()
-	for _, want := range []string{"exec · hub → mail · mail.search", "Run mail for: " + mailQuery, "⚠ expected by the plan", "o allow once", "s allow for this session", "p allow permanently", "n deny with a note", "keys in 0.6s…"} {
+	for _, want := range []string{"exec · hub → mail · mail.search", "query " + mailQuery, "← typed by you", "✓ expected by the plan", "o allow once",
+		"s allow for this session", "p allow permanently", "n deny with a note", "typing goes to your message"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("exec dialog lacks %q:\n%s", want, v)
 		}
 	}
-	d.untilRaw(1)
-	if len(d.raw) != 1 || d.raw[0] != "\a" {
-		t.Errorf("opening a dialog must ring the bell once, wrote %q", d.raw)
+	if strings.Contains(v, "⚠") {
+		t.Errorf("a routine exec dialog is calm, no ⚠:\n%s", v)
 	}
-	// Typing in the chat as the dialog opens must not answer it.
+	// Typing in the chat as the dialog opens goes to the input box, never
+	// to the dialog, and is never lost.
 	d.key(char('o'))
 	d.key(keyEsc)
 	if v := d.view(); !strings.Contains(v, "Run mail?") || r.prompter.Pending() != 1 {
 		t.Fatalf("a key in the grace period answered the dialog:\n%s", v)
 	}
-	if got := d.model().input.value(); got != "" {
-		t.Fatalf("keys meant for the dialog reached the input: %q", got)
+	if got := d.model().input.value(); got != "o" {
+		t.Fatalf("keys typed while the dialog waits must reach the input: %q", got)
 	}
+	d.key(tea.KeyPressMsg{Code: tea.KeyBackspace})
 	d.graceOver()
-	if v := d.view(); strings.Contains(v, "keys in") {
-		t.Fatalf("the grace hint must go when the keys work:\n%s", v)
+	if v := d.view(); strings.Contains(v, "typing goes to") || !strings.Contains(v, "answering now") {
+		t.Fatalf("the dialog must say it takes answers now:\n%s", v)
 	}
 	d.key(char('o'))
 
 	// The injected drive request: denied with d.
 	d.until("mail asks drive for drive.search")
-	if v := d.view(); !strings.Contains(v, "NOT expected by the plan") || !strings.Contains(v, `"query": "Q3 financial report"`) {
+	if v := d.view(); !strings.Contains(v, "NOT expected by the plan") || !strings.Contains(v, "query Q3 financial report") {
 		t.Errorf("collab dialog:\n%s", v)
 	}
 	d.graceOver()
 	d.key(char('d'))
 
-	// send: no permanent; p does nothing; n with a note denies.
-	d.until("mail wants to send — cannot be undone")
+	// send: no permanent; p is typing, not an answer; n with a note denies.
+	d.until("mail → send · to " + demo.AttackerAddress)
 	v = d.view()
-	for _, want := range []string{`"to": "` + demo.AttackerAddress + `"`, "⚠ NOT expected by the plan", "cannot be undone", "o allow once", "d deny"} {
+	for _, want := range []string{"▸ to", demo.AttackerAddress + "  ← from mail.read", "⚠ NOT expected by the plan", "cannot be undone", "o allow once", "d deny"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("send dialog lacks %q:\n%s", want, v)
 		}
@@ -77,9 +79,11 @@ func TestPermissionDialogsOnTheMailInjection(t *testing.T) {
 	}
 	d.graceOver()
 	d.key(char('p'))
-	if v := d.view(); !strings.Contains(v, "mail wants to send") || r.prompter.Pending() != 1 {
+	if v := d.view(); !strings.Contains(v, "mail → send") || r.prompter.Pending() != 1 {
 		t.Fatalf("p answered an irreversible request:\n%s", v)
 	}
+	d.key(tea.KeyPressMsg{Code: tea.KeyBackspace}) // p went to the input
+	d.graceOver()
 	d.key(char('n'))
 	d.typeText("not that addres")
 	d.key(keyEsc) // back to the answers, the note kept for later
@@ -94,7 +98,7 @@ func TestPermissionDialogsOnTheMailInjection(t *testing.T) {
 	d.key(keyEnter)
 
 	// delete: esc denies.
-	d.until("mail wants to delete — cannot be undone")
+	d.until("mail → delete")
 	d.graceOver()
 	d.key(keyEsc)
 	d.idle()
@@ -112,8 +116,8 @@ func TestPermissionDialogsOnTheMailInjection(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("the broker logged\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if len(d.raw) != 4 {
-		t.Errorf("want one bell per dialog (4), rang %d", len(d.raw))
+	if len(d.raw) != 3 {
+		t.Errorf("want one bell per risky dialog (collab, send, delete: 3), none for the routine exec; rang %d", len(d.raw))
 	}
 
 	// The turn keeps its activity once it has ended.
@@ -213,13 +217,16 @@ func TestPromptsQueueAndTheStatusBarCountsThem(t *testing.T) {
 	}
 	d.until("Share data with travel_mate?")
 	v := d.view()
-	if strings.Contains(v, "waiting") || !strings.Contains(v, "keys in 0.6s") || !strings.Contains(v, `"assessment": "migraine"`) {
+	if strings.Contains(v, "waiting") || !strings.Contains(v, "typing goes to your message") || !strings.Contains(v, "health.diagnose.assessment") || !strings.Contains(v, "migraine") {
 		t.Fatalf("the second dialog must open with its own grace period:\n%s", v)
 	}
 	if !strings.Contains(v, "⚠ expected by the plan; carries medical data") {
 		t.Errorf("no warning:\n%s", v)
 	}
-	d.key(char('d')) // in its grace period: ignored
+	d.key(char('d')) // in its grace period: typing, it goes to the input
+	if got := d.model().input.value(); got != "d" {
+		t.Fatalf("a key in the grace period must reach the input: %q", got)
+	}
 	d.graceOver()
 	d.key(char('d'))
 	a = <-second
@@ -275,60 +282,70 @@ func TestDialogArgumentsScroll(t *testing.T) {
 		lines = append(lines, fmt.Sprintf(`"line%02d": %d`, i, i))
 	}
 	req := permissions.Request{Kind: permissions.KindIrreversible, Subject: "files", Object: "files", Function: "write",
-		Args: json.RawMessage("{" + strings.Join(lines, ",") + "}"), Detail: "files wants to write", Warning: "expected by the plan; cannot be undone", Irreversible: true}
-	go func() { _, _ = p.Prompt(context.Background(), req) }()
+		Args: json.RawMessage("{" + strings.Join(lines, ",") + "}"), Detail: "files wants to write", Warning: "expected by the plan; cannot be undone",
+		Irreversible: true, Expected: true, Concerns: []permissions.Concern{permissions.ConcernIrreversible}}
+	got := make(chan permissions.Decision, 1)
+	go func() { dec, _ := p.Prompt(context.Background(), req); got <- dec }()
 	d.until("files wants to write")
 	v := d.view()
-	if !strings.Contains(v, `"line00": 0`) || strings.Contains(v, `"line39"`) || !strings.Contains(v, "↓ more: ") {
+	if !strings.Contains(v, "line00 0") || strings.Contains(v, "line39") || !strings.Contains(v, " more") {
 		t.Fatalf("long arguments must show their start and say there is more:\n%s", v)
 	}
 	d.key(keyDown)
 	d.key(keyDown)
-	if v := d.view(); strings.Contains(v, `"line00": 0`) || !strings.Contains(v, "↑ 2 above") {
+	if v := d.view(); strings.Contains(v, "line00 0") || !strings.Contains(v, "↑ 2 above") {
 		t.Fatalf("↓ must scroll one line:\n%s", v)
 	}
 	for range 20 {
 		d.key(keyPgDown)
 	}
 	v = d.view()
-	if !strings.Contains(v, `"line39": 39`) || !strings.Contains(v, "}") || strings.Contains(v, "↓ more") {
+	if !strings.Contains(v, "line39 39") || strings.Contains(v, " more ·") {
 		t.Fatalf("pgdown must reach the end:\n%s", v)
 	}
 	if !strings.Contains(v, "⚠ expected by the plan; cannot be undone") {
 		t.Fatalf("the warning must stay in view while scrolling:\n%s", v)
 	}
 	d.key(keyPgUp)
-	if v := d.view(); strings.Contains(v, `"line39": 39`) {
+	if v := d.view(); strings.Contains(v, "line39 39") {
 		t.Fatalf("pgup must scroll back:\n%s", v)
 	}
 	d.graceOver()
 	d.key(char('o'))
+	d.key(keyEnter)
+	recvDecision(t, got)
 	d.idle()
 }
 
 // The hub's warning is red when the request was not expected or cannot
-// be undone, amber otherwise; it shows even on a small screen.
+// be undone, amber for the other concerns; a routine request is calm.
+// It shows even on a small screen.
 func TestDialogWarningColour(t *testing.T) {
 	t.Parallel()
 	th := newTheme(true)
 	for _, c := range []struct {
-		warning string
-		red     bool
+		warning  string
+		expected bool
+		concerns []permissions.Concern
+		irr      bool
+		style    string // red, amber or calm
 	}{
-		{"NOT expected by the plan", true},
-		{"expected by the plan; cannot be undone", true},
-		{"expected by the plan; instruction-like content (addresses the assistant)", false},
+		{"NOT expected by the plan", false, []permissions.Concern{permissions.ConcernUnexpected}, false, "red"},
+		{"expected by the plan; cannot be undone", true, []permissions.Concern{permissions.ConcernIrreversible}, true, "red"},
+		{"expected by the plan; instruction-like content (addresses the assistant)", true, []permissions.Concern{permissions.ConcernInstructions}, false, "amber"},
+		{"expected by the plan: step s1 uses mail.search", true, nil, false, "calm"},
 	} {
 		req := execRequest
-		req.Warning = c.warning
+		req.Warning, req.Expected, req.Concerns, req.Irreversible = c.warning, c.expected, c.concerns, c.irr
 		p := newPermDialog(pendingAsk{id: 1, req: req}, th)
 		for _, size := range [][2]int{{80, 23}, {40, 9}} {
 			out := p.view(th, size[0], size[1])
-			sgr := func(st func(...string) string) string { return strings.Split(st("⚠"), "⚠")[0] + "⚠ " }
-			red := strings.Contains(out, sgr(th.err.Render))
-			amber := strings.Contains(out, sgr(th.warn.Render))
-			if red != c.red || amber == c.red {
-				t.Errorf("%q at %v: red %v, amber %v:\n%s", c.warning, size, red, amber, out)
+			sgr := func(st func(...string) string, lead string) string { return strings.Split(st(lead), lead)[0] + lead + " " }
+			red := strings.Contains(out, sgr(th.err.Render, "⚠"))
+			amber := strings.Contains(out, sgr(th.warn.Render, "⚠"))
+			calm := strings.Contains(out, sgr(th.dim.Render, "✓")) && !strings.Contains(ansi.Strip(out), "⚠")
+			if red != (c.style == "red") || amber != (c.style == "amber") || calm != (c.style == "calm") {
+				t.Errorf("%q at %v: red %v, amber %v, calm %v, want %s:\n%s", c.warning, size, red, amber, calm, c.style, out)
 			}
 		}
 	}
@@ -354,10 +371,12 @@ func TestRequestsTheBrokerQueuesAreCounted(t *testing.T) {
 	d.key(char('o'))
 	d.untilGone("⚑ 1 waiting")
 	d.until("Run ")
-	d.untilRaw(2)
 	d.graceOver()
 	d.key(char('o'))
 	d.idle()
+	if len(d.raw) != 0 {
+		t.Errorf("routine exec dialogs ring no bell, rang %d", len(d.raw))
+	}
 	if v := d.view(); !strings.Contains(v, "Results") || strings.Contains(v, "waiting") {
 		t.Fatalf("after both answers:\n%s", v)
 	}

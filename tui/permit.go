@@ -193,6 +193,12 @@ func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	h := m.dialogHeight()
+	if p.caveat != nil && p.armed && s != "pgup" && s != "pgdown" {
+		if cmd, ok := m.caveatKey(s); ok {
+			return cmd
+		}
+		return m.typed(msg)
+	}
 	switch s {
 	case "up":
 		p.scrollBy(m.th, -1, m.width, h)
@@ -208,12 +214,6 @@ func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if !p.armed {
-		return m.typed(msg)
-	}
-	if p.caveat != nil {
-		if cmd, ok := m.caveatKey(s); ok {
-			return cmd
-		}
 		return m.typed(msg)
 	}
 	if p.chosen != "" {

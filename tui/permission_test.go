@@ -340,7 +340,9 @@ func TestDialogWarningColour(t *testing.T) {
 		p := newPermDialog(pendingAsk{id: 1, req: req}, th)
 		for _, size := range [][2]int{{80, 23}, {40, 9}} {
 			out := p.view(th, size[0], size[1])
-			sgr := func(st func(...string) string, lead string) string { return strings.Split(st(lead), lead)[0] + lead + " " }
+			sgr := func(st func(...string) string, lead string) string {
+				return strings.Split(st(lead), lead)[0] + lead + " "
+			}
 			red := strings.Contains(out, sgr(th.err.Render, "⚠"))
 			amber := strings.Contains(out, sgr(th.warn.Render, "⚠"))
 			calm := strings.Contains(out, sgr(th.dim.Render, "✓")) && !strings.Contains(ansi.Strip(out), "⚠")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/guard"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -140,10 +141,14 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			it.Error = runErr.Error()
 		}
 		it.Meta, _ = json.Marshal(meta)
-		turn := turnOf(it)
-		if err := rs.ns.Update(o.masked(ctx, tr, it, meta)); err != nil && runErr == nil {
+		stored, spans := o.masked(ctx, tr, it, meta)
+		if err := rs.ns.Update(stored); err != nil && runErr == nil {
 			runErr = fmt.Errorf("log the answer: %w", err)
 		}
+		// The turn as kept, with what its masking hid, for this session
+		// to reveal on request.
+		turn := turnOf(stored)
+		turn.Masked = spans
 		if rs.fresh {
 			turn.Seq, turn.Private = 0, true
 		}
@@ -227,18 +232,46 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 // masked is the hub's record of a turn as stored: when an app worked on
 // it, the answer, the error and the thinking (all read app output) are
 // masked (invariant 7). The user's own words are kept as typed.
-func (o *Operator) masked(ctx context.Context, tr *turnRun, it memory.Interaction, meta turnMeta) memory.Interaction {
+func (o *Operator) masked(ctx context.Context, tr *turnRun, it memory.Interaction, meta turnMeta) (memory.Interaction, []MaskedSpan) {
 	if tr == nil || o.opts.Vanilla || !tr.plan.usesApps() {
-		return it
+		return it, nil
 	}
 	ctx = context.WithoutCancel(ctx)
-	it.Output = o.mask(ctx, tr, hubOwner, "the answer", it.Output)
+	var found []guard.Finding
+	it.Output, found = o.maskWith(ctx, tr, hubOwner, "the answer", it.Output)
 	it.Error = o.mask(ctx, tr, hubOwner, "the error", it.Error)
 	if meta.Thinking != "" {
 		meta.Thinking = o.mask(ctx, tr, hubOwner, "the thinking", meta.Thinking)
 		it.Meta, _ = json.Marshal(meta)
 	}
-	return it
+	var spans []MaskedSpan
+	for _, f := range found {
+		spans = append(spans, MaskedSpan{Kind: f.Kind, Text: f.Text})
+	}
+	return it, spans
+}
+
+// MaskedSpan is a span of an answer that the hub masked before storing
+// it: its kind (the reason) and the text it hid. It is kept in the Turn
+// an Ask returns, never stored, so the user can reveal it in this session.
+type MaskedSpan struct {
+	Kind string
+	Text string
+}
+
+// NoteRevealed writes to the action log that the user revealed a masked
+// span of turn seq in chat (its kind, not its text).
+func (o *Operator) NoteRevealed(chat string, seq uint64, kind string) error {
+	b := o.opts.Broker
+	o.mu.Lock()
+	if pb := o.privBrokers[chat]; pb != nil {
+		b = pb
+	}
+	o.mu.Unlock()
+	if b == nil {
+		return nil
+	}
+	return b.Note("revealed", "user", fmt.Sprintf("revealed masked text (%s) of turn %d in chat %s", kind, seq, chat))
 }
 
 // privateBroker is the broker of a private turn: a private chat keeps one

@@ -85,6 +85,9 @@ type Turn struct {
 	Ended   time.Time
 	// Private: a private query's turn (AskOptions.Private): not kept, Seq 0.
 	Private bool
+	// Masked are the spans of Answer the hub masked before storing it,
+	// with what they hid: in the Turn Ask returns only, never stored.
+	Masked []MaskedSpan
 }
 
 // Retryable reports whether the turn ended without a full answer.

@@ -20,8 +20,14 @@ const maxPlannerFacts = 50
 // store (what says which of its texts it is), and writes each masking to
 // the action log of the turn's broker (the hub's, with no turn).
 func (o *Operator) mask(ctx context.Context, tr *turnRun, owner, what, text string) string {
+	masked, _ := o.maskWith(ctx, tr, owner, what, text)
+	return masked
+}
+
+// maskWith is mask, also returning the spans it masked.
+func (o *Operator) maskWith(ctx context.Context, tr *turnRun, owner, what, text string) (string, []guard.Finding) {
 	if text == "" {
-		return text
+		return text, nil
 	}
 	fs, err := o.detector.Detect(ctx, text)
 	if err != nil {
@@ -29,14 +35,14 @@ func (o *Operator) mask(ctx context.Context, tr *turnRun, owner, what, text stri
 	}
 	masked, spans := guard.Apply(text, fs)
 	if len(spans) == 0 {
-		return text
+		return text, nil
 	}
 	var parts []string
 	for _, s := range spans {
 		parts = append(parts, fmt.Sprintf("%s: %q", s.Kind, clip(s.Text, 160)))
 	}
 	o.note(tr, "masked", owner, fmt.Sprintf("masked %d span(s) of instruction-like text in %s before storing it — %s", len(spans), what, strings.Join(parts, "; ")))
-	return masked
+	return masked, spans
 }
 
 // spokeMask is the masker of a spoke serving app in chat: it notes to the

@@ -57,6 +57,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.retry()
 	case key.Matches(msg, m.keys.Thinking):
 		m.chat.expandThinking = !m.chat.expandThinking
+	case key.Matches(msg, m.keys.Reveal):
+		return m.reveal()
 	case key.Matches(msg, m.keys.Chats):
 		m.overlay = overlayChats
 		m.list = chatList{loading: true, current: m.chat.chat.ID}
@@ -246,6 +248,7 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 			m.extras[r.chat] = map[uint64]*turnExtras{}
 		}
 		x := r.extras
+		x.masked = r.result.Masked
 		m.extras[r.chat][r.seq] = &x
 	}
 	kept := m.keep(r)
@@ -369,4 +372,29 @@ func (m *Model) onPull(msg pullMsg) tea.Cmd {
 	cmd := m.retryTurn(p.chat, p.seq, p.query)
 	m.notice = "pulled " + p.model + " — retrying the turn"
 	return cmd
+}
+
+// revealedMsg answers the note that a masked span was revealed.
+type revealedMsg struct{ err error }
+
+// reveal shows the next masked span of the latest answer in this chat
+// that has one, and writes to the action log that the user revealed it.
+func (m *Model) reveal() tea.Cmd {
+	chat := m.chat.chat.ID
+	var seq uint64
+	var x *turnExtras
+	for s, e := range m.extras[chat] {
+		if e != nil && e.revealed < len(e.masked) && s >= seq {
+			seq, x = s, e
+		}
+	}
+	if x == nil {
+		m.notice = "nothing masked to reveal in this chat"
+		return nil
+	}
+	sp := x.masked[x.revealed]
+	x.revealed++
+	m.notice = "revealed masked text (" + clean(sp.Kind) + "); the action log records it"
+	b := m.b
+	return func() tea.Msg { return revealedMsg{err: b.NoteRevealed(chat, seq, sp.Kind)} }
 }

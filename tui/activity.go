@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -35,9 +36,43 @@ type act struct {
 type turnExtras struct {
 	acts    []act
 	results []hub.StepResult
+	// masked are the spans the hub masked in the answer before storing
+	// it, with what they hid (this session only); revealed of them the
+	// user has asked to see (ctrl+x), first to last.
+	masked   []hub.MaskedSpan
+	revealed int
 }
 
-func (x *turnExtras) empty() bool { return x == nil || len(x.acts) == 0 && len(x.results) == 0 }
+func (x *turnExtras) empty() bool {
+	return x == nil || len(x.acts) == 0 && len(x.results) == 0 && len(x.masked) == 0
+}
+
+// maskedLines draw what the masking hid: each revealed span, marked as
+// such, then a line saying how many remain and how to see the next.
+func (x *turnExtras) maskedLines(th theme, w int) []string {
+	if x == nil || len(x.masked) == 0 {
+		return nil
+	}
+	var out []string
+	for i, sp := range x.masked[:x.revealed] {
+		head := th.warn.Render(fmt.Sprintf("⚑ revealed %d of %d (%s):", i+1, len(x.masked), clean(sp.Kind)))
+		out = append(out, fitWidth(head, w))
+		for _, l := range strings.Split(fitWidth(clean(sp.Text), max(w-4, 1)), "\n") {
+			out = append(out, "    "+th.maskedText().Render(l))
+		}
+	}
+	if left := len(x.masked) - x.revealed; left > 0 {
+		var kinds []string
+		for _, sp := range x.masked[x.revealed:] {
+			if !slices.Contains(kinds, sp.Kind) {
+				kinds = append(kinds, sp.Kind)
+			}
+		}
+		msg := fmt.Sprintf("⚠ %d span(s) masked as instruction-like (%s) · ctrl+x shows it", left, strings.Join(kinds, "; "))
+		out = append(out, fitWidth(th.dim.Render(clean(msg)), w))
+	}
+	return out
+}
 
 // asking is the number of permission requests waiting for a decision:
 // the hub reports a request before it reaches the broker, so this counts

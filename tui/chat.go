@@ -49,6 +49,7 @@ type renderKey struct {
 	dark, expand   bool
 	hint           bool
 	extras         bool
+	revealed       int // masked spans revealed
 	kept           int // a private query kept in the view: its place, from 1
 }
 
@@ -197,6 +198,9 @@ func (c *chatView) content(d drawCtx) string {
 		hint := canRetry && t.Seq == retry.Seq && d.live == nil
 		x := withResults(d.extras[t.Seq], t)
 		key := renderKey{seq: t.Seq, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status, width: w, dark: d.th.dark, expand: c.expandThinking, hint: hint, extras: !x.empty()}
+		if x != nil {
+			key.revealed = x.revealed
+		}
 		s, ok := c.cache[key]
 		if !ok {
 			tv := viewOfTurn(t)
@@ -302,6 +306,7 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 	if strings.TrimSpace(tv.Answer) != "" {
 		out = append(out, md)
 	}
+	out = append(out, tv.Extras.maskedLines(th, w)...)
 	if tv.Live {
 		switch {
 		case tv.Cancelling:

@@ -22,6 +22,7 @@ type keyMap struct {
 	Trusted  key.Binding
 	Apps     key.Binding
 	Memory   key.Binding
+	Reveal   key.Binding
 	Help     key.Binding
 	Quit     key.Binding
 }
@@ -42,6 +43,7 @@ func defaultKeys() keyMap {
 		Trusted:  key.NewBinding(key.WithKeys("ctrl+y"), key.WithHelp("ctrl+y", "trusted session on / off (/trusted)")),
 		Apps:     key.NewBinding(key.WithKeys("ctrl+a"), key.WithHelp("ctrl+a", "apps (/apps)")),
 		Memory:   key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "memory: what the hub and each app remember (/memory)")),
+		Reveal:   key.NewBinding(key.WithKeys("ctrl+x"), key.WithHelp("ctrl+x", "show the next span the hub masked in an answer (logged)")),
 		Help:     key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?", "help (when the input is empty; f1 always)")),
 		Quit:     key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 	}
@@ -50,12 +52,14 @@ func defaultKeys() keyMap {
 // help lists the bindings in the order the help overlay shows them
 // (PageUp's line names pgdn too).
 func (k keyMap) help() []key.Binding {
-	return []key.Binding{k.Send, k.Newline, k.Cancel, k.Retry, k.Thinking, k.Chats, k.NewChat, k.Private, k.PageUp, k.Perms, k.Trusted, k.Apps, k.Memory, k.Help, k.Quit}
+	return []key.Binding{k.Send, k.Newline, k.Cancel, k.Retry, k.Thinking, k.Chats, k.NewChat, k.Private, k.PageUp, k.Perms, k.Trusted, k.Apps, k.Memory, k.Reveal, k.Help, k.Quit}
 }
 
 // permHelp is the permission dialog's key lines, for the help overlay.
 var permHelp = []string{
-	"dialog: o once · s session · p permanently · d deny · n note · ↑/↓",
+	"dialog: answers count once you stop typing (typing goes to your message)",
+	"  o once (a risky request: o, then enter) · s session · p permanently",
+	"  d deny · n note · x long values whole · ↑/↓ pgup/pgdn scroll",
 	"  after s or p, its limits: ←/→ choose · enter save · esc back",
 }
 

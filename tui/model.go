@@ -29,6 +29,9 @@ type Backend interface {
 	MemoryOwners() ([]string, error)
 	Memory(owner string) (hub.OwnerMemory, error)
 	Forget(owner string) error
+
+	// NoteRevealed logs that the user revealed a span the hub masked.
+	NoteRevealed(chat string, seq uint64, kind string) error
 }
 
 // Ollama is what the UI needs to show the server's state and offer a pull
@@ -268,6 +271,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onPrompts(msg)
 	case graceMsg:
 		m.onGrace(msg)
+	case revealedMsg:
+		if msg.err != nil {
+			m.notice = "could not log the reveal: " + msg.err.Error()
+		}
 	case turnMsg:
 		return m.onTurn(msg)
 	case pullMsg:

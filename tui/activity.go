@@ -1,10 +1,10 @@
 package tui
 
 import (
-	"slices"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"

@@ -70,6 +70,11 @@ type MCPTool struct {
 	// Effect tightens the effect read from the tool's annotations
 	// (read|write|irreversible); it can never loosen it.
 	Effect string
+	// Key names the tool's decisive arguments (a recipient, a path, a
+	// command, an amount): shown first in a dialog and in its title, and
+	// checked for where they came from. It only adds to the hub's own
+	// choice (every argument that is not prose).
+	Key []string
 }
 
 // MCPCatalogEntry is a catalog entry declared in config (trusted: the
@@ -275,7 +280,7 @@ func (l *loader) mcpTools(k string, v any) map[string]MCPTool {
 		tk := k + "." + name
 		tm, ok := tv.(map[string]any)
 		if !ok && tv != nil {
-			l.mfail(tk, "want {functionality: name, effect: read|write|irreversible}")
+			l.mfail(tk, "want {functionality: name, effect: read|write|irreversible, key: [argument, ...]}")
 			continue
 		}
 		var t MCPTool
@@ -294,8 +299,14 @@ func (l *loader) mcpTools(k string, v any) map[string]MCPTool {
 				if !validEffect(t.Effect) {
 					l.mfail(tk+".effect", fmt.Sprintf("%q is not read, write or irreversible", t.Effect))
 				}
+			case "key":
+				keys, err := cast.ToStringSliceE(fv)
+				if err != nil {
+					l.mfail(tk+".key", "want a list of argument names, like [to, path]")
+				}
+				t.Key = keys
 			default:
-				l.mfail(tk+"."+f, "unknown key (tools take functionality and effect)")
+				l.mfail(tk+"."+f, "unknown key (tools take functionality, effect and key)")
 			}
 		}
 		out[name] = t

@@ -21,7 +21,7 @@ mcp:
     model: qwen3:4b
     tools:
       read_text_file: {functionality: fs.read}
-      writeFile: {effect: irreversible}
+      writeFile: {effect: irreversible, key: [path]}
     catalog:
       - name: fs.read
         description: Read a text file in my notes.
@@ -49,7 +49,7 @@ func TestMCPServers(t *testing.T) {
 	if fs.Dir != filepath.Join(home, "notes") {
 		t.Fatalf("dir %q", fs.Dir)
 	}
-	if fs.Tools["read_text_file"].Functionality != "fs.read" || fs.Tools["writeFile"].Effect != "irreversible" {
+	if fs.Tools["read_text_file"].Functionality != "fs.read" || fs.Tools["writeFile"].Effect != "irreversible" || len(fs.Tools["writeFile"].Key) != 1 || fs.Tools["writeFile"].Key[0] != "path" {
 		t.Fatalf("tools (names keep their case): %+v", fs.Tools)
 	}
 	if len(fs.Catalog) != 1 || fs.Catalog[0].Request["additionalProperties"] != false || fs.Catalog[0].Response["properties"].(map[string]any)["fileContent"] == nil {
@@ -80,6 +80,7 @@ func TestBadMCPServers(t *testing.T) {
 		{"functionality", "mcp:\n  fs:\n    command: x\n    tools:\n      t: {functionality: read}\n", "mcp.fs.tools.t.functionality"},
 		{"tool key", "mcp:\n  fs:\n    command: x\n    tools:\n      t: {functionalty: a.b}\n", "mcp.fs.tools.t.functionalty"},
 		{"twice", "mcp:\n  fs:\n    command: x\n    tools:\n      t: {functionality: a.b}\n      u: {functionality: a.b}\n", "mcp.fs.tools.u.functionality"},
+		{"key", "mcp:\n  fs:\n    command: x\n    tools:\n      t: {key: {a: 1}}\n", "mcp.fs.tools.t.key"},
 		{"model", "mcp:\n  fs:\n    command: x\n    model: 'bad model!'\n", "mcp.fs.model"},
 		{"catalog description", "mcp:\n  fs:\n    command: x\n    catalog:\n      - {name: a.b, effect: read, request: {type: object}, response: {type: object}}\n", "mcp.fs.catalog[0].description"},
 		{"catalog effect", "mcp:\n  fs:\n    command: x\n    catalog:\n      - {name: a.b, description: d, effect: maybe, request: {type: object}, response: {type: object}}\n", "mcp.fs.catalog[0].effect"},

@@ -117,7 +117,7 @@ func installMCP(names []string, servers map[string]config.MCPServer, log *slog.L
 		}
 		s := mcp.Server{Command: c.Command, Args: c.Args, Env: c.Env, Dir: c.Dir, URL: c.URL, Model: c.Model, Tools: map[string]mcp.ToolConfig{}}
 		for t, tc := range c.Tools {
-			s.Tools[t] = mcp.ToolConfig{Functionality: tc.Functionality, Effect: apps.Effect(tc.Effect)}
+			s.Tools[t] = mcp.ToolConfig{Functionality: tc.Functionality, Effect: apps.Effect(tc.Effect), Key: tc.Key}
 		}
 		for _, e := range c.Catalog {
 			req, _ := json.Marshal(e.Request)

@@ -104,6 +104,7 @@ type Server struct {
 type ToolConfig struct {
 	Functionality string      // catalog entry it provides ("" = none)
 	Effect        apps.Effect // tightens the annotated effect ("" = keep)
+	Key           []string    // decisive arguments, added to the hub's own choice
 }
 
 // CatalogEntry is a catalog entry declared with a server.
@@ -249,7 +250,7 @@ func (a *App) build(init *sdk.InitializeResult, tools []*sdk.Tool) error {
 				res = permissiveObject
 			}
 		}
-		m.Functions = append(m.Functions, apps.Function{Name: fn, Description: clip(t.Description, 2000), Params: params, Result: res, Effect: effect})
+		m.Functions = append(m.Functions, apps.Function{Name: fn, Description: clip(t.Description, 2000), Params: params, Result: res, Effect: effect, Key: tc.Key})
 		a.tools[fn] = tool{name: t.Name, structured: structured}
 		if tc.Functionality != "" {
 			m.Provides[tc.Functionality] = fn

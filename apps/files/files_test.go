@@ -310,3 +310,37 @@ func TestBadCalls(t *testing.T) {
 		}
 	}
 }
+
+// A dialog about a write or a delete says where the path leads (a
+// symbolic link's target) and what is there (size, other hard links).
+func TestExplainSaysWhereAPathLeads(t *testing.T) {
+	t.Parallel()
+	ws, _ := setup(t)
+	must(t, os.Link(filepath.Join(ws, "docs", "a.txt"), filepath.Join(ws, "hard.txt")))
+	a := New(ws, Options{})
+	for _, c := range []struct {
+		fn, path string
+		want     []string
+	}{
+		{"write", "inlink", []string{"inlink leads to docs/a.txt", "exists, 24 bytes", "hard links"}},
+		{"write", "new/file.txt", []string{"new/file.txt in the workspace", "does not exist yet"}},
+		{"delete", "docs/a.txt", []string{"docs/a.txt in the workspace", "exists"}},
+		{"read", "docs/a.txt", nil},
+	} {
+		got, err := a.Explain(context.Background(), apps.Call{Function: c.fn, Args: json.RawMessage(`{"path":"` + c.path + `"}`)})
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.fn, c.path, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s %s: %q lacks %q", c.fn, c.path, got, w)
+			}
+		}
+		if c.want == nil && got != "" {
+			t.Errorf("%s explains nothing, got %q", c.fn, got)
+		}
+	}
+	if _, err := a.Explain(context.Background(), apps.Call{Function: "write", Args: json.RawMessage(`{"path":"outfile"}`)}); err == nil {
+		t.Fatal("a path leading outside must be an error, not an explanation")
+	}
+}

@@ -99,7 +99,8 @@ func (o *Operator) execRequest(tr *turnRun, s Step, query string) permissions.Re
 var errStepRefused = errors.New("refused")
 
 // admit decides whether step s may run and with which data: one dialog
-// per step. When the app's exec and the data both need an answer, one
+// per step. A step whose functionality cannot be undone gets no exec
+// dialog of its own: its call will ask, with its exact arguments. When the app's exec and the data both need an answer, one
 // data dialog asks both ("Run mail for …, with the data below?"); its
 // answer decides the exec too (logged as such), and a denial ends the
 // step. An app already allowed to run in this turn, or whose exec a rule
@@ -117,6 +118,13 @@ func (o *Operator) admit(ctx context.Context, tr *turnRun, s Step, query string,
 		case settled && !d.Allowed:
 			return nil, refusal(s.App+" to run", d.Note)
 		case settled:
+			tr.allowRun(s.App)
+		case sh == nil && o.effectOf(s.App, s.Functionality) == apps.EffectIrreversible:
+			// The step's own work cannot be undone, so its call will be put
+			// to the user with its exact arguments: that dialog decides,
+			// and a second one to let the app start adds nothing.
+			o.record(tr, er, permissions.Decision{Answer: permissions.AnswerOnce, Allowed: true, Source: permissions.SourcePolicy,
+				Note: "folded into the dialog of the step's irreversible call, which asks with its exact arguments"})
 			tr.allowRun(s.App)
 		case sh == nil || o.shareSettled(tr, s, sh):
 			// Nothing to share, or a rule or grant decides the share:

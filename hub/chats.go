@@ -138,6 +138,27 @@ func (o *Operator) Turns(id string) ([]Turn, error) {
 	return out, nil
 }
 
+// TurnsBefore returns up to n turns of a chat with Seq below before
+// (before 0: the newest), oldest first, and whether older turns remain: a
+// long chat is read a page at a time, newest first, at a cost that does
+// not grow with it.
+func (o *Operator) TurnsBefore(id string, before uint64, n int) ([]Turn, bool, error) {
+	st, _ := o.storeFor(id)
+	ns, err := st.Namespace(hubOwner)
+	if err != nil {
+		return nil, false, err
+	}
+	its, more, err := ns.Before(id, before, n)
+	if err != nil {
+		return nil, false, fmt.Errorf("turns of %s: %w", id, err)
+	}
+	out := make([]Turn, len(its))
+	for i, it := range its {
+		out[i] = turnOf(it)
+	}
+	return out, more, nil
+}
+
 // titleFrom makes a chat title from its first request.
 func titleFrom(query string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(query), "\n")

@@ -160,6 +160,42 @@ func (n *Namespace) Recent(chat string, limit int) ([]Interaction, error) {
 	return out, nil
 }
 
+// Before returns up to limit interactions of chat with Seq below before
+// (before 0: from the end), by ascending Seq, reading the log backwards so
+// that the cost does not grow with the chat; more reports whether older
+// ones remain.
+func (n *Namespace) Before(chat string, before uint64, limit int) (out []Interaction, more bool, err error) {
+	if limit <= 0 {
+		return nil, false, nil
+	}
+	cp := chatLogPrefix(n.prefix, chat)
+	start := lastKeyOf(cp)
+	if before > 0 {
+		start = logKey(cp, before-1)
+	}
+	err = n.s.view(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: cp, Reverse: true})
+		defer it.Close()
+		for it.Seek(start); it.ValidForPrefix(cp); it.Next() {
+			if len(out) == limit {
+				more = true
+				return nil
+			}
+			v, err := decodeInteraction(it.Item())
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("read chat %q in %s: %w", chat, n.owner, err)
+	}
+	slices.Reverse(out)
+	return out, more, nil
+}
+
 // lastSeq is the highest sequence number stored under the chat log prefix,
 // or 0 if the chat has none.
 func lastSeq(txn *badger.Txn, cp []byte) uint64 {

@@ -182,3 +182,30 @@ func TestConcurrentAppends(t *testing.T) {
 		})
 	}
 }
+
+// Before pages a chat's log backwards: newest first, a page at a time,
+// saying whether older interactions remain.
+func TestBeforePagesBackwards(t *testing.T) {
+	t.Parallel()
+	s := openTest(t)
+	n := mustNamespace(t, s, "hub")
+	for i := range 7 {
+		mustAppend(t, n, "c1", fmt.Sprintf("q%d", i+1))
+		mustAppend(t, n, "c10", "other")
+	}
+	page, more, err := n.Before("c1", 0, 3)
+	if err != nil || !more || len(page) != 3 || page[0].Seq != 5 || page[2].Seq != 7 {
+		t.Fatalf("newest page: %+v more=%v err=%v", page, more, err)
+	}
+	page, more, _ = n.Before("c1", 5, 3)
+	if !more || len(page) != 3 || page[0].Seq != 2 || page[2].Seq != 4 {
+		t.Fatalf("second page: %+v more=%v", page, more)
+	}
+	page, more, _ = n.Before("c1", 2, 3)
+	if more || len(page) != 1 || page[0].Seq != 1 || page[0].Input != "q1" {
+		t.Fatalf("last page: %+v more=%v", page, more)
+	}
+	if page, more, _ = n.Before("c1", 1, 3); more || len(page) != 0 {
+		t.Fatalf("before the first: %+v more=%v", page, more)
+	}
+}

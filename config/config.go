@@ -62,6 +62,13 @@ type Memory struct {
 	// in app output before it is stored, on top of the deterministic rules
 	// (memory.llm_detector, default off: it costs a model call per store).
 	LLMDetector bool
+	// Every batches the upkeep: a summary and entities of a chat once this
+	// many of its turns are new (memory.every, default 4).
+	Every int
+	// Idle is how long after a chat's last turn its pending upkeep runs in
+	// a running bulkhead whatever the count (memory.idle, default 2m; 0:
+	// only with the next batch).
+	Idle time.Duration
 }
 
 // Rule is one permission rule from the config file.
@@ -149,6 +156,8 @@ func Open(file string) (*Sources, error) {
 	v.SetDefault("enable", []string{"builtin"})
 	v.SetDefault("memory.enabled", true)
 	v.SetDefault("memory.llm_detector", false)
+	v.SetDefault("memory.every", 4)
+	v.SetDefault("memory.idle", "2m")
 	if wd, err := os.Getwd(); err == nil {
 		v.SetDefault("workspace", wd)
 	}
@@ -196,7 +205,8 @@ func (s *Sources) Load() (Config, error) {
 	c.Workspace = l.path("workspace")
 	c.Rules = l.rules("permissions.rules")
 	c.MCP = l.mcp("mcp")
-	c.Memory = Memory{Enabled: l.boolean("memory.enabled"), LLMDetector: l.boolean("memory.llm_detector")}
+	c.Memory = Memory{Enabled: l.boolean("memory.enabled"), LLMDetector: l.boolean("memory.llm_detector"),
+		Every: l.nonNegInt("memory.every"), Idle: l.duration("memory.idle")}
 	c.Apps = map[string]App{}
 	for name := range v.GetStringMap("apps") {
 		key := "apps." + name

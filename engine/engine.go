@@ -164,6 +164,7 @@ var MemoryDefaults = hub.MemoryOptions{Enabled: true, Quiet: 2 * time.Second, Dr
 func memoryOptions(m config.Memory, hubModel hub.Model) hub.MemoryOptions {
 	o := MemoryDefaults
 	o.Enabled = m.Enabled
+	o.Every, o.Idle = m.Every, m.Idle
 	if m.LLMDetector {
 		o.Detector = hub.NewModelDetector(hubModel)
 	}

@@ -101,10 +101,13 @@ type PlanStep struct {
 
 // EventUsage is what a turn cost.
 type EventUsage struct {
-	Calls        int   `json:"calls"`
-	PromptTokens int   `json:"prompt_tokens"`
-	EvalTokens   int   `json:"eval_tokens"`
-	DurationMS   int64 `json:"duration_ms"`
+	Calls int `json:"calls"`
+	// BackgroundCalls are the model calls of the memory upkeep this
+	// turn brought due, made after it (docs/events.md).
+	BackgroundCalls int   `json:"background_calls"`
+	PromptTokens    int   `json:"prompt_tokens"`
+	EvalTokens      int   `json:"eval_tokens"`
+	DurationMS      int64 `json:"duration_ms"`
 }
 
 // OnPrompt builds the Prompter for --on-prompt:
@@ -330,7 +333,7 @@ func (p *printer) write(w io.Writer, s string) {
 }
 
 func usageOf(u llm.Usage) *EventUsage {
-	return &EventUsage{Calls: u.Calls, PromptTokens: u.PromptTokens, EvalTokens: u.EvalTokens, DurationMS: u.Duration.Milliseconds()}
+	return &EventUsage{Calls: u.Calls, BackgroundCalls: u.BackgroundCalls, PromptTokens: u.PromptTokens, EvalTokens: u.EvalTokens, DurationMS: u.Duration.Milliseconds()}
 }
 
 // message is what the user reads for an error: the typed errors of the

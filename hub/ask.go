@@ -156,13 +156,17 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			emit(Event{Kind: EventError, Chat: chat, Turn: it.Seq, Err: runErr, Usage: meta.Usage, Status: status, Text: text})
 			return turn, runErr
 		}
-		emit(Event{Kind: EventAnswer, Chat: chat, Turn: it.Seq, Text: text, Usage: meta.Usage, Status: status})
+		usage := meta.Usage
 		if !rs.private && o.mem != nil {
-			o.mem.enqueue("", chat)
+			// The upkeep this turn brings due runs in the background; its
+			// calls are counted apart from the turn's own.
+			usage.BackgroundCalls += o.mem.due("", chat)
 			for _, app := range tr.servedApps() {
-				o.mem.enqueue(app, chat)
+				usage.BackgroundCalls += o.mem.due(app, chat)
 			}
 		}
+		turn.Usage.BackgroundCalls = usage.BackgroundCalls
+		emit(Event{Kind: EventAnswer, Chat: chat, Turn: it.Seq, Text: text, Usage: usage, Status: status})
 		return turn, nil
 	}
 

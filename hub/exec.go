@@ -161,7 +161,9 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 		tr.emit(Event{Kind: EventSpoke, App: s.App, Working: false})
 	}()
 	app := s.App
-	task := spokes.Task{Chat: tr.chat, Query: query, Functionality: s.Functionality, Data: data, Fresh: fresh, NoLog: fresh,
+	// In a plan of several steps the synthesis answers: an app step ends
+	// with its typed value.
+	task := spokes.Task{Chat: tr.chat, Query: query, Functionality: s.Functionality, Data: data, Fresh: fresh, NoLog: fresh, ValueOnly: !stream && s.App != VanillaApp,
 		OnCall: func(fn string, args json.RawMessage) {
 			tr.emit(Event{Kind: EventAppCall, App: app, Function: fn, Args: args})
 		},

@@ -55,7 +55,7 @@ func TestISCNeverDeadlocks(t *testing.T) {
 	notes := fakeNotes("notes", "airport at 9")
 	notes.m.Description = `Notes. CALL weather.forecast {"city":"Lisbon"}`
 	weather := fakeWeather("")
-	weather.m.Description = `Weather. CALL weather.forecast {"city":"Lisbon"} CALL notes.search {"query":"airport"}`
+	weather.m.Description = `Weather. CALL notes.search {"query":"airport"} CALL weather.forecast {"city":"Lisbon"}`
 	plan := ollamatest.JSON(map[string]any{"steps": []map[string]any{
 		step("s1", "notes.search", `CALL notes.search {"query":"airport"}`),
 		step("s2", "weather.forecast", "weather in Lisbon"),

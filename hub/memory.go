@@ -2,12 +2,16 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/guard"
+	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/memory"
 )
 
 // MemoryOptions configure long-term memory. The zero value keeps only the
@@ -36,6 +40,15 @@ type MemoryOptions struct {
 	Drain time.Duration
 	// Detector finds instruction-like text to mask (nil: guard.Rules).
 	Detector guard.Detector
+	// Every batches the upkeep: an owner's summary and entities of a chat
+	// are brought up to date once Every of its interactions are new, not
+	// after each (0 or 1: after each). What is left waits for the next
+	// batch, or for the chat to go Idle in a long process.
+	Every int
+	// Idle is how long after a chat's last turn its pending upkeep runs
+	// whatever its count, in a process that lives that long (0: never;
+	// FlushMemory runs it too).
+	Idle time.Duration
 }
 
 const (
@@ -75,9 +88,11 @@ type memorizer struct {
 
 	mu       sync.Mutex
 	queue    []memJob
+	pending  []memJob // below Every: waiting for more, or for Idle
 	gen      map[string]uint64 // owner → generation; Forget bumps it
 	lastEnd  time.Time         // when the last turn ended
 	flushing int               // Flush callers waiting: Quiet is skipped
+	forcing  int               // of them, those that run pending upkeep too
 	current  *memJob
 	cancel   context.CancelFunc // the current job's
 	waiters  []chan struct{}    // closed when nothing is queued or running
@@ -125,6 +140,51 @@ func (m *memorizer) enqueue(app, chat string) {
 	m.poke()
 }
 
+// due takes owner's upkeep of chat after a turn: queued when Every of
+// its interactions are new since its summary, else kept pending (for
+// Idle or the next batch). It returns the model calls the upkeep will
+// make because of this turn (two: a summary and an extraction), 0 when it
+// waits.
+func (m *memorizer) due(app, chat string) int {
+	j := memJob{app: app, chat: chat}
+	every := max(m.opts.Every, 1)
+	if every > 1 {
+		n, err := m.o.newInteractions(j.owner(), chat)
+		if err != nil {
+			m.o.log.Warn("memory: count new interactions", "owner", j.owner(), "err", err)
+		}
+		if err == nil && n < every {
+			m.mu.Lock()
+			if !slices.ContainsFunc(m.pending, func(q memJob) bool { return q.app == app && q.chat == chat }) {
+				m.pending = append(m.pending, j)
+			}
+			m.mu.Unlock()
+			return 0
+		}
+	}
+	m.mu.Lock()
+	m.pending = slices.DeleteFunc(m.pending, func(q memJob) bool { return q.app == app && q.chat == chat })
+	m.mu.Unlock()
+	m.enqueue(app, chat)
+	return callsPerJob
+}
+
+// callsPerJob is the model calls one upkeep makes: a summary and an
+// extraction of entities.
+const callsPerJob = 2
+
+// promote queues every pending upkeep (the chats went idle, or a flush).
+// The caller holds m.mu.
+func (m *memorizer) promote() {
+	for _, j := range m.pending {
+		j.gen = m.gen[j.owner()]
+		if !slices.ContainsFunc(m.queue, func(q memJob) bool { return q.app == j.app && q.chat == j.chat }) {
+			m.queue = append(m.queue, j)
+		}
+	}
+	m.pending = nil
+}
+
 // turnEnded notes the time for the quiet period and wakes the worker.
 func (m *memorizer) turnEnded() {
 	m.mu.Lock()
@@ -167,6 +227,16 @@ func (m *memorizer) loop() {
 func (m *memorizer) next() (memJob, time.Duration, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if len(m.pending) > 0 && m.o.turnsRunning() == 0 {
+		switch since := time.Since(m.lastEnd); {
+		case m.flushing > 0 && m.forcing > 0:
+			m.promote()
+		case m.opts.Idle > 0 && since >= m.opts.Idle:
+			m.promote() // the chats went idle
+		case m.opts.Idle > 0 && len(m.queue) == 0:
+			return memJob{}, m.opts.Idle - since, false
+		}
+	}
 	if len(m.queue) == 0 {
 		m.wakeWaiters()
 		return memJob{}, 0, false
@@ -226,10 +296,13 @@ func (m *memorizer) run(j memJob) {
 	}
 }
 
-// flush runs every queued job now, quiet period or not, and waits for
-// them or for ctx.
-func (m *memorizer) flush(ctx context.Context) error {
+// flush runs every queued job now, quiet period or not — with all, the
+// pending ones below Every too — and waits for them or for ctx.
+func (m *memorizer) flush(ctx context.Context, all bool) error {
 	m.mu.Lock()
+	if all {
+		m.promote()
+	}
 	if len(m.queue) == 0 && m.current == nil {
 		m.mu.Unlock()
 		return nil
@@ -267,6 +340,7 @@ func (m *memorizer) forget(owner string, fn func() error) error {
 func (m *memorizer) drop(match func(memJob) bool, fn func() error) error {
 	m.mu.Lock()
 	m.queue = slices.DeleteFunc(m.queue, match)
+	m.pending = slices.DeleteFunc(m.pending, match)
 	if m.current != nil && match(*m.current) && m.cancel != nil {
 		m.cancel()
 	}
@@ -282,7 +356,7 @@ func (m *memorizer) shutdown(grace time.Duration) {
 	m.once.Do(func() {
 		if grace > 0 {
 			ctx, cancel := context.WithTimeout(context.Background(), grace)
-			if err := m.flush(ctx); err != nil {
+			if err := m.flush(ctx, false); err != nil {
 				m.o.log.Warn("memory updates cut short at close", "err", err)
 			}
 			cancel()
@@ -294,14 +368,55 @@ func (m *memorizer) shutdown(grace time.Duration) {
 }
 
 // FlushMemory runs the pending long-term memory updates now, without
-// waiting for the quiet period, and returns when none is left or ctx
-// ends. Without long-term memory it returns at once.
+// waiting for the quiet period or a full batch (Every), and returns when
+// none is left or ctx ends. Without long-term memory it returns at once.
 func (o *Operator) FlushMemory(ctx context.Context) error {
 	if o.mem == nil {
 		return nil
 	}
-	if err := o.mem.flush(ctx); err != nil {
+	if err := o.mem.flush(ctx, true); err != nil {
 		return fmt.Errorf("flush memory: %w", err)
 	}
 	return nil
 }
+
+// newInteractions counts owner's interactions of chat logged since its
+// summary: what the next upkeep would read.
+func (o *Operator) newInteractions(owner, chat string) (int, error) {
+	ns, err := o.store.Namespace(owner)
+	if err != nil {
+		return 0, err
+	}
+	sum, err := ns.LongTerm().Summary(chat)
+	if err != nil && !errors.Is(err, memory.ErrNotFound) {
+		return 0, err
+	}
+	its, _, err := ns.Before(chat, 0, recentForMemory)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, it := range its {
+		if it.Seq > sum.Through && it.Status != memory.StatusPending {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// BackgroundCalls is how many model calls the background upkeep of
+// long-term memory has made since the operator started.
+func (o *Operator) BackgroundCalls() int64 { return o.bgCalls.Load() }
+
+// counted wraps a model so that each call counts as a background one.
+type counted struct {
+	m Model
+	n *atomic.Int64
+}
+
+func (c counted) Chat(ctx context.Context, req llm.Request, fn func(llm.Chunk)) (llm.Response, error) {
+	c.n.Add(1)
+	return c.m.Chat(ctx, req, fn)
+}
+
+func (c counted) Model() string { return c.m.Model() }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
@@ -68,7 +69,8 @@ type Operator struct {
 	log      *slog.Logger
 	catalog  []Functionality
 	detector guard.Detector
-	mem      *memorizer // nil without long-term memory
+	mem      *memorizer   // nil without long-term memory
+	bgCalls  atomic.Int64 // model calls of the memory upkeep so far
 
 	mu      sync.Mutex
 	eph     *memory.Store   // private chats; opened on first use

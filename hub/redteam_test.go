@@ -522,9 +522,10 @@ func TestRedteamStepValueOverwritten(t *testing.T) {
 		// does no harm.
 		holds: true,
 		check: func(t *testing.T, once attackRun) {
-			if !sentTo(once, "fair_ride", "estimate_fare", "the moon") {
-				t.Fatalf("the injected second call never ran: the probe does not bite")
-			}
+			// The step ends with its value (ValueOnly), so the injected
+			// call may not even run; either way the value is the expected
+			// call's (spokes.TestTheValueIsTheExpectedCalls covers a
+			// second call that does run).
 			if steered(once) {
 				t.Errorf("property 4: cheap_ride's text changed fair_ride's value in the answer:\n%s", once.turn.Answer)
 			}

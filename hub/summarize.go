@@ -79,7 +79,7 @@ func (o *Operator) rememberHub(ctx context.Context, chat string) error {
 	for _, it := range its {
 		fmt.Fprintf(&b, "- %s\n", it.Input)
 	}
-	model := o.opts.HubModel
+	model := counted{o.opts.HubModel, &o.bgCalls}
 	limit := o.mem.opts.SummaryChars
 	text, err := summarize(ctx, model, fmt.Sprintf(hubSummarySystem, limit), prev.Text, "The user's new messages (oldest first):\n"+b.String(), limit)
 	if err != nil {
@@ -129,10 +129,11 @@ func (o *Operator) rememberSpoke(ctx context.Context, app, chat string) error {
 	for _, it := range its {
 		fmt.Fprintf(&b, "- User: %s\n  Answer: %s\n", it.Input, it.Output)
 	}
-	model, err := o.opts.SpokeModel(app)
+	sm, err := o.opts.SpokeModel(app)
 	if err != nil {
 		return fmt.Errorf("model for the %s spoke: %w", app, err)
 	}
+	model := counted{sm, &o.bgCalls}
 	limit := o.mem.opts.SummaryChars
 	text, err := summarize(ctx, model, fmt.Sprintf(spokeSummarySystem, app, limit), prev.Text, "New exchanges (oldest first):\n"+b.String(), limit)
 	if err != nil {

@@ -70,6 +70,9 @@ type Usage struct {
 	EvalTokens   int           `json:"eval_tokens"`
 	Duration     time.Duration `json:"duration_ns"`
 	LoadDuration time.Duration `json:"load_duration_ns,omitempty"`
+	// BackgroundCalls are calls made apart from a turn's own: the
+	// long-term memory upkeep a turn brings due (hub).
+	BackgroundCalls int `json:"background_calls,omitempty"`
 }
 
 // Add accumulates u2 into u.
@@ -79,6 +82,7 @@ func (u *Usage) Add(u2 Usage) {
 	u.EvalTokens += u2.EvalTokens
 	u.Duration += u2.Duration
 	u.LoadDuration += u2.LoadDuration
+	u.BackgroundCalls += u2.BackgroundCalls
 }
 
 // Response is a finished (or, inside a StreamCutError, partial) answer.

@@ -128,6 +128,11 @@ func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
 			callErr = ctx.Err()
 			break
 		}
+		if t.ValueOnly && res.Value != nil {
+			// The step's value is made; the answer is the synthesis's.
+			res.Text = string(res.Value)
+			break
+		}
 	}
 	res.Status = StatusOf(ctx, callErr)
 	return s.logEnd(ctx, t, it, res, callErr)

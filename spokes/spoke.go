@@ -70,6 +70,10 @@ type Task struct {
 	Data json.RawMessage
 	// Fresh: no working memory (a synthesis spoke, a private query).
 	Fresh bool
+	// ValueOnly ends the task as soon as the step's typed value is made:
+	// no prose answer is asked of the model (a synthesis writes the
+	// answer from the typed values).
+	ValueOnly bool
 	// Log: false leaves no trace in the spoke's namespace.
 	NoLog   bool
 	OnChunk func(llm.Chunk) // streamed answer pieces; may be nil

@@ -189,3 +189,45 @@ func TestSpokeMasksWhatItStoresAndReadsItsSummary(t *testing.T) {
 		t.Fatalf("working memory:\n%s", ctx.String())
 	}
 }
+
+// expectOnce is a gate that allows every call and judges expected only
+// the call numbered expected (from 1).
+type expectOnce struct {
+	n, expected int
+}
+
+func (g *expectOnce) Authorize(context.Context, apps.Function, json.RawMessage) (spokes.Verdict, error) {
+	g.n++
+	return spokes.Verdict{Allowed: true, Expected: g.n == g.expected}, nil
+}
+
+func (g *expectOnce) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, errors.New("no")
+}
+
+// A step's typed value is the result of the call the gate judged
+// expected, never another call of the same function before or after it;
+// with ValueOnly the task ends once it is made, without a prose answer.
+func TestTheValueIsTheExpectedCalls(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		expected int
+		want     string
+	}{{1, `"result":"2"`}, {2, `"result":"30"`}} {
+		sp, _ := newAppSpoke(t, &expectOnce{expected: c.expected},
+			toolCall("evaluate", map[string]any{"expression": "1+1"}),
+			toolCall("evaluate", map[string]any{"expression": "5*6"}),
+			ollamatest.Text("Done."))
+		res, err := sp.Do(context.Background(), spokes.Task{Chat: "c", Query: "q", Functionality: "calc.evaluate"})
+		if err != nil || !strings.Contains(string(res.Value), c.want) {
+			t.Fatalf("expected call %d: value %s, err %v", c.expected, res.Value, err)
+		}
+	}
+	sp, srv := newAppSpoke(t, &expectOnce{expected: 1},
+		toolCall("evaluate", map[string]any{"expression": "1+1"}),
+		ollamatest.Text("never asked"))
+	res, err := sp.Do(context.Background(), spokes.Task{Chat: "c", Query: "q", Functionality: "calc.evaluate", ValueOnly: true})
+	if err != nil || !strings.Contains(string(res.Value), `"result":"2"`) || len(srv.Requests()) != 1 {
+		t.Fatalf("ValueOnly: value %s, %d model calls (want 1), err %v", res.Value, len(srv.Requests()), err)
+	}
+}

@@ -88,7 +88,7 @@ type memorizer struct {
 
 	mu       sync.Mutex
 	queue    []memJob
-	pending  []memJob // below Every: waiting for more, or for Idle
+	pending  []memJob          // below Every: waiting for more, or for Idle
 	gen      map[string]uint64 // owner → generation; Forget bumps it
 	lastEnd  time.Time         // when the last turn ended
 	flushing int               // Flush callers waiting: Quiet is skipped

@@ -28,6 +28,10 @@ import (
 	"github.com/bulkhead-dev/bulkhead/llm"
 )
 
+// DefaultToolCallsPerTurn bounds the app calls of one turn, every spoke
+// and request together.
+const DefaultToolCallsPerTurn = 64
+
 // DefaultModel is small (1.4 GB), tool-capable, thinks, and follows
 // `format` schemas well enough to plan.
 const DefaultModel = "qwen3:1.7b"
@@ -52,6 +56,17 @@ type Config struct {
 	MCP map[string]MCPServer
 	// Memory tunes long-term memory.
 	Memory Memory
+	// Limits bound what a model or an app can grow (limits.*).
+	Limits Limits
+}
+
+// Limits bound what a model call and a turn may grow to; each has a
+// default (limits.answer_bytes, limits.tool_arg_bytes,
+// limits.tool_calls_per_answer, limits.tool_calls_per_turn,
+// limits.stall_timeout, limits.call_timeout).
+type Limits struct {
+	Model            llm.Limits
+	ToolCallsPerTurn int
 }
 
 // Memory tunes long-term memory.
@@ -157,6 +172,12 @@ func Open(file string) (*Sources, error) {
 	v.SetDefault("memory.enabled", true)
 	v.SetDefault("memory.llm_detector", false)
 	v.SetDefault("memory.every", 4)
+	v.SetDefault("limits.answer_bytes", llm.DefaultLimits.AnswerBytes)
+	v.SetDefault("limits.tool_arg_bytes", llm.DefaultLimits.ToolArgBytes)
+	v.SetDefault("limits.tool_calls_per_answer", llm.DefaultLimits.ToolCalls)
+	v.SetDefault("limits.tool_calls_per_turn", DefaultToolCallsPerTurn)
+	v.SetDefault("limits.stall_timeout", llm.DefaultLimits.Stall.String())
+	v.SetDefault("limits.call_timeout", llm.DefaultLimits.Total.String())
 	v.SetDefault("memory.idle", "2m")
 	if wd, err := os.Getwd(); err == nil {
 		v.SetDefault("workspace", wd)
@@ -205,6 +226,9 @@ func (s *Sources) Load() (Config, error) {
 	c.Workspace = l.path("workspace")
 	c.Rules = l.rules("permissions.rules")
 	c.MCP = l.mcp("mcp")
+	c.Limits = Limits{Model: llm.Limits{AnswerBytes: l.positiveInt("limits.answer_bytes"), ToolArgBytes: l.positiveInt("limits.tool_arg_bytes"),
+		ToolCalls: l.positiveInt("limits.tool_calls_per_answer"), Stall: l.duration("limits.stall_timeout"), Total: l.duration("limits.call_timeout")},
+		ToolCallsPerTurn: l.positiveInt("limits.tool_calls_per_turn")}
 	c.Memory = Memory{Enabled: l.boolean("memory.enabled"), LLMDetector: l.boolean("memory.llm_detector"),
 		Every: l.nonNegInt("memory.every"), Idle: l.duration("memory.idle")}
 	c.Apps = map[string]App{}
@@ -244,7 +268,7 @@ func (s *Sources) Load() (Config, error) {
 
 // LLM is the model configuration for the hub ("hub") or an app's spoke.
 func (c Config) LLM(owner string) llm.Config {
-	lc := llm.Config{Host: c.Ollama.Host, Model: c.Spokes.Model, KeepAlive: c.Ollama.KeepAlive, NumCtx: c.Ollama.NumCtx}
+	lc := llm.Config{Host: c.Ollama.Host, Model: c.Spokes.Model, KeepAlive: c.Ollama.KeepAlive, NumCtx: c.Ollama.NumCtx, Limits: c.Limits.Model}
 	if owner == "hub" {
 		lc.Model = c.Hub.Model
 		return lc
@@ -358,6 +382,14 @@ func (l *loader) nonNegInt(key string) int {
 	n, err := cast.ToIntE(l.v.Get(key))
 	if err != nil || n < 0 {
 		l.fail(key, fmt.Sprintf("want a whole number ≥ 0, got %v", l.v.Get(key)))
+	}
+	return n
+}
+
+func (l *loader) positiveInt(key string) int {
+	n, err := cast.ToIntE(l.v.Get(key))
+	if err != nil || n <= 0 {
+		l.fail(key, fmt.Sprintf("want a whole number ≥ 1, got %v", l.v.Get(key)))
 	}
 	return n
 }

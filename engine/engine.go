@@ -132,6 +132,7 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		Broker:       e.Broker,
 		Vanilla:      opts.Vanilla,
 		Memory:       memoryOptions(cfg.Memory, e.Ollama),
+		CallsPerTurn: cfg.Limits.ToolCallsPerTurn,
 		// A private turn's broker reads the stored grants and writes
 		// nothing: its action log and grants live in a memory.Scratch. It
 		// follows the Broker's trusted-session mode as it is when the turn

@@ -165,6 +165,9 @@ func (t *turnRun) carriesUntyped(args json.RawMessage, keys []string, app string
 // an answered ISC exchange asked for runs without a second dialog.
 func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMessage) (spokes.Verdict, error) {
 	tr := g.o.turn(g.chat)
+	if err := g.o.callBudget(tr); err != nil {
+		return spokes.Verdict{}, err
+	}
 	if x, ok := ctx.Value(exchangeKey{}).(exchange); ok && x.target == g.app && x.function == fn.Name && bytes.Equal(x.args, args) {
 		return spokes.Verdict{Allowed: true, Expected: true}, nil
 	}
@@ -259,6 +262,9 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 	tr := o.turn(g.chat)
 	if tr == nil {
 		return nil, errors.New("no request is running")
+	}
+	if err := o.callBudget(tr); err != nil {
+		return nil, err
 	}
 	entry, ok := o.opts.Apps.Catalog().Get(functionality)
 	if !ok {
@@ -392,4 +398,27 @@ func denied(msg, note string) error {
 func (o *Operator) mustApp(name string) apps.App {
 	a, _ := o.opts.Apps.App(name)
 	return a
+}
+
+// ErrCallBudget is matched by the error of an app call past the turn's
+// budget (Options.CallsPerTurn).
+var ErrCallBudget = errors.New("this turn has made as many app calls as it may")
+
+// callBudget counts one app call (or ISC request) of the turn and refuses
+// it past Options.CallsPerTurn.
+func (o *Operator) callBudget(tr *turnRun) error {
+	if tr == nil {
+		return nil
+	}
+	limit := o.opts.CallsPerTurn
+	if limit <= 0 {
+		limit = DefaultCallsPerTurn
+	}
+	if n := tr.count("budget", "", ""); n > limit {
+		if n == limit+1 {
+			o.note(tr, "limit", "hub", fmt.Sprintf("the turn reached its %d app calls (limits.tool_calls_per_turn); later calls are refused", limit))
+		}
+		return fmt.Errorf("%w (%d, limits.tool_calls_per_turn): answer with what you have", ErrCallBudget, limit)
+	}
+	return nil
 }

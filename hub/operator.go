@@ -47,6 +47,9 @@ type Options struct {
 	Vanilla bool
 	// CallTimeout bounds one app function call (0: spokes' default).
 	CallTimeout time.Duration
+	// CallsPerTurn bounds the app calls of one turn, every spoke and ISC
+	// request together (0: DefaultCallsPerTurn).
+	CallsPerTurn int
 	// Memory configures long-term memory and masking.
 	Memory MemoryOptions
 	// PrivateBroker builds the broker that decides the permissions of one
@@ -88,6 +91,9 @@ type spokeRef struct {
 	chat  string
 	spoke *spokes.Spoke
 }
+
+// DefaultCallsPerTurn is Options.CallsPerTurn's default.
+const DefaultCallsPerTurn = 64
 
 // ErrBusy is returned when a chat already has a turn running.
 var ErrBusy = errors.New("this chat is still answering")

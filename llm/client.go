@@ -21,6 +21,46 @@ type Config struct {
 	Model     string        // model name, e.g. "qwen3:1.7b"
 	KeepAlive time.Duration // how long Ollama keeps the model loaded; 0 = server default
 	NumCtx    int           // context window; 0 = model default
+	Limits    Limits
+}
+
+// Limits bound what one model call may grow to; a zero field takes its
+// default (DefaultLimits).
+type Limits struct {
+	// AnswerBytes bounds the text of one answer, content and thinking
+	// together.
+	AnswerBytes int
+	// ToolCalls bounds the tool calls of one answer; ToolArgBytes the
+	// arguments of each.
+	ToolCalls, ToolArgBytes int
+	// Stall is how long a call may go without a byte from the server (the
+	// first one included: loading a model counts) before it is given up.
+	Stall time.Duration
+	// Total bounds a whole call.
+	Total time.Duration
+}
+
+// DefaultLimits are generous for a local model and small for a machine.
+var DefaultLimits = Limits{AnswerBytes: 1 << 20, ToolCalls: 32, ToolArgBytes: 256 << 10, Stall: 2 * time.Minute, Total: 15 * time.Minute}
+
+func (l Limits) orDefault() Limits {
+	d := DefaultLimits
+	if l.AnswerBytes > 0 {
+		d.AnswerBytes = l.AnswerBytes
+	}
+	if l.ToolCalls > 0 {
+		d.ToolCalls = l.ToolCalls
+	}
+	if l.ToolArgBytes > 0 {
+		d.ToolArgBytes = l.ToolArgBytes
+	}
+	if l.Stall > 0 {
+		d.Stall = l.Stall
+	}
+	if l.Total > 0 {
+		d.Total = l.Total
+	}
+	return d
 }
 
 // Client talks to one Ollama host on behalf of one owner.
@@ -43,7 +83,13 @@ func New(cfg Config, httpClient *http.Client) (*Client, error) {
 	if httpClient == nil {
 		httpClient = &http.Client{}
 	}
-	return &Client{cfg: cfg, base: base, api: api.NewClient(base, httpClient)}, nil
+	hc := *httpClient
+	base0 := hc.Transport
+	if base0 == nil {
+		base0 = http.DefaultTransport
+	}
+	hc.Transport = guarded{base: base0}
+	return &Client{cfg: cfg, base: base, api: api.NewClient(base, &hc)}, nil
 }
 
 // Model is the model this client asks.
@@ -128,6 +174,7 @@ func (c *Client) Chat(ctx context.Context, req Request, onChunk func(Chunk)) (Re
 		creq.Think = &api.ThinkValue{Value: *req.Think}
 	}
 
+	lim := c.cfg.Limits.orDefault()
 	start := time.Now()
 	var (
 		resp    = Response{Model: c.cfg.Model}
@@ -137,11 +184,35 @@ func (c *Client) Chat(ctx context.Context, req Request, onChunk func(Chunk)) (Re
 		chunks  int
 	)
 	resp.Message.Role = "assistant"
-	err := c.api.Chat(ctx, creq, func(r api.ChatResponse) error {
+	// A watchdog gives the call up when the server sends nothing for
+	// lim.Stall (a stalled stream), or when the whole call passes
+	// lim.Total; each chunk resets it.
+	outer := ctx
+	ctx, cancel := context.WithTimeoutCause(ctx, lim.Total, &LimitError{What: "the model call", Limit: lim.Total.String(), Key: "limits.call_timeout"})
+	defer cancel()
+	callCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	callCtx, guard := withGuard(callCtx, lim)
+	stalled := &StalledError{After: lim.Stall}
+	watchdog := time.AfterFunc(lim.Stall, func() { stop(stalled) })
+	defer watchdog.Stop()
+	err := c.api.Chat(callCtx, creq, func(r api.ChatResponse) error {
+		watchdog.Reset(lim.Stall)
 		chunks++
 		content.WriteString(r.Message.Content)
 		think.WriteString(r.Message.Thinking)
+		if n := content.Len() + think.Len(); n > lim.AnswerBytes {
+			return &LimitError{What: "the answer", Got: fmt.Sprintf("over %d bytes", lim.AnswerBytes), Limit: fmt.Sprint(lim.AnswerBytes, " bytes"), Key: "limits.answer_bytes"}
+		}
+		for _, tc := range r.Message.ToolCalls {
+			if b, _ := json.Marshal(tc.Function.Arguments); len(b) > lim.ToolArgBytes {
+				return &LimitError{What: "the arguments of a tool call (" + clipName(tc.Function.Name) + ")", Got: fmt.Sprint(len(b), " bytes"), Limit: fmt.Sprint(lim.ToolArgBytes, " bytes"), Key: "limits.tool_arg_bytes"}
+			}
+		}
 		resp.Message.ToolCalls = append(resp.Message.ToolCalls, r.Message.ToolCalls...)
+		if len(resp.Message.ToolCalls) > lim.ToolCalls {
+			return &LimitError{What: "the tool calls of one answer", Got: fmt.Sprint(len(resp.Message.ToolCalls)), Limit: fmt.Sprint(lim.ToolCalls), Key: "limits.tool_calls_per_answer"}
+		}
 		if onChunk != nil && (r.Message.Content != "" || r.Message.Thinking != "") {
 			onChunk(Chunk{Content: r.Message.Content, Thinking: r.Message.Thinking})
 		}
@@ -162,15 +233,32 @@ func (c *Client) Chat(ctx context.Context, req Request, onChunk func(Chunk)) (Re
 	resp.Usage.Calls = 1
 	resp.Usage.Duration = time.Since(start)
 
+	var limit *LimitError
 	switch {
-	case ctx.Err() != nil:
-		return resp, ctx.Err()
+	case outer.Err() != nil:
+		return resp, outer.Err()
+	case errors.As(context.Cause(callCtx), &stalled):
+		return resp, &StreamCutError{Partial: resp, Err: stalled}
+	case errors.As(context.Cause(ctx), &limit):
+		return resp, &StreamCutError{Partial: resp, Err: limit}
+	case errors.As(err, &limit):
+		return resp, &StreamCutError{Partial: resp, Err: limit}
+	case errors.As(guard.failed(), &limit):
+		return resp, &StreamCutError{Partial: resp, Err: limit}
 	case err != nil:
 		return resp, c.classify(err, chunks > 0, resp)
 	case !done:
 		return resp, &StreamCutError{Partial: resp}
 	}
 	return resp, nil
+}
+
+// clipName bounds a tool name an answer gave, for a message.
+func clipName(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
 }
 
 // classify turns a transport or API error into one of the package's types.

@@ -3,6 +3,7 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // UnreachableError says that nothing answers at the Ollama host.
@@ -64,4 +65,28 @@ func IsModelMissing(err error) (string, bool) {
 		return m.Model, true
 	}
 	return "", false
+}
+
+// StalledError says that the server sent nothing for After: a stream
+// that stalled, or a server that answered with headers and then nothing.
+type StalledError struct {
+	After time.Duration
+}
+
+func (e *StalledError) Error() string {
+	return fmt.Sprintf("the model server sent nothing for %s (limits.stall_timeout); it may be overloaded or stuck", e.After)
+}
+
+// LimitError says that a model call passed one of its bounds (Limits):
+// what passed which limit, and the config key that sets it.
+type LimitError struct {
+	What, Got, Limit, Key string
+}
+
+func (e *LimitError) Error() string {
+	msg := e.What + " passed its limit of " + e.Limit
+	if e.Got != "" {
+		msg = fmt.Sprintf("%s (%s) passed its limit of %s", e.What, e.Got, e.Limit)
+	}
+	return msg + "; raise " + e.Key + " in the config if this was expected"
 }

@@ -39,6 +39,9 @@ type Reply struct {
 	Hang bool
 	// Delay is slept before each chunk.
 	Delay time.Duration
+	// Endless streams Chunks (or "x") over and over, never done, until
+	// the client goes away: a runaway model.
+	Endless bool
 	// PromptTokens and EvalTokens are reported in the final line; zero
 	// means "count them": prompt characters/4 and one per chunk.
 	PromptTokens, EvalTokens int
@@ -212,7 +215,20 @@ func (s *Scripted) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if reply.Endless {
+		piece := "x"
+		if len(reply.Chunks) > 0 {
+			piece = strings.Join(reply.Chunks, "")
+		}
+		for send(api.Message{Role: "assistant", Content: piece}, false, api.Metrics{}) {
+		}
+		return
+	}
 	if reply.Hang {
+		// The headers go out, then nothing: a stalled server.
+		if fl != nil {
+			fl.Flush()
+		}
 		<-r.Context().Done()
 		return
 	}

@@ -141,6 +141,7 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 			b, err := permissions.NewBroker(permissions.Options{
 				Store: memory.NewScratch(hubNS), NotFound: memory.ErrNotFound, KeyFile: keyFile,
 				Rules: rules, Prompter: e.prompter, Logger: log.With("component", "permissions", "private", true),
+				Grants: e.Broker, // stored grants, and their uses, stay the main broker's
 			})
 			if err == nil {
 				b.SetTrusted(e.Broker.Trusted())

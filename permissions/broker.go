@@ -29,6 +29,12 @@ type Options struct {
 	Prompter Prompter         // nil until SetPrompter: requests that need asking are denied (SourcePolicy)
 	Now      func() time.Time // nil: time.Now
 	Logger   *slog.Logger     // nil: discard
+	// Grants, when set, is the broker whose grants this one also decides
+	// by (a private turn's broker: the stored grants are the main
+	// broker's, and using one spends its uses there, in the main store).
+	// This broker then loads no stored grants of its own and makes none
+	// that persist: a permanent answer is kept for the session.
+	Grants *Broker
 }
 
 // Broker decides permission requests. Its methods are safe for concurrent use.
@@ -45,6 +51,7 @@ type Broker struct {
 	prompter Prompter
 	trusted  bool    // trusted-session mode
 	dry      bool    // Decides is looking: a matching grant is not used
+	parent   *Broker // Options.Grants
 	grants   []*held // valid grants: session, stored and config
 	invalid  []*held // stored grants that failed their signature check
 
@@ -66,7 +73,7 @@ func NewBroker(o Options) (*Broker, error) {
 	if err := ValidateRules(o.Rules); err != nil {
 		return nil, fmt.Errorf("permission rules: %w", err)
 	}
-	b := &Broker{store: o.Store, notFound: o.NotFound, prompter: o.Prompter, now: o.Now, log: o.Logger}
+	b := &Broker{store: o.Store, notFound: o.NotFound, prompter: o.Prompter, now: o.Now, log: o.Logger, parent: o.Grants}
 	if b.now == nil {
 		b.now = time.Now
 	}
@@ -77,7 +84,7 @@ func NewBroker(o Options) (*Broker, error) {
 		ru.Where = ru.where(i)
 		b.rules = append(b.rules, ru)
 	}
-	if b.store == nil {
+	if b.store == nil || b.parent != nil {
 		return b, nil
 	}
 	if o.KeyFile == "" {
@@ -257,7 +264,7 @@ func (b *Broker) apply(r Request, in Decision) (Decision, error) {
 			d.Answer = AnswerDeny
 		}
 	}
-	if d.Answer == AnswerPermanent && b.store == nil {
+	if d.Answer == AnswerPermanent && (b.store == nil || b.parent != nil) {
 		d.Answer = AnswerSession // private: nothing persists
 	}
 	d.Allowed = d.Answer != AnswerDeny
@@ -272,7 +279,7 @@ func (b *Broker) apply(r Request, in Decision) (Decision, error) {
 	if d.Source == SourcePolicy {
 		origin = "policy"
 	}
-	stored := b.store != nil && (d.Answer == AnswerPermanent || d.Permanent)
+	stored := b.store != nil && b.parent == nil && (d.Answer == AnswerPermanent || d.Permanent)
 	g := Grant{
 		Kind: r.Kind, Subject: r.Subject, Object: r.Object, Function: r.Function, Labels: normLabels(r.Labels),
 		Deny: !d.Allowed, Note: d.Note, Caveats: d.Caveats, Permanent: stored, Origin: origin,
@@ -403,7 +410,7 @@ func (b *Broker) allowRule(r Request, _ time.Time) (verdict, Decision) {
 }
 
 func (b *Broker) denyGrant(r Request, now time.Time) (verdict, Decision) {
-	if g, ok := b.useGrant(r, now, true); ok {
+	if g, ok := b.grant(r, now, true); ok {
 		note := g.Note
 		if note == "" {
 			note = "denied earlier by the user"
@@ -414,8 +421,28 @@ func (b *Broker) denyGrant(r Request, now time.Time) (verdict, Decision) {
 }
 
 func (b *Broker) allowGrant(r Request, now time.Time) (verdict, Decision) {
-	if g, ok := b.useGrant(r, now, false); ok {
+	if g, ok := b.grant(r, now, false); ok {
 		return allow, Decision{Answer: g.answer(), Allowed: true, Source: SourceGrant, GrantID: g.ID}
 	}
 	return next, Decision{}
+}
+
+// grant finds (and uses) a grant that decides r: one of this broker's,
+// else one of the broker it takes its grants from (Options.Grants), whose
+// use is counted there. The caller holds b.mu; the parent's lock is
+// taken after it, never the other way round.
+func (b *Broker) grant(r Request, now time.Time, wantDeny bool) (Grant, bool) {
+	if g, ok := b.useGrant(r, now, wantDeny); ok {
+		return g, true
+	}
+	p := b.parent
+	if p == nil {
+		return Grant{}, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	saved := p.dry
+	p.dry = b.dry
+	defer func() { p.dry = saved }()
+	return p.useGrant(r, now, wantDeny)
 }

@@ -2,6 +2,7 @@ package permissions_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -68,5 +69,39 @@ func TestRevokeAllOfAnApp(t *testing.T) {
 	gs := b.Grants()
 	if len(gs) != 1 || gs[0].Object != "notes" {
 		t.Fatalf("revoking mail's grants must take the hub → mail exec grant and keep notes': %+v", gs)
+	}
+}
+
+// A private turn's broker decides by the main broker's stored grants and
+// spends their uses there: a grant with uses left decides exactly that
+// many requests, however many private brokers ask.
+func TestPrivateBrokersSpendTheMainGrantsUses(t *testing.T) {
+	t.Parallel()
+	kv := permissionstest.NewKV()
+	p := permissionstest.NewPrompter(permissions.AnswerDeny)
+	p.Script(permissions.Decision{Answer: permissions.AnswerPermanent, Caveats: permissions.Caveats{UsesLeft: 2}})
+	main, err := permissions.NewBroker(permissions.Options{Store: kv, NotFound: permissionstest.ErrNotFound, KeyFile: filepath.Join(t.TempDir(), "key"), Prompter: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := permissions.Request{Kind: permissions.KindExec, Subject: "hub", Object: "mail", Expected: true}
+	if d, _ := main.Request(context.Background(), req); !d.Allowed || len(p.Calls()) != 1 {
+		t.Fatalf("the first request makes the grant: %+v", d)
+	}
+	var allowed int
+	for range 3 {
+		priv, err := permissions.NewBroker(permissions.Options{Store: permissionstest.NewKV(), NotFound: permissionstest.ErrNotFound, Prompter: p, Grants: main})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := priv.Request(context.Background(), req); d.Allowed {
+			allowed++
+		}
+	}
+	if allowed != 2 || len(p.Calls()) != 2 {
+		t.Fatalf("a two-use grant decided %d private requests (%d prompts); want 2, then a prompt", allowed, len(p.Calls()))
+	}
+	if gs := main.Grants(); len(gs) != 0 {
+		t.Fatalf("the spent grant must be gone from the main broker: %+v", gs)
 	}
 }

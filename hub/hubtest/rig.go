@@ -110,7 +110,7 @@ func New(t testing.TB, c Config) *Rig {
 		// A private turn's broker reads the stored grants and keeps
 		// nothing, as the engine's does.
 		PrivateBroker: func() (*permissions.Broker, error) {
-			return permissions.NewBroker(permissions.Options{Store: memory.NewScratch(ns), NotFound: memory.ErrNotFound, KeyFile: keyFile, Rules: c.Rules, Prompter: c.Prompter})
+			return permissions.NewBroker(permissions.Options{Store: memory.NewScratch(ns), NotFound: memory.ErrNotFound, KeyFile: keyFile, Rules: c.Rules, Prompter: c.Prompter, Grants: broker})
 		},
 	}
 	if c.Modify != nil {

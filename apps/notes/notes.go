@@ -8,8 +8,9 @@
 //
 // An App keeps no state of its own; all of it lives in the memory it is
 // handed, so an App is safe for concurrent use as far as that memory is.
-// Two concurrent adds to the same memory could draw the same id; the
-// spoke calls an app from one goroutine only.
+// Adds are serialised in the process, and an id already taken is
+// skipped, so notes added at once from several chats (whose spokes share
+// the app's memory) keep distinct ids.
 package notes
 
 import (
@@ -21,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
@@ -106,6 +108,11 @@ func (s store) add(title, body string) (map[string]string, error) {
 	case len(body) > maxBody:
 		return nil, fmt.Errorf("the body is longer than %d KiB", maxBody>>10)
 	}
+	// Drawing an id and saving the note are one step: two chats' spokes
+	// adding at once (they share the app's memory) must not draw the same
+	// id and lose a note.
+	addMu.Lock()
+	defer addMu.Unlock()
 	id, err := s.nextID()
 	if err != nil {
 		return nil, err
@@ -121,7 +128,12 @@ func (s store) add(title, body string) (map[string]string, error) {
 	return map[string]string{"id": id}, nil
 }
 
-// nextID draws the next id from the counter.
+// addMu makes drawing an id and saving its note one step in this process
+// (the one process that owns the data directory).
+var addMu sync.Mutex
+
+// nextID draws the next id from the counter, past any id already taken
+// (a counter written back by an older process).
 func (s store) nextID() (string, error) {
 	var n uint64
 	b, err := s.kv.Get(seqKey)
@@ -135,6 +147,16 @@ func (s store) nextID() (string, error) {
 		return "", fmt.Errorf("read the note counter: %w", err)
 	}
 	n++
+	for {
+		_, err := s.kv.Get(notePrefix + strconv.FormatUint(n, 10))
+		if s.missing(err) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("read note %d: %w", n, err)
+		}
+		n++
+	}
 	id := strconv.FormatUint(n, 10)
 	if err := s.kv.Set(seqKey, []byte(id)); err != nil {
 		return "", fmt.Errorf("save the note counter: %w", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
@@ -191,5 +192,60 @@ func TestErrors(t *testing.T) {
 	cancel()
 	if _, err := a.Call(ctx, apps.Call{Function: "list", Memory: newFakeKV(), NotFound: errNotFound}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled call: %v", err)
+	}
+}
+
+// syncKV is fakeKV safe for concurrent use, as a memory namespace is.
+type syncKV struct {
+	mu sync.Mutex
+	kv *fakeKV
+}
+
+func (s *syncKV) Get(k string) ([]byte, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.kv.Get(k) }
+func (s *syncKV) Set(k string, v []byte) error { s.mu.Lock(); defer s.mu.Unlock(); return s.kv.Set(k, v) }
+func (s *syncKV) Delete(k string) error        { s.mu.Lock(); defer s.mu.Unlock(); return s.kv.Delete(k) }
+func (s *syncKV) Keys(p string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.kv.Keys(p)
+}
+
+// Notes added at once from several chats — spokes of their own, one
+// shared memory — keep distinct ids: none is lost.
+func TestConcurrentAddsKeepEveryNote(t *testing.T) {
+	t.Parallel()
+	kv := &syncKV{kv: newFakeKV()}
+	const workers, each = 8, 50
+	var wg sync.WaitGroup
+	ids := make(chan string, workers*each)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := New() // each chat's spoke has its own instance
+			for i := range each {
+				out, err := a.Call(context.Background(), apps.Call{Function: "add", Args: json.RawMessage(fmt.Sprintf(`{"title":"n%d-%d","body":"x"}`, w, i)), Memory: kv, NotFound: errNotFound})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var r struct{ ID string }
+				_ = json.Unmarshal(out, &r)
+				ids <- r.ID
+			}
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	seen := map[string]bool{}
+	for id := range ids {
+		if seen[id] {
+			t.Fatalf("id %s drawn twice", id)
+		}
+		seen[id] = true
+	}
+	keys, _ := kv.Keys(notePrefix)
+	if len(seen) != workers*each || len(keys) != workers*each {
+		t.Fatalf("%d ids, %d notes stored; want %d", len(seen), len(keys), workers*each)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -201,9 +202,19 @@ type syncKV struct {
 	kv *fakeKV
 }
 
-func (s *syncKV) Get(k string) ([]byte, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.kv.Get(k) }
-func (s *syncKV) Set(k string, v []byte) error { s.mu.Lock(); defer s.mu.Unlock(); return s.kv.Set(k, v) }
-func (s *syncKV) Delete(k string) error        { s.mu.Lock(); defer s.mu.Unlock(); return s.kv.Delete(k) }
+func (s *syncKV) Get(k string) ([]byte, error) {
+	s.mu.Lock()
+	v, err := s.kv.Get(k)
+	s.mu.Unlock()
+	runtime.Gosched() // let another add interleave, as goroutines of two spokes would
+	return v, err
+}
+func (s *syncKV) Set(k string, v []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.kv.Set(k, v)
+}
+func (s *syncKV) Delete(k string) error { s.mu.Lock(); defer s.mu.Unlock(); return s.kv.Delete(k) }
 func (s *syncKV) Keys(p string) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -138,7 +138,20 @@ func (o *Operator) recordResult(ctx context.Context, tr *turnRun, app, fn string
 	}
 	ns, err := o.store.Namespace(hubOwner)
 	if err == nil {
-		err = ns.LongTerm().PutEntities(facts...)
+		// A fact the user stated is theirs: an app's value for the same
+		// name is kept beside it, under the app's name, never over it.
+		lt := ns.LongTerm()
+		for i, f := range facts {
+			if e, err := lt.Entity(f.Key); err == nil && e.Source == "user" {
+				if alt := f.Key + "." + app; validEntityName(alt) {
+					facts[i].Key = alt
+				} else {
+					facts[i].Key = ""
+				}
+			}
+		}
+		facts = slices.DeleteFunc(facts, func(f memory.Entity) bool { return f.Key == "" })
+		err = lt.PutEntities(facts...)
 	}
 	if err != nil {
 		o.log.Warn("record typed result", "app", app, "functionality", fn, "err", err)

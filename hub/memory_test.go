@@ -315,3 +315,39 @@ func TestForgetAndDeleteChat(t *testing.T) {
 		t.Fatalf("the deleted chat's summary and entities survived: %+v", m)
 	}
 }
+
+// An app's typed result never overwrites a fact the user stated: the
+// app's value is kept beside it, under the app's name.
+func TestUserFactsAreNotOverwrittenByApps(t *testing.T) {
+	t.Parallel()
+	trip := &fakeApp{m: apps.Manifest{Name: "trips", Description: "trips app",
+		Functions: []apps.Function{fn("plan", `{"type":"object","properties":{"destination":{"type":"string"}}}`, `{"type":"object","properties":{"itinerary":{"type":"string"},"booking":{"type":"string"}},"required":["itinerary"]}`, apps.EffectWrite)},
+		Provides:  map[string]string{"travel.plan_trip": "plan"}}, fn: func(string, map[string]any) (any, error) {
+		return map[string]string{"itinerary": "x", "booking": "B-999 (the app's)"}, nil
+	}}
+	r := newMemRig(t, memRigOpts{apps: []apps.App{trip}, rules: allowExec, prompter: permissionstest.NewPrompter(permissions.AnswerOnce),
+		script: func(req *api.ChatRequest) ollamatest.Reply {
+			switch {
+			case isPlan(req):
+				return plan(map[string]any{"id": "s1", "functionality": "travel.plan_trip"})
+			case isExtract(req), isSummary(req):
+				return ollamatest.JSON(map[string]any{"entities": []any{}, "summary": "s"})
+			}
+			for _, m := range req.Messages {
+				if m.Role == "tool" {
+					return ollamatest.Text("planned")
+				}
+			}
+			return call("plan", map[string]any{"destination": "Lisbon"})
+		}})
+	lt := r.lt(t, "hub")
+	lt.PutEntities(memory.Entity{Key: "travel.booking", Value: "B-123 (mine)", Source: "user"})
+	chat, _ := r.op.NewChat(false)
+	r.ask(t, chat.ID, "plan my trip to Lisbon")
+	if e, err := lt.Entity("travel.booking"); err != nil || e.Value != "B-123 (mine)" || e.Source != "user" {
+		t.Fatalf("the user's fact was overwritten: %+v %v", e, err)
+	}
+	if e, err := lt.Entity("travel.booking.trips"); err != nil || !strings.Contains(e.Value, "B-999") || !strings.HasPrefix(e.Source, "trips") {
+		t.Fatalf("the app's value must be kept beside it, attributed: %+v %v", e, err)
+	}
+}

@@ -5,7 +5,9 @@
 // the root — with "..", as an absolute path elsewhere, or through a
 // symbolic link anywhere along it — is refused before anything is opened,
 // and every operation then goes through an os.Root, so a link swapped in
-// between the check and the use cannot lead outside either.
+// between the check and the use cannot lead outside either. A file with
+// more than one name (a hard link, which may be to a file outside) is
+// never written.
 //
 // An App holds no open files between calls; its methods are safe for
 // concurrent use.
@@ -212,6 +214,10 @@ func (a *App) write(p, content string) (writeResult, error) {
 		return writeResult{}, fmt.Errorf("%q is a folder; it cannot be written", shown)
 	case !fi.Mode().IsRegular():
 		return writeResult{}, fmt.Errorf("%q is not a regular file", shown)
+	case links(fi) > 1:
+		// Another name, perhaps outside the workspace, shares this file's
+		// content: writing through this one would change that too.
+		return writeResult{}, fmt.Errorf("%q has %d other names (hard links), which may lie outside the workspace; it is not written", shown, links(fi)-1)
 	}
 	if dir := filepath.Dir(rel); dir != "." {
 		if err := r.MkdirAll(dir, 0o755); err != nil {
@@ -255,6 +261,14 @@ func (a *App) delete(p string) (okResult, error) {
 		return okResult{}, failure("delete", shown, err)
 	}
 	return okResult{OK: true}, nil
+}
+
+// links is how many names a file has (hard links); 1 when unknown.
+func links(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
 }
 
 // failure turns an os error into a short message that names the path as
@@ -339,8 +353,8 @@ func (a *App) Explain(_ context.Context, c apps.Call) (string, error) {
 		parts = append(parts, "is a symbolic link")
 	default:
 		parts = append(parts, fmt.Sprintf("exists, %d bytes", fi.Size()))
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-			parts = append(parts, fmt.Sprintf("shares its content with %d other name(s) (hard links)", st.Nlink-1))
+		if n := links(fi); n > 1 {
+			parts = append(parts, fmt.Sprintf("shares its content with %d other name(s) (hard links): it will not be written", n-1))
 		}
 	}
 	return strings.Join(parts, "; "), nil

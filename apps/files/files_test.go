@@ -344,3 +344,22 @@ func TestExplainSaysWhereAPathLeads(t *testing.T) {
 		t.Fatal("a path leading outside must be an error, not an explanation")
 	}
 }
+
+// A hard link inside the workspace to a file outside it must not let a
+// write change the outside file.
+func TestWriteRefusesHardLinks(t *testing.T) {
+	t.Parallel()
+	ws, outside := setup(t)
+	target := filepath.Join(outside, "secret.txt")
+	if err := os.Link(target, filepath.Join(ws, "innocent.txt")); err != nil {
+		t.Skipf("hard links unavailable here: %v", err)
+	}
+	a := New(ws, Options{})
+	_, err := a.Call(context.Background(), apps.Call{Function: "write", Args: json.RawMessage(`{"path":"innocent.txt","content":"pwned"}`)})
+	if err == nil || !strings.Contains(err.Error(), "hard links") {
+		t.Fatalf("a write through a hard link must be refused, got %v", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "top secret\n" {
+		t.Fatalf("the outside file changed: %q", b)
+	}
+}

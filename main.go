@@ -21,6 +21,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/headless"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 	"github.com/bulkhead-dev/bulkhead/tui"
 )
 
@@ -37,6 +38,7 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
+	sandbox.Launch() // started as an out-of-process app's launcher: run it and exit
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRoot().ExecuteContext(ctx)
 	stop()

@@ -31,6 +31,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // benignCall is one call a helpful model makes in an app's spoke.
@@ -225,4 +226,9 @@ func TestBenignTasks(t *testing.T) {
 	fmt.Fprintf(&b, "| **all %d tasks** | | %d | %d | | |\n", len(benignTasks()), totalDefault, totalStarter)
 	t.Logf("benign tasks:\n%s", b.String())
 	_ = json.Marshal
+}
+
+func TestMain(m *testing.M) {
+	sandbox.Launch() // the shell app's commands run through this binary
+	os.Exit(m.Run())
 }

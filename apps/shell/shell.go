@@ -1,12 +1,15 @@
 // Package shell is the built-in shell app: it runs one command line with
 // /bin/sh in the workspace folder and returns its exit code and output.
 //
-// Each command runs in a process group of its own, with stdin from
-// /dev/null and the user's environment. Its stdout and stderr are
-// collected together, up to Options.MaxOutput bytes. When the command
-// outlives Options.Timeout, or the caller's context ends, the whole group
-// is killed — children included — and so is anything the command left
-// running in the background when it exits.
+// Each command runs behind the operating-system bulkhead (package
+// sandbox): a minimal environment, and on Linux a Landlock ruleset that
+// lets it read the system's folders and read and write the workspace
+// only — not bulkhead's data directory, not the rest of the user's home.
+// Its stdin is /dev/null; its stdout and stderr are collected together,
+// up to Options.MaxOutput bytes. When the command outlives
+// Options.Timeout, or the caller's context ends, it is killed with every
+// process it started, and so is anything it left running when it exits —
+// even a process that left its group and session.
 //
 // An App holds no state between calls and is safe for concurrent use.
 package shell
@@ -24,6 +27,7 @@ import (
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // Defaults for Options.
@@ -40,6 +44,9 @@ const (
 type Options struct {
 	Timeout   time.Duration // 0 means DefaultTimeout
 	MaxOutput int           // bytes of output kept; 0 means DefaultMaxOutput
+	// Unconfined runs commands without the sandbox, with bulkhead's full
+	// environment: for tests that show the sandbox bites.
+	Unconfined bool
 }
 
 // App is the shell app.
@@ -93,16 +100,20 @@ func (a *App) run(ctx context.Context, command string) (result, error) {
 	tctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
 	defer cancel()
 	out := &capped{max: a.opts.MaxOutput}
-	cmd := exec.CommandContext(tctx, "/bin/sh", "-c", command)
-	cmd.Dir = a.workdir
+	cmd, cleanup, err := sandbox.Command(tctx, sandbox.Policy{ReadWrite: []string{a.workdir}, Unconfined: a.opts.Unconfined}, a.workdir, "/bin/sh", "-c", command)
+	if err != nil {
+		return result{}, err
+	}
+	defer cleanup()
 	cmd.Stdout, cmd.Stderr = out, out // nil Stdin reads from /dev/null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd) }
+	if a.opts.Unconfined {
+		cmd.Cancel = func() error { return killGroup(cmd) }
+	}
 	cmd.WaitDelay = waitDelay
 	if err := cmd.Start(); err != nil {
 		return result{}, fmt.Errorf("start the command: %v", startError(err))
 	}
-	err := cmd.Wait()
+	err = cmd.Wait()
 	killGroup(cmd) // whatever it left behind goes too
 	if ctx.Err() != nil {
 		return result{}, fmt.Errorf("the command was stopped: %w", ctx.Err())

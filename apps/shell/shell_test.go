@@ -16,9 +16,13 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/appstest"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.Launch() // commands run through this binary as their launcher
+	goleak.VerifyTestMain(m)
+}
 
 func run(t *testing.T, a *App, ctx context.Context, command string) (result, error) {
 	t.Helper()
@@ -198,5 +202,33 @@ func TestErrors(t *testing.T) {
 	missing := New(filepath.Join(t.TempDir(), "gone"), Options{})
 	if _, err := run(t, missing, context.Background(), "true"); err == nil || !strings.Contains(err.Error(), "start the command") || strings.Contains(err.Error(), "gone") {
 		t.Errorf("missing workdir: %v", err)
+	}
+}
+
+// A command runs behind the operating-system bulkhead: it cannot read
+// bulkhead's data directory (or anything outside the workspace and the
+// system's folders), nor write outside the workspace; unconfined, the
+// same command can, so the test can fail.
+func TestCommandsAreSandboxed(t *testing.T) {
+	t.Parallel()
+	if _, err := sandbox.Status(); err != nil {
+		t.Skipf("no Landlock here: %v", err)
+	}
+	ws, data := t.TempDir(), t.TempDir()
+	key := filepath.Join(data, "grants.key")
+	if err := os.WriteFile(key, []byte("SECRET-KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	line := "cat " + key + "; echo x > " + filepath.Join(data, "planted") + "; echo inside > in.txt; cat in.txt"
+	r, err := run(t, New(ws, Options{}), context.Background(), line)
+	if err != nil || strings.Contains(r.Output, "SECRET-KEY") || !strings.Contains(r.Output, "inside") {
+		t.Fatalf("sandboxed: %+v %v", r, err)
+	}
+	if _, err := os.Stat(filepath.Join(data, "planted")); err == nil {
+		t.Fatal("a sandboxed command wrote outside the workspace")
+	}
+	r, _ = run(t, New(ws, Options{Unconfined: true}), context.Background(), line)
+	if !strings.Contains(r.Output, "SECRET-KEY") {
+		t.Fatalf("unconfined, the same command reads the key (else the test proves nothing): %+v", r)
 	}
 }

@@ -1,0 +1,111 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bulkhead-dev/bulkhead/sandbox"
+)
+
+func TestMain(m *testing.M) {
+	sandbox.Launch()
+	os.Exit(m.Run())
+}
+
+// run runs a shell line under p in dir and returns its output and exit code.
+func run(t *testing.T, p sandbox.Policy, dir, line string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd, cleanup, err := sandbox.Command(ctx, p, dir, "/bin/sh", "-c", line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	code := 0
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %q: %v", line, err)
+	}
+	return out.String(), code
+}
+
+func landlocked(t *testing.T) {
+	t.Helper()
+	if _, err := sandbox.Status(); err != nil {
+		t.Skipf("no Landlock here: %v", err)
+	}
+}
+
+// A command reads and writes its own folder and nothing of the user's:
+// a secret beside it (bulkhead's data directory, say) can neither be read
+// nor written, and a file outside cannot be created. Unconfined, the same
+// command can do all of it, so the test can fail.
+func TestCommandsTouchOnlyTheirFolders(t *testing.T) {
+	t.Parallel()
+	landlocked(t)
+	ws, data := t.TempDir(), t.TempDir()
+	key := filepath.Join(data, "grants.key")
+	if err := os.WriteFile(key, []byte("SECRET-KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	line := "echo hi > note.txt && cat note.txt; cat " + key + "; echo pwned > " + filepath.Join(data, "planted") + "; echo status $?"
+	out, _ := run(t, sandbox.Policy{ReadWrite: []string{ws}}, ws, line)
+	if !strings.Contains(out, "hi") {
+		t.Fatalf("the command must work in its own folder: %q", out)
+	}
+	if strings.Contains(out, "SECRET-KEY") {
+		t.Fatalf("the command read the secret: %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(data, "planted")); err == nil {
+		t.Fatal("the command wrote outside its folder")
+	}
+	out, _ = run(t, sandbox.Policy{Unconfined: true}, ws, line)
+	if !strings.Contains(out, "SECRET-KEY") {
+		t.Fatalf("unconfined, the same command reads it (or the test proves nothing): %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(data, "planted")); err != nil {
+		t.Fatal("unconfined, the same command writes outside")
+	}
+}
+
+// A command gets a minimal environment: none of bulkhead's variables.
+func TestCommandsGetAMinimalEnvironment(t *testing.T) {
+	t.Setenv("BULKHEAD_TEST_SECRET", "s3cr3t")
+	ws := t.TempDir()
+	out, _ := run(t, sandbox.Policy{ReadWrite: []string{ws}, Env: []string{"PASSED=yes"}}, ws, "env")
+	if strings.Contains(out, "s3cr3t") || !strings.Contains(out, "PASSED=yes") || !strings.Contains(out, "PATH=") {
+		t.Fatalf("environment:\n%s", out)
+	}
+}
+
+// What a command starts dies with it, even a process that left its group
+// and session (setsid).
+func TestProcessesDieWithTheirCommand(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	out, _ := run(t, sandbox.Policy{ReadWrite: []string{ws}}, ws, "setsid sleep 300 >/dev/null 2>&1 & echo $!; sleep 0.2")
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.Split(out, "\n")[0]))
+	if err != nil {
+		t.Fatalf("no pid in %q", out)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if syscall.Kill(pid, 0) == nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the setsid child %d outlived its command", pid)
+	}
+}

@@ -33,7 +33,9 @@ type Backend interface {
 	Chat(id string) (hub.Chat, error)
 	Ask(ctx context.Context, chat, query string, emit func(hub.Event)) (hub.Turn, error)
 	AskWith(ctx context.Context, chat, query string, opts hub.AskOptions, emit func(hub.Event)) (hub.Turn, error)
-	Turns(chat string) ([]hub.Turn, error)
+	// TurnsBefore returns up to n turns of chat below before (0: the
+	// newest), oldest first: --retry reads the last one alone.
+	TurnsBefore(chat string, before uint64, n int) ([]hub.Turn, bool, error)
 	Retry(ctx context.Context, chat string, seq uint64, emit func(hub.Event)) (hub.Turn, error)
 }
 
@@ -189,14 +191,14 @@ func run(ctx context.Context, b Backend, query string, opts Options, p *printer)
 	}
 	p.chat = chat.ID
 	if opts.Retry {
-		var turns []hub.Turn
-		if turns, err = b.Turns(chat.ID); err != nil {
+		var last []hub.Turn
+		if last, _, err = b.TurnsBefore(chat.ID, 0, 1); err != nil {
 			return err
 		}
-		if len(turns) == 0 || !turns[len(turns)-1].Retryable() {
+		if len(last) == 0 || !last[0].Retryable() {
 			return fmt.Errorf("the last turn of chat %s finished; nothing to retry", chat.ID)
 		}
-		_, err = b.Retry(ctx, chat.ID, turns[len(turns)-1].Seq, p.emit)
+		_, err = b.Retry(ctx, chat.ID, last[0].Seq, p.emit)
 	} else {
 		_, err = b.AskWith(ctx, chat.ID, query, hub.AskOptions{Private: opts.Private && opts.Chat != ""}, p.emit)
 	}

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
@@ -20,7 +23,9 @@ type scripted struct {
 
 func (s scripted) NewChat(bool) (hub.Chat, error)   { return hub.Chat{ID: "c1"}, nil }
 func (s scripted) Chat(id string) (hub.Chat, error) { return hub.Chat{ID: id}, nil }
-func (s scripted) Turns(string) ([]hub.Turn, error) { return nil, nil }
+func (s scripted) TurnsBefore(string, uint64, int) ([]hub.Turn, bool, error) {
+	return nil, false, nil
+}
 func (s scripted) Ask(ctx context.Context, chat, q string, emit func(hub.Event)) (hub.Turn, error) {
 	return s.AskWith(ctx, chat, q, hub.AskOptions{}, emit)
 }
@@ -117,5 +122,46 @@ func TestJSONOutputEscapesWhatEncodingJSONLeavesRaw(t *testing.T) {
 	}
 	if strings.Join(texts, "") != hostile {
 		t.Fatalf("tokens decode to %q", strings.Join(texts, ""))
+	}
+}
+
+// longChat is a Backend holding a chat of many turns whose last one was
+// cut; it records what --retry reads and runs.
+type longChat struct {
+	scripted
+	turns   int
+	read    []string // the reads, as "TurnsBefore(before, n)"
+	retried uint64
+}
+
+func (l *longChat) Turns(string) ([]hub.Turn, error) {
+	l.read = append(l.read, "Turns")
+	return nil, errors.New("--retry must not read the whole chat")
+}
+
+func (l *longChat) TurnsBefore(_ string, before uint64, n int) ([]hub.Turn, bool, error) {
+	l.read = append(l.read, fmt.Sprintf("TurnsBefore(%d, %d)", before, n))
+	if before != 0 || n != 1 {
+		return nil, false, errors.New("want the newest turn alone")
+	}
+	return []hub.Turn{{Seq: uint64(l.turns), Status: memory.StatusCut}}, l.turns > 1, nil
+}
+
+func (l *longChat) Retry(_ context.Context, _ string, seq uint64, emit func(hub.Event)) (hub.Turn, error) {
+	l.retried = seq
+	emit(hub.Event{Kind: hub.EventAnswer, Text: "whole"})
+	return hub.Turn{Seq: seq, Status: memory.StatusOK, Answer: "whole"}, nil
+}
+
+// --retry finds the chat's last turn by reading that turn alone.
+func TestRetryReadsTheLastTurnAlone(t *testing.T) {
+	t.Parallel()
+	b := &longChat{turns: 10_000}
+	var out, errOut bytes.Buffer
+	if err := Run(context.Background(), b, "", Options{Chat: "c1", Retry: true}, &out, &errOut); err != nil {
+		t.Fatalf("Run --retry: %v (%s)", err, errOut.String())
+	}
+	if want := []string{"TurnsBefore(0, 1)"}; !slices.Equal(b.read, want) || b.retried != 10_000 || out.String() != "whole\n" {
+		t.Errorf("reads %v, retried turn %d, printed %q; want %v, turn 10000, \"whole\\n\"", b.read, b.retried, out.String(), want)
 	}
 }

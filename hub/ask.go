@@ -95,25 +95,23 @@ func (o *Operator) Retry(ctx context.Context, chat string, seq uint64, emit func
 	if err != nil {
 		return Turn{}, err
 	}
-	its, err := ns.Interactions(chat)
+	// That one turn, read by its key: not the chat's whole log.
+	it, err := ns.Interaction(chat, seq)
+	if errors.Is(err, memory.ErrNotFound) {
+		return Turn{}, fmt.Errorf("chat %s has no turn %d", chat, seq)
+	}
 	if err != nil {
 		return Turn{}, err
 	}
-	for _, it := range its {
-		if it.Seq != seq {
-			continue
-		}
-		if it.Status == memory.StatusOK {
-			return turnOf(it), errors.New("that turn already has its answer")
-		}
-		it.Output, it.Error, it.Meta, it.Status = "", "", nil, memory.StatusPending
-		it.Started, it.Ended = time.Now(), time.Time{}
-		if err := ns.Update(it); err != nil {
-			return Turn{}, err
-		}
-		return o.run(ctx, runSpec{st: st, ns: ns, private: privChat}, it, emit)
+	if it.Status == memory.StatusOK {
+		return turnOf(it), errors.New("that turn already has its answer")
 	}
-	return Turn{}, fmt.Errorf("chat %s has no turn %d", chat, seq)
+	it.Output, it.Error, it.Meta, it.Status = "", "", nil, memory.StatusPending
+	it.Started, it.Ended = time.Now(), time.Time{}
+	if err := ns.Update(it); err != nil {
+		return Turn{}, err
+	}
+	return o.run(ctx, runSpec{st: st, ns: ns, private: privChat}, it, emit)
 }
 
 // runSpec says where a turn runs: st holds the chat (and the spokes'

@@ -14,6 +14,14 @@ import (
 )
 
 // Chat is one conversation in the hub-owned chat index.
+//
+// Updated is the later of the record's own time (its creation, or the
+// Updated an UpdateChat stored) and the start of the hub's last logged
+// turn of the chat. The record is not rewritten per turn: Chats and Chat
+// read the last turn's start from the end of the hub's log, so that
+// neither a turn's write nor listing the chats costs more as turns
+// accumulate (badger keeps a version per write until a compaction drops
+// it, and a scan steps over them all).
 type Chat struct {
 	ID      string    `json:"id"`
 	Title   string    `json:"title"`
@@ -61,34 +69,29 @@ func (s *Store) CreateChat(title string) (Chat, error) {
 
 // Chat returns the chat with id; the error matches ErrNotFound if none.
 func (s *Store) Chat(id string) (Chat, error) {
-	var c Chat
+	c := make([]Chat, 1)
 	err := s.view(func(txn *badger.Txn) error {
 		var err error
-		c, err = getChat(txn, id)
-		return err
+		if c[0], err = getChat(txn, id); err != nil {
+			return err
+		}
+		return withActivity(txn, c)
 	})
 	if err != nil {
 		return Chat{}, fmt.Errorf("chat %q: %w", id, err)
 	}
-	return c, nil
+	return c[0], nil
 }
 
 // Chats returns every chat, most recently updated first.
 func (s *Store) Chats() ([]Chat, error) {
-	p := chatIndexPrefix()
 	var out []Chat
 	err := s.view(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
-		defer it.Close()
-		for it.Seek(p); it.ValidForPrefix(p); it.Next() {
-			var c Chat
-			err := it.Item().Value(func(b []byte) error { return json.Unmarshal(b, &c) })
-			if err != nil {
-				return fmt.Errorf("decode chat: %w", err)
-			}
-			out = append(out, c)
+		var err error
+		if out, err = chatRecords(txn); err != nil {
+			return err
 		}
-		return nil
+		return withActivity(txn, out)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list chats: %w", err)
@@ -103,7 +106,9 @@ func (s *Store) Chats() ([]Chat, error) {
 }
 
 // UpdateChat stores c's Title and Updated (now, if zero) for the chat with
-// c.ID; Created is kept. The error matches ErrNotFound if there is no chat.
+// c.ID; Created is kept (Chat and Chats report the later of this Updated
+// and the start of the chat's last turn). The error matches ErrNotFound
+// if there is no chat.
 func (s *Store) UpdateChat(c Chat) error {
 	err := s.update(func(txn *badger.Txn) error {
 		old, err := getChat(txn, c.ID)
@@ -245,18 +250,47 @@ func putChat(txn *badger.Txn, c Chat) error {
 	return txn.Set(chatKey(c.ID), val)
 }
 
-// touchChat moves the chat's Updated time to now if the chat exists.
-func touchChat(txn *badger.Txn, id string, now time.Time) error {
-	c, err := getChat(txn, id)
-	if errors.Is(err, ErrNotFound) {
+// chatRecords reads the chat index in key order.
+func chatRecords(txn *badger.Txn) ([]Chat, error) {
+	p := chatIndexPrefix()
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
+	defer it.Close()
+	var out []Chat
+	for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+		var c Chat
+		if err := it.Item().Value(func(b []byte) error { return json.Unmarshal(b, &c) }); err != nil {
+			return nil, fmt.Errorf("decode chat: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// withActivity moves each chat's Updated to the start of the hub's last
+// logged turn of it, if that is later: one backward seek per chat into
+// the hub's log, whose last entry has been written at most a few times.
+func withActivity(txn *badger.Txn, chats []Chat) error {
+	if len(chats) == 0 {
 		return nil
 	}
-	if err != nil {
-		return err
+	hub := ownerPrefix(hubOwner)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: sub(hub, subLog, 0), Reverse: true})
+	defer it.Close()
+	for i := range chats {
+		cp := chatLogPrefix(hub, chats[i].ID)
+		it.Seek(lastKeyOf(cp))
+		if !it.ValidForPrefix(cp) {
+			continue
+		}
+		var last struct {
+			Started time.Time `json:"started"`
+		}
+		if err := it.Item().Value(func(b []byte) error { return json.Unmarshal(b, &last) }); err != nil {
+			return fmt.Errorf("decode interaction: %w", err)
+		}
+		if last.Started.After(chats[i].Updated) {
+			chats[i].Updated = last.Started.UTC()
+		}
 	}
-	if !now.After(c.Updated) {
-		return nil
-	}
-	c.Updated = now
-	return putChat(txn, c)
+	return nil
 }

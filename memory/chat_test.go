@@ -1,11 +1,15 @@
 package memory
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 func chatIDs(cs []Chat) []string {
@@ -155,5 +159,99 @@ func TestDeleteChat(t *testing.T) {
 	}
 	if err := s.DeleteChat(doomed.ID); err != nil {
 		t.Errorf("second DeleteChat: %v", err)
+	}
+}
+
+// versions counts the versions badger holds of key (tombstones included).
+func versions(tb testing.TB, s *Store, key []byte) int {
+	tb.Helper()
+	n := 0
+	err := s.view(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: key, AllVersions: true})
+		defer it.Close()
+		for it.Seek(key); it.ValidForPrefix(key); it.Next() {
+			if bytes.Equal(it.Item().Key(), key) {
+				n++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// A turn does not rewrite the chat's record: its versions do not grow
+// with the turns (badger keeps each one until a compaction, and a scan of
+// the chat index steps over them all); the chat's Updated still follows
+// the hub's last turn.
+func TestTurnsDoNotRewriteTheChatRecord(t *testing.T) {
+	t.Parallel()
+	for _, ephemeral := range []bool{false, true} {
+		s := openTest(t)
+		if ephemeral {
+			s = openEphemeralTest(t)
+		}
+		c, err := s.CreateChat("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Title = "titled on the first turn"
+		if err := s.UpdateChat(c); err != nil {
+			t.Fatal(err)
+		}
+		hub, spoke := mustNamespace(t, s, "hub"), mustNamespace(t, s, "spoke/a")
+		var last Interaction
+		for i := range 50 {
+			last = mustAppend(t, hub, c.ID, fmt.Sprintf("turn %d", i))
+			mustAppend(t, spoke, c.ID, "step")
+			last.Status, last.Output = StatusOK, "answer"
+			if err := hub.Update(last); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := versions(t, s, chatKey(c.ID)); got != 2 {
+			t.Errorf("ephemeral=%v: the chat record has %d versions after 50 turns, want 2 (created, titled)", ephemeral, got)
+		}
+		got, err := s.Chat(c.ID)
+		if err != nil || !got.Updated.Equal(last.Started) || got.Title != c.Title || !got.Created.Equal(c.Created) {
+			t.Errorf("ephemeral=%v: Chat = %+v, %v; want Updated %v (the last turn's start)", ephemeral, got, err, last.Started)
+		}
+		list, err := s.Chats()
+		if err != nil || len(list) != 1 || !list[0].Updated.Equal(last.Started) {
+			t.Errorf("ephemeral=%v: Chats = %+v, %v", ephemeral, list, err)
+		}
+	}
+}
+
+// Owners lists an owner whose first key is deleted or rewritten many
+// times by its first live key, and drops one whose keys are all deleted.
+func TestOwnersPastDeletedAndRewrittenKeys(t *testing.T) {
+	t.Parallel()
+	s := openTest(t)
+	a, b, c := mustNamespace(t, s, "spoke/a"), mustNamespace(t, s, "spoke/b"), mustNamespace(t, s, "spoke/c")
+	for i := range 200 {
+		if err := a.Set("a-first", []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		if err := b.Set(k, []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Delete("a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set("only", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete("only"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Owners()
+	if want := []string{"spoke/a", "spoke/b"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("Owners = %v, %v; want %v", got, err, want)
 	}
 }

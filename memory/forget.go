@@ -10,14 +10,33 @@ import (
 )
 
 // Owners lists the owners that hold at least one key, in byte order of
-// their prefixes ("hub" and "spoke/<app>").
+// their prefixes ("hub" and "spoke/<app>"). It looks at one key of each
+// owner (or, past deleted ones, a few), never at a key's older versions,
+// so its cost does not grow with how often keys were rewritten.
 func (s *Store) Owners() ([]string, error) {
 	var out []string
 	err := s.view(func(txn *badger.Txn) error {
-		eachOwner(txn, func(_ *badger.Iterator, op []byte) bool {
+		all := []byte{kindNamespace}
+		// Every version is an item of its own, newest first: the first
+		// item of a key says whether it is live, and a Seek skips the
+		// key's older versions without stepping over them one by one.
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: all, AllVersions: true})
+		defer it.Close()
+		it.Seek(all)
+		for it.ValidForPrefix(all) {
+			item := it.Item()
+			op := ownerAt(item.Key())
+			if op == nil || item.IsDeletedOrExpired() {
+				it.Seek(append(item.KeyCopy(nil), 0))
+				continue
+			}
 			out = append(out, string(op[2:]))
-			return true
-		})
+			next := afterPrefix(op)
+			if next == nil {
+				break
+			}
+			it.Seek(next)
+		}
 		return nil
 	})
 	if err != nil {

@@ -46,10 +46,10 @@ type Interaction struct {
 
 // Append stores it as the next interaction of chat in this namespace: it
 // sets Seq (1 for a chat's first) and Chat, defaults an empty Status to
-// pending and a zero Started to now, and returns what it stored. In the
-// hub's namespace, the chat's Updated time also moves to now (if the chat
-// is in the index); spokes' appends leave the shared chat record alone, so
-// spokes working on one chat in parallel never contend for it.
+// pending and a zero Started to now, and returns what it stored. It
+// writes the interaction and nothing else: a hub's turn moves its chat's
+// Updated without a write (see Chat), and spokes working on one chat in
+// parallel never contend for a shared record.
 func (n *Namespace) Append(chat string, it Interaction) (Interaction, error) {
 	if chat == "" {
 		return Interaction{}, fmt.Errorf("append in %s: empty chat", n.owner)
@@ -73,13 +73,7 @@ func (n *Namespace) Append(chat string, it Interaction) (Interaction, error) {
 		if err != nil {
 			return err
 		}
-		if err := txn.Set(logKey(cp, it.Seq), val); err != nil {
-			return err
-		}
-		if n.owner != hubOwner {
-			return nil
-		}
-		return touchChat(txn, chat, now)
+		return txn.Set(logKey(cp, it.Seq), val)
 	})
 	if err != nil {
 		return Interaction{}, fmt.Errorf("append to chat %q in %s: %w", chat, n.owner, err)
@@ -108,6 +102,28 @@ func (n *Namespace) Update(it Interaction) error {
 		return fmt.Errorf("update interaction %d of chat %q in %s: %w", it.Seq, it.Chat, n.owner, err)
 	}
 	return nil
+}
+
+// Interaction returns chat's interaction seq in this namespace, read by
+// its key; the error matches ErrNotFound if there is none.
+func (n *Namespace) Interaction(chat string, seq uint64) (Interaction, error) {
+	key := logKey(chatLogPrefix(n.prefix, chat), seq)
+	var v Interaction
+	err := n.s.view(func(txn *badger.Txn) error {
+		item, err := txn.Get(key)
+		if err != nil {
+			return err
+		}
+		v, err = decodeInteraction(item)
+		return err
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return Interaction{}, fmt.Errorf("read interaction %d of chat %q in %s: %w", seq, chat, n.owner, err)
+	}
+	return v, nil
 }
 
 // Interactions returns all of chat's interactions in this namespace, by

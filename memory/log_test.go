@@ -209,3 +209,28 @@ func TestBeforePagesBackwards(t *testing.T) {
 		t.Fatalf("before the first: %+v more=%v", page, more)
 	}
 }
+
+func TestInteractionBySeq(t *testing.T) {
+	t.Parallel()
+	s := openTest(t)
+	n := mustNamespace(t, s, "hub")
+	for i := range 3 {
+		mustAppend(t, n, "c1", fmt.Sprintf("c1-%d", i+1))
+		mustAppend(t, n, "c10", fmt.Sprintf("c10-%d", i+1))
+	}
+	got, err := n.Interaction("c1", 2)
+	if err != nil || got.Seq != 2 || got.Chat != "c1" || got.Input != "c1-2" {
+		t.Errorf("Interaction(c1, 2) = %+v, %v", got, err)
+	}
+	for _, tt := range []struct {
+		chat string
+		seq  uint64
+	}{{"c1", 0}, {"c1", 4}, {"c", 1}, {"nope", 1}} {
+		if _, err := n.Interaction(tt.chat, tt.seq); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Interaction(%q, %d) error = %v, want ErrNotFound", tt.chat, tt.seq, err)
+		}
+	}
+	if _, err := mustNamespace(t, s, "spoke/a").Interaction("c1", 1); !errors.Is(err, ErrNotFound) {
+		t.Errorf("another namespace's Interaction error = %v, want ErrNotFound", err)
+	}
+}

@@ -40,6 +40,9 @@ func (e *inUseError) Unwrap() error        { return e.cause }
 const (
 	defaultGCInterval = 5 * time.Minute
 	gcDiscardRatio    = 0.5
+	// defaultCompactInterval is how often a long process checks whether
+	// level 0 needs compacting (see compact.go).
+	defaultCompactInterval = time.Minute
 	// maxConflictRetries bounds the retries of a write badger rejected
 	// because a concurrent write touched what it read.
 	maxConflictRetries = 64
@@ -52,6 +55,19 @@ type Options struct {
 	Logger *slog.Logger
 	// GCInterval is how often value-log GC runs; 0 means 5 minutes.
 	GCInterval time.Duration
+	// CompactTables is how many level-0 tables (one is left by every
+	// process that wrote) make the store compact: at a CompactInterval
+	// tick, and at Close. 0 means 8; below 6 it is 6 (badger's own
+	// level-0 trigger is 5); negative never compacts, which is how
+	// badger alone behaves, kept for comparisons.
+	CompactTables int
+	// CompactInterval is how often a long process checks the level-0
+	// table count; 0 means 1 minute.
+	CompactInterval time.Duration
+
+	// tune, set by tests, adjusts badger's options (e.g. no compactors
+	// of badger's own, so that only the Store's compaction runs).
+	tune func(badger.Options) badger.Options
 }
 
 // Store is the one badger database, shared by all namespaces.
@@ -66,18 +82,22 @@ type Store struct {
 	mu     sync.RWMutex
 	closed bool
 
-	stop      chan struct{} // closed by Close to stop the GC goroutine
-	gcDone    chan struct{} // closed by the GC goroutine when it returns
+	stop      chan struct{} // closed by Close to stop the maintenance goroutine
+	loopDone  chan struct{} // closed by the maintenance goroutine when it returns
 	closeOnce sync.Once
 	closeErr  error
 	gcPasses  atomic.Int64 // ticker-driven GC passes so far, for tests
+
+	compactAt   int          // level-0 tables that trigger a compaction; 0: never
+	compactions atomic.Int64 // compactions run so far (ticker and Close), for tests
 
 	seed    maphash.Seed
 	stripes [appendStripes]sync.Mutex // serialise Appends per (namespace, chat)
 }
 
 // Open opens (creating it 0700 if needed) the database in dir with synced
-// writes and starts the value-log GC goroutine.
+// writes and starts the maintenance goroutine (value-log GC and level-0
+// compaction).
 func Open(dir string, opts Options) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("open memory: empty data directory")
@@ -89,6 +109,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	bo := badger.DefaultOptions(dir).
 		WithSyncWrites(true).
 		WithLogger(badgerLogger{logger})
+	if opts.tune != nil {
+		bo = opts.tune(bo)
+	}
 	db, err := badger.Open(bo)
 	if err != nil {
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
@@ -97,16 +120,21 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open memory in %s: %w", dir, err)
 	}
 	s := newStore(db, dir, false, logger)
-	interval := opts.GCInterval
-	if interval <= 0 {
-		interval = defaultGCInterval
+	s.compactAt = compactThreshold(opts.CompactTables)
+	gcEvery, compactEvery := opts.GCInterval, opts.CompactInterval
+	if gcEvery <= 0 {
+		gcEvery = defaultGCInterval
 	}
-	go s.gcLoop(interval)
+	if compactEvery <= 0 {
+		compactEvery = defaultCompactInterval
+	}
+	go s.maintain(gcEvery, compactEvery)
 	return s, nil
 }
 
 // OpenEphemeral opens a database held only in memory: nothing is written to
-// disk and everything is gone after Close. It runs no GC goroutine.
+// disk and everything is gone after Close. It runs no maintenance
+// goroutine.
 func OpenEphemeral(opts Options) (*Store, error) {
 	logger := loggerOrDiscard(opts.Logger)
 	bo := badger.DefaultOptions("").
@@ -117,7 +145,7 @@ func OpenEphemeral(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open ephemeral memory: %w", err)
 	}
 	s := newStore(db, "", true, logger)
-	close(s.gcDone)
+	close(s.loopDone)
 	return s, nil
 }
 
@@ -128,7 +156,7 @@ func newStore(db *badger.DB, dir string, ephemeral bool, logger *slog.Logger) *S
 		ephemeral: ephemeral,
 		log:       logger,
 		stop:      make(chan struct{}),
-		gcDone:    make(chan struct{}),
+		loopDone:  make(chan struct{}),
 		seed:      maphash.MakeSeed(),
 	}
 }
@@ -139,15 +167,21 @@ func (s *Store) Ephemeral() bool { return s.ephemeral }
 // Dir is the data directory, or "" for an ephemeral store.
 func (s *Store) Dir() string { return s.dir }
 
-// Close stops the GC goroutine, waits for it and closes the database. It is
-// idempotent: later calls return the first call's result.
+// Close stops the maintenance goroutine and waits for it, compacts level 0
+// if it holds CompactTables tables or more (see compact.go), and closes
+// the database. It is idempotent: later calls return the first call's
+// result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stop)
-		<-s.gcDone
+		<-s.loopDone
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.closed = true
+		if err := s.compactIfCrowded("close"); err != nil {
+			// The data is intact; the next process compacts.
+			s.log.Warn("memory: compaction at close failed", "err", err)
+		}
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("close memory: %w", err)
 		}
@@ -185,19 +219,30 @@ func (s *Store) runGC(stop <-chan struct{}) error {
 	}
 }
 
-func (s *Store) gcLoop(interval time.Duration) {
-	defer close(s.gcDone)
-	t := time.NewTicker(interval)
-	defer t.Stop()
+// maintain is the Store's one background goroutine: value-log GC every
+// gcEvery, a level-0 check every compactEvery. Close stops it and waits.
+func (s *Store) maintain(gcEvery, compactEvery time.Duration) {
+	defer close(s.loopDone)
+	gc := time.NewTicker(gcEvery)
+	defer gc.Stop()
+	compact := time.NewTicker(compactEvery)
+	defer compact.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
-		case <-t.C:
+		case <-gc.C:
 			if err := s.runGC(s.stop); err != nil {
 				s.log.Warn("memory: value log gc failed", "err", err)
 			}
 			s.gcPasses.Add(1)
+		case <-compact.C:
+			s.mu.RLock()
+			err := s.compactIfCrowded("ticker")
+			s.mu.RUnlock()
+			if err != nil {
+				s.log.Warn("memory: compaction failed", "err", err)
+			}
 		}
 	}
 }

@@ -23,6 +23,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.30.0
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
 
 require (

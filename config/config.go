@@ -67,7 +67,17 @@ type Config struct {
 type Limits struct {
 	Model            llm.Limits
 	ToolCallsPerTurn int
+	// LogMB caps bulkhead.log before it is rotated (limits.log_mb);
+	// DiskFloorMB is the free space below which a turn is refused rather
+	// than risk the database (limits.disk_floor_mb).
+	LogMB, DiskFloorMB int
 }
+
+// Defaults of the limits that are not a model call's.
+const (
+	DefaultLogMB       = 10
+	DefaultDiskFloorMB = 256
+)
 
 // Memory tunes long-term memory.
 type Memory struct {
@@ -178,6 +188,8 @@ func Open(file string) (*Sources, error) {
 	v.SetDefault("limits.tool_calls_per_turn", DefaultToolCallsPerTurn)
 	v.SetDefault("limits.stall_timeout", llm.DefaultLimits.Stall.String())
 	v.SetDefault("limits.call_timeout", llm.DefaultLimits.Total.String())
+	v.SetDefault("limits.log_mb", DefaultLogMB)
+	v.SetDefault("limits.disk_floor_mb", DefaultDiskFloorMB)
 	v.SetDefault("memory.idle", "2m")
 	if wd, err := os.Getwd(); err == nil {
 		v.SetDefault("workspace", wd)
@@ -228,7 +240,7 @@ func (s *Sources) Load() (Config, error) {
 	c.MCP = l.mcp("mcp")
 	c.Limits = Limits{Model: llm.Limits{AnswerBytes: l.positiveInt("limits.answer_bytes"), ToolArgBytes: l.positiveInt("limits.tool_arg_bytes"),
 		ToolCalls: l.positiveInt("limits.tool_calls_per_answer"), Stall: l.duration("limits.stall_timeout"), Total: l.duration("limits.call_timeout")},
-		ToolCallsPerTurn: l.positiveInt("limits.tool_calls_per_turn")}
+		ToolCallsPerTurn: l.positiveInt("limits.tool_calls_per_turn"), LogMB: l.positiveInt("limits.log_mb"), DiskFloorMB: l.nonNegInt("limits.disk_floor_mb")}
 	c.Memory = Memory{Enabled: l.boolean("memory.enabled"), LLMDetector: l.boolean("memory.llm_detector"),
 		Every: l.nonNegInt("memory.every"), Idle: l.duration("memory.idle")}
 	c.Apps = map[string]App{}

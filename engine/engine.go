@@ -66,10 +66,9 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", cfg.DataDir, err)
 	}
-	logPath := filepath.Join(cfg.DataDir, "bulkhead.log")
-	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	lf, err := openLog(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("open log %s: %w", logPath, err)
+		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(lf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	e := &Engine{Config: cfg, Log: log, logFile: lf, prompter: &switchPrompter{}}
@@ -133,6 +132,7 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		Vanilla:      opts.Vanilla,
 		Memory:       memoryOptions(cfg.Memory, e.Ollama),
 		CallsPerTurn: cfg.Limits.ToolCallsPerTurn,
+		BeforeTurn:   func() error { return checkDisk(cfg.DataDir, cfg.Limits.DiskFloorMB) },
 		// A private turn's broker reads the stored grants and writes
 		// nothing: its action log and grants live in a memory.Scratch. It
 		// follows the Broker's trusted-session mode as it is when the turn

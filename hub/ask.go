@@ -40,6 +40,9 @@ func (o *Operator) Ask(ctx context.Context, chat, query string, emit func(Event)
 
 // AskWith is Ask with options (a private query).
 func (o *Operator) AskWith(ctx context.Context, chat, query string, opts AskOptions, emit func(Event)) (Turn, error) {
+	if err := o.beforeTurn(); err != nil {
+		return Turn{}, err
+	}
 	if err := o.claim(chat); err != nil {
 		return Turn{}, err
 	}
@@ -86,6 +89,9 @@ func (o *Operator) AskWith(ctx context.Context, chat, query string, opts AskOpti
 // Retry runs a turn that did not finish (cut, cancelled, failed or left
 // pending by a crash) again, in place.
 func (o *Operator) Retry(ctx context.Context, chat string, seq uint64, emit func(Event)) (Turn, error) {
+	if err := o.beforeTurn(); err != nil {
+		return Turn{}, err
+	}
 	if err := o.claim(chat); err != nil {
 		return Turn{}, err
 	}
@@ -183,7 +189,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	if o.opts.Vanilla {
 		plan = vanillaPlan()
 	} else {
-		in := PlanInput{Query: it.Input, Functionalities: o.catalogNow(), NamedApps: o.namedApps(it.Input)}
+		in := PlanInput{Query: it.Input, Functionalities: o.catalogNow(), NamedApps: o.namedApps(it.Input), Private: rs.private}
 		if !rs.fresh {
 			var err error
 			if in.History, err = o.history(rs.ns, chat, it.Seq); err != nil {
@@ -207,7 +213,11 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			return finish("", spokes.StatusOf(ctx, err), err)
 		}
 		if plan.Fallback {
-			o.log.Warn("plan fallback", "chat", chat, "turn", it.Seq, "reason", plan.Reason)
+			if rs.private {
+				o.log.Warn("plan fallback (a private turn: no detail logged)")
+			} else {
+				o.log.Warn("plan fallback", "chat", chat, "turn", it.Seq, "reason", plan.Reason)
+			}
 			o.note(tr, "plan", "hub", "planner output unusable twice; routed to the vanilla spoke: "+plan.Reason)
 		}
 		if plan, err = o.resolveApps(ctx, tr, plan); err != nil {
@@ -304,4 +314,12 @@ func (o *Operator) privateBroker(chat string, perChat bool) (*permissions.Broker
 		o.mu.Unlock()
 	}
 	return b, nil
+}
+
+// beforeTurn asks Options.BeforeTurn whether a turn may start.
+func (o *Operator) beforeTurn() error {
+	if o.opts.BeforeTurn == nil {
+		return nil
+	}
+	return o.opts.BeforeTurn()
 }

@@ -94,7 +94,7 @@ func TestMemoryUpkeepRunsWhenAChatGoesIdle(t *testing.T) {
 	for summaries(r.Srv) == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if summaries(r.Srv) != 1 {
+	if summaries(r.Srv) == 0 {
 		t.Fatal("an idle chat's pending upkeep never ran")
 	}
 }

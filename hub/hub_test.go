@@ -397,3 +397,36 @@ func TestPrivateFirstQueryKeepsNoTitle(t *testing.T) {
 		t.Fatalf("a title, once set, stays: %q", c.Title)
 	}
 }
+
+// A private query's planning is logged without a word of it: a planner
+// that quotes the request in unusable output leaves no trace of it in the
+// log.
+func TestPrivateQueryIsNotLogged(t *testing.T) {
+	t.Parallel()
+	const secret = "my PIN is 4321"
+	r := newRig(t, func(req *api.ChatRequest) ollamatest.Reply {
+		if len(req.Format) > 0 {
+			// Unusable, and quoting the request in what the error names.
+			return ollamatest.JSON(map[string]any{"steps": []map[string]any{{"id": "PIN-4321", "functionality": "pin.4321", "query": secret, "depends_on": []string{}}}})
+		}
+		return ollamatest.Text("ok")
+	})
+	chat, _ := r.op.NewChat(false)
+	if _, err := r.op.AskWith(context.Background(), chat.ID, secret, hub.AskOptions{Private: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.logs.String(), "4321") {
+		t.Fatalf("the log holds the private query:\n%s", r.logs.String())
+	}
+	if !strings.Contains(r.logs.String(), "no detail logged") {
+		t.Fatalf("the fallback should still be logged, without detail:\n%s", r.logs.String())
+	}
+	// A public query's fallback keeps its detail (else the test proves
+	// nothing).
+	if _, err := r.op.Ask(context.Background(), chat.ID, secret, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.logs.String(), "4321") {
+		t.Fatal("a public fallback logs its reason")
+	}
+}

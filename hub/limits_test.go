@@ -1,6 +1,8 @@
 package hub_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -58,5 +60,23 @@ func TestAppCallsPerTurnAreBounded(t *testing.T) {
 	}
 	if !noted {
 		t.Fatal("reaching the budget must be in the action log")
+	}
+}
+
+// A turn refused before it starts (a disk below its floor) writes nothing
+// and says why.
+func TestBeforeTurnRefusesCleanly(t *testing.T) {
+	t.Parallel()
+	full := errors.New("the disk holding bulkhead's data is nearly full")
+	rig := hubtest.New(t, hubtest.Config{Script: ollamatest.Gullible(), Modify: func(o *hub.Options) { o.BeforeTurn = func() error { return full } }})
+	chat, _ := rig.Op.NewChat(false)
+	if _, err := rig.Op.Ask(context.Background(), chat.ID, "hello", nil); !errors.Is(err, full) {
+		t.Fatalf("want the refusal, got %v", err)
+	}
+	if turns, _ := rig.Op.Turns(chat.ID); len(turns) != 0 {
+		t.Fatalf("a refused turn was logged: %+v", turns)
+	}
+	if n := len(rig.Srv.Requests()); n != 0 {
+		t.Fatalf("a refused turn called the model %d times", n)
 	}
 }

@@ -50,6 +50,9 @@ type Options struct {
 	// CallsPerTurn bounds the app calls of one turn, every spoke and ISC
 	// request together (0: DefaultCallsPerTurn).
 	CallsPerTurn int
+	// BeforeTurn, when set, is asked before a turn writes anything; its
+	// error refuses the turn (a disk below its free-space floor).
+	BeforeTurn func() error
 	// Memory configures long-term memory and masking.
 	Memory MemoryOptions
 	// PrivateBroker builds the broker that decides the permissions of one

@@ -40,6 +40,9 @@ type PlanInput struct {
 	// Facts are the names (never the values) of the entities the hub
 	// holds; a step may list some in needs.
 	Facts []string
+	// Private: a private turn's planning is logged without a word of what
+	// the model wrote (it may quote the request).
+	Private bool
 }
 
 // Planner asks the hub's own model for a plan with a `format` schema.
@@ -87,13 +90,21 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 			}
 			lastErr = perr
 		}
-		p.log.Warn("planner answer unusable", "attempt", attempt, "err", lastErr)
+		if in.Private {
+			p.log.Warn("planner answer unusable (a private turn: no detail logged)", "attempt", attempt)
+		} else {
+			p.log.Warn("planner answer unusable", "attempt", attempt, "err", lastErr)
+		}
 		msgs = append(msgs,
 			api.Message{Role: "assistant", Content: resp.Message.Content},
 			api.Message{Role: "user", Content: "That plan cannot be used: " + lastErr.Error() + ". Reply again with JSON that follows the schema."},
 		)
 	}
-	p.log.Warn("planner fell back to the vanilla spoke", "err", lastErr)
+	if in.Private {
+		p.log.Warn("planner fell back to the vanilla spoke (a private turn: no detail logged)")
+	} else {
+		p.log.Warn("planner fell back to the vanilla spoke", "err", lastErr)
+	}
 	return fallbackPlan(in.Query, lastErr.Error()), usage, nil
 }
 

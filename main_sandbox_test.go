@@ -8,8 +8,16 @@ import (
 )
 
 // TestMain lets this test binary serve as the launcher of the shell app's
-// commands (package sandbox), as the bulkhead binary does.
+// commands (package sandbox), as the bulkhead binary does; and, with
+// BULKHEAD_TEST_AS_MAIN=1, as the bulkhead binary itself (asMain), for
+// tests that need real processes.
 func TestMain(m *testing.M) {
 	sandbox.Launch()
+	if os.Getenv(asMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
+
+const asMainEnv = "BULKHEAD_TEST_AS_MAIN"

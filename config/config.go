@@ -219,7 +219,7 @@ func Open(file string) (*Sources, error) {
 var (
 	appName   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 	modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]*$`)
-	knownTop  = map[string]bool{"ollama": true, "hub": true, "spokes": true, "apps": true, "data_dir": true, "ui": true, "enable": true, "workspace": true, "permissions": true, "mcp": true, "memory": true}
+	knownTop  = map[string]bool{"ollama": true, "hub": true, "spokes": true, "apps": true, "data_dir": true, "ui": true, "enable": true, "workspace": true, "permissions": true, "mcp": true, "memory": true, "limits": true}
 )
 
 // Load validates what the sources hold and returns the typed Config.

@@ -1,0 +1,129 @@
+package main
+
+// The fault suite: real bulkhead processes (this test binary run as
+// bulkhead) against a model server that misbehaves in every way that
+// used to grow bulkhead or hang it. Each must end with a clear error
+// within its bound, with the process's peak memory under a cap, and the
+// next turn in the same data directory must work.
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+)
+
+// rssCap is the most memory a bulkhead process may reach in any fault.
+const rssCap = 300 << 20
+
+// asBulkhead runs this test binary as bulkhead with args and returns its
+// output, exit code, wall time and peak RSS.
+func asBulkhead(t *testing.T, env []string, args ...string) (string, string, int, time.Duration, int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), append([]string{asMainEnv + "=1", "XDG_CONFIG_HOME=" + t.TempDir()}, env...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	_ = cmd.Run()
+	took := time.Since(start)
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss << 10 // KiB on Linux
+	}
+	return out.String(), errOut.String(), cmd.ProcessState.ExitCode(), took, rss
+}
+
+func TestFaults(t *testing.T) {
+	t.Parallel()
+	manyCalls := make([]api.ToolCall, 500)
+	for i := range manyCalls {
+		manyCalls[i] = api.ToolCall{Function: api.ToolCallFunction{Name: "now", Arguments: api.NewToolCallFunctionArguments()}}
+	}
+	big := api.NewToolCallFunctionArguments()
+	big.Set("timezone", strings.Repeat("x", 7<<20))
+	clockPlan := ollamatest.JSON(map[string]any{"steps": []map[string]any{{"id": "s1", "functionality": "clock.now", "query": "time", "depends_on": []string{}}}})
+	faults := []struct {
+		name, query string
+		reply       ollamatest.Reply
+		plan        *ollamatest.Reply
+		config      string
+		want        string // in the error message
+		within      time.Duration
+	}{
+		{name: "endless stream", query: "tell me everything", reply: ollamatest.Reply{Endless: true, Chunks: []string{strings.Repeat("all work and no play ", 50)}},
+			want: "limits.answer_bytes", within: 60 * time.Second},
+		{name: "stalled stream", query: "tell me slowly", reply: ollamatest.Reply{Chunks: []string{"Once ", "upon "}, Hang: true},
+			config: "limits:\n  stall_timeout: 1s\n", want: "sent nothing for 1s", within: 20 * time.Second},
+		{name: "headers, then nothing", query: "are you there", reply: ollamatest.Reply{Hang: true},
+			config: "limits:\n  stall_timeout: 1s\n", want: "sent nothing for 1s", within: 20 * time.Second},
+		{name: "huge tool arguments", query: "what time is it", plan: &clockPlan, reply: ollamatest.Reply{ToolCalls: []api.ToolCall{{Function: api.ToolCallFunction{Name: "now", Arguments: big}}}},
+			want: "limits.tool_arg_bytes", within: 60 * time.Second},
+		{name: "500 tool calls", query: "what time is it", plan: &clockPlan, reply: ollamatest.Reply{ToolCalls: manyCalls},
+			want: "limits.tool_calls_per_answer", within: 30 * time.Second},
+		{name: "the disk floor", query: "hello", reply: ollamatest.Text("hi"),
+			config: "limits:\n  disk_floor_mb: 1000000000\n", want: "limits.disk_floor_mb", within: 30 * time.Second},
+	}
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			faulty := true
+			srv := ollamatest.NewScripted(t, func(req *api.ChatRequest) ollamatest.Reply {
+				if len(req.Format) > 0 {
+					if f.plan != nil && faulty {
+						return *f.plan
+					}
+					return chatPlan
+				}
+				if faulty {
+					return f.reply
+				}
+				return ollamatest.Text("all well")
+			}, "m")
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "config.yaml")
+			if err := os.WriteFile(cfg, []byte("enable: [clock]\npermissions:\n  rules:\n    - {effect: allow, kind: exec, object: clock}\n"+f.config), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"ask", "--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", filepath.Join(dir, "data")}
+			out, errOut, code, took, rss := asBulkhead(t, nil, append(args, f.query)...)
+			if code == 0 || !strings.Contains(errOut, f.want) {
+				t.Fatalf("exit %d, want a clear error naming %q:\nstdout %q\nstderr %q", code, f.want, clip(out), clip(errOut))
+			}
+			if took > f.within {
+				t.Fatalf("took %s, bound %s", took, f.within)
+			}
+			if rss > rssCap {
+				t.Fatalf("peak RSS %d MB, cap %d MB", rss>>20, rssCap>>20)
+			}
+			t.Logf("%s: exit %d after %s, peak RSS %d MB: %s", f.name, code, took.Round(10*time.Millisecond), rss>>20, strings.TrimSpace(clip(errOut)))
+			// The next turn works: the server behaves, the floor is back.
+			faulty = false
+			if f.config != "" && strings.Contains(f.config, "disk_floor") {
+				_ = os.WriteFile(cfg, []byte("enable: [clock]\n"), 0o600)
+			}
+			out, errOut, code, _, _ = asBulkhead(t, nil, append(args, "hello again")...)
+			if code != 0 || !strings.Contains(out, "all well") {
+				t.Fatalf("the next turn must work: exit %d\nstdout %q\nstderr %q", code, clip(out), clip(errOut))
+			}
+		})
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 600 {
+		return s[:600] + "…"
+	}
+	return s
+}

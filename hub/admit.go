@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
@@ -278,4 +279,46 @@ func (o *Operator) explain(ctx context.Context, tr *turnRun, app, fn string, arg
 		return clip("it could not say: "+err.Error(), maxExplain)
 	}
 	return clip(text, maxExplain)
+}
+
+// capable is what a model client can say of its abilities (*llm.Client).
+type capable interface {
+	Model() string
+	Can(ctx context.Context, capability string) (bool, error)
+	ModelsThatCan(ctx context.Context, capability string) ([]string, error)
+}
+
+// canServe checks, before anything is asked, that app's spoke model can
+// call tools — an app's spoke works through them. A model that cannot is
+// refused with the installed models that can; a server that does not
+// say is taken at its word.
+func (o *Operator) canServe(ctx context.Context, app string) error {
+	if app == VanillaApp || app == monolithApp {
+		return nil
+	}
+	m, err := o.opts.SpokeModel(app)
+	if err != nil {
+		return err
+	}
+	c, ok := m.(capable)
+	if !ok {
+		return nil
+	}
+	o.mu.Lock()
+	known, seen := o.toolModels[c.Model()]
+	o.mu.Unlock()
+	if seen && known {
+		return nil
+	}
+	can, err := c.Can(ctx, llm.CapTools)
+	if err != nil || can {
+		if err == nil {
+			o.mu.Lock()
+			o.toolModels[c.Model()] = true
+			o.mu.Unlock()
+		}
+		return nil // an unreachable server fails the call itself, more clearly
+	}
+	alts, _ := c.ModelsThatCan(ctx, llm.CapTools)
+	return &llm.IncapableError{Model: c.Model(), Role: "the model of " + app + "'s spoke", Capability: "tool calling", Alternatives: alts}
 }

@@ -1,6 +1,9 @@
 package hub_test
 
 import (
+	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
 )
@@ -100,4 +104,25 @@ func TestDialogSaysWhatAnIDDenotes(t *testing.T) {
 		}
 	}
 	t.Fatalf("no delete dialog: %+v", p.Calls())
+}
+
+// A spoke model that cannot call tools is refused before any dialog, with
+// the installed models that can.
+func TestModelWithoutToolsIsRefusedUpFront(t *testing.T) {
+	t.Parallel()
+	p := permissionstest.NewPrompter(permissions.AnswerOnce)
+	plan := ollamatest.JSON(map[string]any{"steps": []map[string]any{step("s1", "notes.search", "find")}})
+	rig := hubtest.New(t, hubtest.Config{Script: ollamatest.Planned(plan, ollamatest.Gullible()), Apps: []apps.App{fakeNotes("notes", "x")},
+		Catalog: attackCatalog(t), Prompter: p, SpokeModelPrefix: "m-", Models: []string{"qwen-tools"}})
+	rig.Srv.SetCapabilities("m-notes", "completion")
+	rig.Srv.SetCapabilities("qwen-tools", "completion", "tools")
+	chat, _ := rig.Op.NewChat(false)
+	_, err := rig.Op.Ask(context.Background(), chat.ID, "find my note", nil)
+	var inc *llm.IncapableError
+	if !errors.As(err, &inc) || inc.Model != "m-notes" || !slices.Contains(inc.Alternatives, "qwen-tools") || slices.Contains(inc.Alternatives, "m-notes") {
+		t.Fatalf("want the spoke's model refused with the models that can: %v", err)
+	}
+	if len(p.Calls()) != 0 {
+		t.Fatalf("a dialog opened before the refusal: %+v", p.Calls())
+	}
 }

@@ -133,6 +133,9 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 	if stream || query == "" {
 		query = tr.query // a single step answers the user's own words
 	}
+	if err := o.canServe(ctx, s.App); err != nil {
+		return spokes.Result{Status: memory.StatusError}, err
+	}
 	data, err := o.admit(ctx, tr, s, query, o.gatherShare(tr, s, done))
 	if err != nil {
 		return spokes.Result{Status: memory.StatusError}, err

@@ -88,6 +88,7 @@ type Operator struct {
 	working     map[string]int       // app → spokes of it working now
 	running     map[string]*turnRun  // chat → the turn running in it
 	disabled    map[string]bool      // apps switched off (SetEnabled)
+	toolModels  map[string]bool      // models known to call tools
 }
 
 type spokeRef struct {
@@ -127,6 +128,7 @@ func New(opts Options) (*Operator, error) {
 		working:     map[string]int{},
 		disabled:    map[string]bool{},
 		running:     map[string]*turnRun{},
+		toolModels:  map[string]bool{},
 	}
 	if o.detector == nil {
 		o.detector = guard.Rules{}

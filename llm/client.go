@@ -68,6 +68,7 @@ type Client struct {
 	cfg  Config
 	base *url.URL
 	api  *api.Client
+	caps capsCache
 }
 
 // New builds a client. httpClient may be nil (a client without an overall

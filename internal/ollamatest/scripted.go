@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/types/model"
 )
 
 // Reply is what the scripted model answers to one chat request.
@@ -77,7 +78,19 @@ type Scripted struct {
 
 	mu       sync.Mutex
 	models   map[string]bool
+	caps     map[string][]string
 	requests []api.ChatRequest
+}
+
+// SetCapabilities says what /api/show reports of a model (none: the
+// server does not say, as an older Ollama).
+func (s *Scripted) SetCapabilities(model string, caps ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.caps == nil {
+		s.caps = map[string][]string{}
+	}
+	s.caps[model] = caps
 }
 
 // NewScripted starts a scripted server that knows the given models; it is
@@ -94,6 +107,7 @@ func NewScripted(t testing.TB, script Script, models ...string) *Scripted {
 		_ = json.NewEncoder(w).Encode(map[string]string{"version": "0.0.0-scripted"})
 	})
 	mux.HandleFunc("/api/show", s.show)
+	mux.HandleFunc("/api/tags", s.tags)
 	mux.HandleFunc("/api/pull", s.pull)
 	mux.HandleFunc("/api/chat", s.chat)
 	s.Server = httptest.NewServer(mux)
@@ -137,7 +151,13 @@ func (s *Scripted) show(w http.ResponseWriter, r *http.Request) {
 		notFound(w, req.Model)
 		return
 	}
-	_ = json.NewEncoder(w).Encode(api.ShowResponse{Capabilities: nil})
+	s.mu.Lock()
+	var caps []model.Capability
+	for _, c := range s.caps[req.Model] {
+		caps = append(caps, model.Capability(c))
+	}
+	s.mu.Unlock()
+	_ = json.NewEncoder(w).Encode(api.ShowResponse{Capabilities: caps})
 }
 
 func (s *Scripted) pull(w http.ResponseWriter, r *http.Request) {
@@ -281,4 +301,14 @@ func Planned(plan Reply, answer func(req *api.ChatRequest) Reply) Script {
 		}
 		return answer(req)
 	}
+}
+
+func (s *Scripted) tags(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	var list api.ListResponse
+	for m := range s.models {
+		list.Models = append(list.Models, api.ListModelResponse{Name: m, Model: m})
+	}
+	s.mu.Unlock()
+	_ = json.NewEncoder(w).Encode(list)
 }

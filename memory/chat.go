@@ -2,6 +2,7 @@ package memory
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -16,12 +17,13 @@ import (
 // Chat is one conversation in the hub-owned chat index.
 //
 // Updated is the later of the record's own time (its creation, or the
-// Updated an UpdateChat stored) and the start of the hub's last logged
-// turn of the chat. The record is not rewritten per turn: Chats and Chat
-// read the last turn's start from the end of the hub's log, so that
-// neither a turn's write nor listing the chats costs more as turns
-// accumulate (badger keeps a version per write until a compaction drops
-// it, and a scan steps over them all).
+// Updated an UpdateChat stored) and when the hub last logged a turn of the
+// chat. The record itself is written when a chat is made or renamed, not
+// per turn: a turn writes the time to a small key of its own, which Chat
+// and Chats read with one lookup each. badger keeps every write of a key
+// as a version until a compaction drops it, and a scan steps over them
+// all, so a record rewritten every turn made listing the chats (and the
+// owners) cost as much as the turns ever written.
 type Chat struct {
 	ID      string    `json:"id"`
 	Title   string    `json:"title"`
@@ -164,7 +166,7 @@ func (s *Store) DeleteChat(id string) error {
 			return fmt.Errorf("delete chat %q: %w", id, err)
 		}
 	}
-	err = s.db.Update(func(txn *badger.Txn) error { return txn.Delete(chatKey(id)) })
+	err = s.db.Update(deleteAll([][]byte{activeKey(id), chatKey(id)}))
 	if err != nil {
 		return fmt.Errorf("delete chat %q: %w", id, err)
 	}
@@ -266,31 +268,38 @@ func chatRecords(txn *badger.Txn) ([]Chat, error) {
 	return out, nil
 }
 
-// withActivity moves each chat's Updated to the start of the hub's last
-// logged turn of it, if that is later: one backward seek per chat into
-// the hub's log, whose last entry has been written at most a few times.
+// withActivity moves each chat's Updated to when the hub last logged a
+// turn of it, if that is later: one lookup a chat, which finds the newest
+// version of the key without stepping over the older ones.
 func withActivity(txn *badger.Txn, chats []Chat) error {
-	if len(chats) == 0 {
-		return nil
-	}
-	hub := ownerPrefix(hubOwner)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: sub(hub, subLog, 0), Reverse: true})
-	defer it.Close()
 	for i := range chats {
-		cp := chatLogPrefix(hub, chats[i].ID)
-		it.Seek(lastKeyOf(cp))
-		if !it.ValidForPrefix(cp) {
+		item, err := txn.Get(activeKey(chats[i].ID))
+		if errors.Is(err, badger.ErrKeyNotFound) {
 			continue
 		}
-		var last struct {
-			Started time.Time `json:"started"`
+		if err != nil {
+			return err
 		}
-		if err := it.Item().Value(func(b []byte) error { return json.Unmarshal(b, &last) }); err != nil {
-			return fmt.Errorf("decode interaction: %w", err)
+		var at time.Time
+		err = item.Value(func(b []byte) error {
+			if len(b) != 8 {
+				return fmt.Errorf("chat %q: last activity of %d bytes", chats[i].ID, len(b))
+			}
+			at = time.Unix(0, int64(binary.BigEndian.Uint64(b))).UTC()
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		if last.Started.After(chats[i].Updated) {
-			chats[i].Updated = last.Started.UTC()
+		if at.After(chats[i].Updated) {
+			chats[i].Updated = at
 		}
 	}
 	return nil
+}
+
+// activeValue is what a chat's last-activity key holds: Unix nanoseconds,
+// big-endian.
+func activeValue(at time.Time) []byte {
+	return binary.BigEndian.AppendUint64(nil, uint64(at.UnixNano()))
 }

@@ -222,6 +222,15 @@ func TestTurnsDoNotRewriteTheChatRecord(t *testing.T) {
 		if err != nil || len(list) != 1 || !list[0].Updated.Equal(last.Started) {
 			t.Errorf("ephemeral=%v: Chats = %+v, %v", ephemeral, list, err)
 		}
+		if err := s.DeleteChat(c.ID); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range [][]byte{chatKey(c.ID), activeKey(c.ID)} {
+			err := s.view(func(txn *badger.Txn) error { _, err := txn.Get(key); return err })
+			if !errors.Is(err, badger.ErrKeyNotFound) {
+				t.Errorf("ephemeral=%v: after DeleteChat, %q: %v", ephemeral, key, err)
+			}
+		}
 	}
 }
 

@@ -21,8 +21,10 @@
 //	prefix | 'm' | 'e' | key                                             entity
 //	hub prefix | 'm' | 'r' | uvarint(len(app)) | app | 's'|'e' | …       the hub's record of a spoke
 //	hub prefix | 'c' | chat id                                           chat (hub only)
+//	hub prefix | 'u' | chat id                                           chat's last activity (hub only)
 //
-// Values are JSON. The length-prefixed chat keeps "c1" from matching "c10",
+// Values are JSON, but for a chat's last activity: Unix nanoseconds, 8
+// bytes big-endian. The length-prefixed chat keeps "c1" from matching "c10",
 // and big-endian sequence numbers sort in numeric order, so one chat's log is
 // one contiguous, ordered key range that can be read forwards or backwards.
 // Key bytes outside the 0x01 kind are reserved for the store itself.
@@ -102,8 +104,10 @@
 // the compactors never start; ValueThreshold, since every value here is
 // below it and lives in the tables. NumVersionsToKeep is badger's default
 // of 1, but superseded versions go only when a compaction reaches them,
-// which is why a key rewritten every turn is avoided: the chat record
-// (see [Chat]) is written when a chat is made or renamed, not per turn.
+// which is why no scan meets a key rewritten every turn: the chat record
+// (see [Chat]) is written when a chat is made or renamed, and the time of
+// its last turn, which is written every turn, is only ever read by a
+// lookup that goes straight to the newest version.
 //
 // badger's own log is routed to [Options.Logger]; badger never writes to the
 // terminal.

@@ -17,6 +17,10 @@ const (
 	subKV   byte = 'k' // plain key-value: key
 	subChat byte = 'c' // chat index, used under the hub's prefix only
 	subMem  byte = 'm' // long-term memory: summaries, entities, records
+	// subActive: when the hub last logged a turn of a chat, under the
+	// hub's prefix only; written every turn, so it sorts after the rest
+	// of the namespace, never its first key.
+	subActive byte = 'u'
 )
 
 // What a long-term key holds, the byte after subMem (or after a record's
@@ -100,6 +104,12 @@ func chatKey(id string) []byte {
 }
 
 func chatIndexPrefix() []byte { return sub(ownerPrefix(hubOwner), subChat, 0) }
+
+// activeKey is the key of chat id's last activity in the hub's namespace.
+func activeKey(id string) []byte {
+	b := sub(ownerPrefix(hubOwner), subActive, len(id))
+	return append(b, id...)
+}
 
 // ownerAt returns the owner prefix of a namespace key, or nil if the key is
 // not a well-formed namespace key.

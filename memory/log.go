@@ -46,10 +46,11 @@ type Interaction struct {
 
 // Append stores it as the next interaction of chat in this namespace: it
 // sets Seq (1 for a chat's first) and Chat, defaults an empty Status to
-// pending and a zero Started to now, and returns what it stored. It
-// writes the interaction and nothing else: a hub's turn moves its chat's
-// Updated without a write (see Chat), and spokes working on one chat in
-// parallel never contend for a shared record.
+// pending and a zero Started to now, and returns what it stored. In the
+// hub's namespace it also records the time as the chat's last activity
+// (its Updated, see Chat), in a key of its own, never the chat record;
+// spokes' appends write nothing shared, so spokes working on one chat in
+// parallel never contend.
 func (n *Namespace) Append(chat string, it Interaction) (Interaction, error) {
 	if chat == "" {
 		return Interaction{}, fmt.Errorf("append in %s: empty chat", n.owner)
@@ -73,7 +74,13 @@ func (n *Namespace) Append(chat string, it Interaction) (Interaction, error) {
 		if err != nil {
 			return err
 		}
-		return txn.Set(logKey(cp, it.Seq), val)
+		if err := txn.Set(logKey(cp, it.Seq), val); err != nil {
+			return err
+		}
+		if n.owner != hubOwner {
+			return nil
+		}
+		return txn.Set(activeKey(chat), activeValue(now))
 	})
 	if err != nil {
 		return Interaction{}, fmt.Errorf("append to chat %q in %s: %w", chat, n.owner, err)

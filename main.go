@@ -136,7 +136,7 @@ Run without a command to open the chat.`,
 	pf.BoolVar(&g.vanilla, "vanilla", false, "UNSAFE baseline for comparison: one context with every app, one memory, no dialogs")
 	root.Flags().BoolVar(&private, "private", false, "start in a private chat: nothing of it is written to disk")
 	root.Flags().StringVar(&resume, "chat", "", "resume the chat with this id")
-	root.AddCommand(newAsk(g), newDoctor(g), newVersion(), newPermissions(g), newMemory(g))
+	root.AddCommand(newAsk(g), newDoctor(g), newVersion(), newPermissions(g), newMemory(g), newChats(g))
 	return root
 }
 

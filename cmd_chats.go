@@ -1,0 +1,206 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/internal/termtext"
+)
+
+// newChats is `bulkhead chats`: the kept chats, from the command line.
+func newChats(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "chats",
+		Short: "List, show, export and delete the chats kept in the data directory",
+		Long: `The chats bulkhead keeps (private chats are never kept). Every id is
+the one ` + "`bulkhead --chat ID`" + ` and ` + "`ask --chat ID`" + ` take.`,
+	}
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Every kept chat, most recently used first: id, last use, turns, title",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withEngine(cmd, g, func(eng *engine.Engine) error {
+				chats, err := eng.Hub.Chats()
+				if err != nil {
+					return err
+				}
+				type row struct {
+					ID      string    `json:"id"`
+					Title   string    `json:"title"`
+					Updated time.Time `json:"updated"`
+					Turns   uint64    `json:"turns"`
+				}
+				var rows []row
+				for _, c := range chats {
+					if c.Private {
+						continue
+					}
+					last, _, err := eng.Hub.TurnsBefore(c.ID, 0, 1)
+					if err != nil {
+						return err
+					}
+					var n uint64
+					if len(last) > 0 {
+						n = last[0].Seq
+					}
+					rows = append(rows, row{c.ID, c.Title, c.Updated, n})
+				}
+				return printSafely(cmd.OutOrStdout(), asJSON, func(w io.Writer) error {
+					if asJSON {
+						return writeJSON(w, rows)
+					}
+					if len(rows) == 0 {
+						fmt.Fprintln(w, "no chats kept yet")
+					}
+					for _, r := range rows {
+						fmt.Fprintf(w, "%s  %s  %4d turns  %s\n", r.ID, r.Updated.Local().Format("2006-01-02 15:04"), r.Turns, termtext.OneLine(r.Title))
+					}
+					return nil
+				})
+			})
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "JSON instead of text")
+
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Every turn of a chat: your words, the answer, and how each ended",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withChat(cmd, g, args[0], func(c hub.Chat, turns []hub.Turn) error {
+				return printSafely(cmd.OutOrStdout(), false, func(w io.Writer) error {
+					return writeMarkdown(w, c, turns)
+				})
+			})
+		},
+	}
+
+	var format string
+	export := &cobra.Command{
+		Use:   "export ID",
+		Short: "A chat as Markdown (--format md, the default) or JSON (--format json)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "md" && format != "json" {
+				return &exitError{2, fmt.Errorf("--format %q: want md or json", format)}
+			}
+			return withChat(cmd, g, args[0], func(c hub.Chat, turns []hub.Turn) error {
+				return printSafely(cmd.OutOrStdout(), format == "json", func(w io.Writer) error {
+					if format == "json" {
+						return writeJSON(w, exportOf(c, turns))
+					}
+					return writeMarkdown(w, c, turns)
+				})
+			})
+		},
+	}
+	export.Flags().StringVar(&format, "format", "md", "md or json")
+
+	rm := &cobra.Command{
+		Use:   "rm ID",
+		Short: "Delete a chat: its turns, and what every app remembers of it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withEngine(cmd, g, func(eng *engine.Engine) error {
+				if _, err := eng.Hub.Chat(args[0]); err != nil {
+					return &exitError{2, fmt.Errorf("no chat %s (bulkhead chats list shows them)", termtext.OneLine(args[0]))}
+				}
+				if err := eng.Hub.DeleteChat(args[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted chat %s\n", termtext.OneLine(args[0]))
+				return nil
+			})
+		},
+	}
+	cmd.AddCommand(list, show, export, rm)
+	return cmd
+}
+
+// withChat opens the engine and reads one chat with every turn.
+func withChat(cmd *cobra.Command, g *globals, id string, fn func(hub.Chat, []hub.Turn) error) error {
+	return withEngine(cmd, g, func(eng *engine.Engine) error {
+		c, err := eng.Hub.Chat(id)
+		if err != nil {
+			return &exitError{2, fmt.Errorf("no chat %s (bulkhead chats list shows them)", termtext.OneLine(id))}
+		}
+		turns, err := eng.Hub.Turns(id)
+		if err != nil {
+			return err
+		}
+		return fn(c, turns)
+	})
+}
+
+// exported is a chat as `chats export --format json` writes it.
+type exported struct {
+	ID      string         `json:"id"`
+	Title   string         `json:"title"`
+	Created time.Time      `json:"created"`
+	Turns   []exportedTurn `json:"turns"`
+}
+
+type exportedTurn struct {
+	Seq     uint64    `json:"seq"`
+	Query   string    `json:"query"`
+	Answer  string    `json:"answer"`
+	Status  string    `json:"status"`
+	Error   string    `json:"error,omitempty"`
+	Apps    []string  `json:"apps,omitempty"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended,omitzero"`
+}
+
+func exportOf(c hub.Chat, turns []hub.Turn) exported {
+	out := exported{ID: c.ID, Title: c.Title, Created: c.Created}
+	for _, t := range turns {
+		et := exportedTurn{Seq: t.Seq, Query: t.Query, Answer: t.Answer, Status: string(t.Status), Error: t.Error, Started: t.Started, Ended: t.Ended}
+		if t.Plan != nil {
+			et.Apps = t.Plan.Apps()
+		}
+		out.Turns = append(out.Turns, et)
+	}
+	return out
+}
+
+// writeMarkdown writes a chat as Markdown: a heading per turn with when it
+// was asked and which apps answered, the user's words quoted, the answer.
+func writeMarkdown(w io.Writer, c hub.Chat, turns []hub.Turn) error {
+	title := c.Title
+	if title == "" {
+		title = c.ID
+	}
+	fmt.Fprintf(w, "# %s\n\nchat %s · started %s\n", oneLineText(title), c.ID, c.Created.Local().Format("2006-01-02 15:04"))
+	for _, t := range turns {
+		apps := "bulkhead"
+		if t.Plan != nil && len(t.Plan.Apps()) > 0 {
+			apps = strings.Join(t.Plan.Apps(), ", ")
+		}
+		fmt.Fprintf(w, "\n## %d · %s · %s\n\n", t.Seq, t.Started.Local().Format("2006-01-02 15:04"), apps)
+		for _, l := range strings.Split(strings.TrimRight(t.Query, "\n"), "\n") {
+			fmt.Fprintf(w, "> %s\n", l)
+		}
+		fmt.Fprintln(w)
+		if t.Answer != "" {
+			fmt.Fprintln(w, strings.TrimRight(t.Answer, "\n"))
+		}
+		if t.Status != "ok" {
+			note := string(t.Status)
+			if t.Error != "" {
+				note += ": " + t.Error
+			}
+			fmt.Fprintf(w, "\n_(%s)_\n", oneLineText(note))
+		}
+	}
+	return nil
+}
+
+func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+)
+
+func TestChatsCLI(t *testing.T) {
+	// The answer carries an escape sequence that would set the terminal's
+	// clipboard: every command shows it as text.
+	const answer = "Paris is the capital. \x1b]52;c;ZXZpbA==\x07done"
+	srv := ollamatest.NewScripted(t, ollamatest.Planned(chatPlan, func(*api.ChatRequest) ollamatest.Reply {
+		return ollamatest.Text(answer)
+	}), "m")
+	dir := filepath.Join(t.TempDir(), "data")
+	ask := func(args ...string) string {
+		t.Helper()
+		out, errOut, code := run(t, append([]string{"ask", "--json", "--ollama-host", srv.Host(), "--model", "m", "--data-dir", dir}, args...)...)
+		if code != 0 {
+			t.Fatalf("ask %v: exit %d %s\n%s", args, code, errOut, out)
+		}
+		return out
+	}
+	chat, _ := events(t, ask("what is the capital of France?"))[0]["chat"].(string)
+	ask("--chat", chat, "and of Italy?")
+	ask("--private", "--chat", chat, "PRIVMARK-chats a private question")
+
+	out, _, code := run(t, "chats", "list", "--data-dir", dir)
+	if code != 0 || !strings.Contains(out, chat) || !strings.Contains(out, "2 turns") {
+		t.Fatalf("list: exit %d\n%s", code, out)
+	}
+	out, _, code = run(t, "chats", "list", "--json", "--data-dir", dir)
+	var rows []struct {
+		ID    string `json:"id"`
+		Turns int    `json:"turns"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 1 || rows[0].ID != chat || rows[0].Turns != 2 {
+		t.Fatalf("list --json: exit %d\n%s", code, out)
+	}
+
+	out, _, code = run(t, "chats", "show", chat, "--data-dir", dir)
+	for _, want := range []string{"> what is the capital of France?", "> and of Italy?", "Paris is the capital.", `\x1b]52`} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("show: exit %d, want %q in\n%s", code, want, out)
+		}
+	}
+	if strings.ContainsRune(out, 0x1b) || strings.Contains(out, "PRIVMARK") {
+		t.Fatalf("show printed a raw escape or the private turn:\n%q", out)
+	}
+
+	out, _, code = run(t, "chats", "export", chat, "--format", "json", "--data-dir", dir)
+	var exp struct {
+		ID    string `json:"id"`
+		Turns []struct {
+			Seq    int    `json:"seq"`
+			Query  string `json:"query"`
+			Answer string `json:"answer"`
+			Status string `json:"status"`
+		} `json:"turns"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &exp) != nil || exp.ID != chat || len(exp.Turns) != 2 {
+		t.Fatalf("export json: exit %d\n%s", code, out)
+	}
+	if exp.Turns[1].Query != "and of Italy?" || exp.Turns[1].Answer != answer || exp.Turns[1].Status != "ok" {
+		t.Fatalf("export json turn: %+v", exp.Turns[1])
+	}
+	if strings.ContainsRune(out, 0x1b) {
+		t.Fatalf("export printed a raw escape:\n%q", out)
+	}
+	if _, _, code := run(t, "chats", "export", chat, "--format", "pdf", "--data-dir", dir); code != 2 {
+		t.Fatalf("a bad format: exit %d", code)
+	}
+	if _, _, code := run(t, "chats", "show", "nochat", "--data-dir", dir); code != 2 {
+		t.Fatalf("an unknown chat: exit %d", code)
+	}
+
+	if out, _, code := run(t, "chats", "rm", chat, "--data-dir", dir); code != 0 || !strings.Contains(out, "deleted chat "+chat) {
+		t.Fatalf("rm: exit %d %s", code, out)
+	}
+	if out, _, _ := run(t, "chats", "list", "--data-dir", dir); !strings.Contains(out, "no chats kept yet") {
+		t.Fatalf("list after rm:\n%s", out)
+	}
+	if _, _, code := run(t, "chats", "rm", chat, "--data-dir", dir); code != 2 {
+		t.Fatalf("rm twice: exit %d", code)
+	}
+}

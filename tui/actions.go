@@ -68,9 +68,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, m.keys.Private):
 		m.newChat(true)
 	case key.Matches(msg, m.keys.PageUp):
-		m.chat.scroll(msg, true)
+		m.chat.scroll(m.drawCtx(), msg, true)
 	case key.Matches(msg, m.keys.PageDown):
-		m.chat.scroll(msg, false)
+		m.chat.scroll(m.drawCtx(), msg, false)
 	case key.Matches(msg, m.keys.Help) && (msg.String() != "?" || m.input.value() == ""):
 		m.overlay = overlayHelp
 	default:
@@ -282,8 +282,23 @@ func (m *Model) onChatLoaded(msg chatLoadedMsg) {
 		m.chat.failure = fmt.Sprintf("could not open chat %s: %v", msg.id, msg.err)
 		return
 	}
-	m.chat.chat, m.chat.turns, m.chat.loaded = msg.chat, msg.turns, true
-	clear(m.chat.cache)
+	m.chat.chat, m.chat.loaded = msg.chat, true
+	m.chat.setNewest(msg.turns, msg.more)
+}
+
+// onOlder puts a page of older turns in front of the chat's; the view
+// stays on what it showed.
+func (m *Model) onOlder(msg olderMsg) {
+	if msg.vid != m.chat.vid {
+		return
+	}
+	m.chat.paging = false
+	if msg.err != nil {
+		m.chat.older = false // no retry on every frame; reopening the chat tries again
+		m.notice = "could not read older turns: " + msg.err.Error()
+		return
+	}
+	m.chat.addOlder(msg.turns, msg.more, msg.before)
 }
 
 // newChat shows a fresh, empty chat; the hub hears of it on first send.

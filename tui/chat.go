@@ -1,34 +1,50 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/viewport"
-	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/memory"
 )
 
-// chatView is the conversation pane: the current chat, its logged turns
-// and a viewport over their rendering. The running turn is not kept here;
-// the root model passes it in when it belongs to this chat.
+// chatView is the conversation pane: the current chat, the logged turns
+// read so far and the lines on screen. A long chat is read a page at a
+// time, newest first (TurnsBefore): turns holds the newest pages, and the
+// next older page is asked for when the view nears the first of them
+// (chatframe.go). Each finished turn is rendered once per width and theme
+// and kept in a bounded cache; a frame draws only the turns it shows, so
+// its cost does not grow with the chat. The running turn is not kept
+// here; the root model passes it in when it belongs to this chat.
 type chatView struct {
 	vid     int      // names this view, so a turn started here finds it again
 	chat    hub.Chat // ID is empty until the first send creates the chat
 	loaded  bool     // turns reflect the hub's log for chat.ID
 	turns   []hub.Turn
+	older   bool   // the log holds turns before turns[0], not read yet
+	paging  bool   // the page before turns[0] is being read
+	rev     int    // counts the changes to turns
 	failure string // an error that left no logged turn (the hub refused the request)
 
 	expandThinking bool
-	vp             viewport.Model
-	follow         bool // stick to the bottom as content grows
-	cache          map[renderKey]string
+	width, height  int
+	follow         bool   // stick to the bottom as content grows
+	top            anchor // the first line shown, when not following
+	cache          renderCache
 	live           liveCache
+	items          itemList // the blocks of the conversation, in order
+	frame          []string // the lines on screen, made by refresh
+	pad            padded   // frame padded to the pane
+	topItem        int      // the item of the first line on screen
 }
+
+// turnsPage is how many turns are read from a chat's log at a time.
+const turnsPage = 64
 
 // liveCache is the running turn's last Markdown rendering. Rendering
 // costs time proportional to the answer, so while tokens pour in it is
@@ -54,10 +70,7 @@ type renderKey struct {
 }
 
 func newChatView(private bool) chatView {
-	vp := viewport.New()
-	vp.KeyMap = viewport.KeyMap{} // the root model decides which keys scroll
-	vp.MouseWheelDelta = 3
-	return chatView{chat: hub.Chat{Private: private}, vp: vp, follow: true, cache: map[renderKey]string{}}
+	return chatView{chat: hub.Chat{Private: private}, follow: true}
 }
 
 // turnView is one turn as drawn, logged or live.
@@ -98,14 +111,13 @@ func withResults(x *turnExtras, t hub.Turn) *turnExtras {
 
 // lastSeq is the number of the chat's last logged turn (0: none).
 func (c *chatView) lastSeq() uint64 {
-	var n uint64
-	for _, t := range c.turns {
-		n = max(n, t.Seq)
+	if len(c.turns) == 0 {
+		return 0
 	}
-	return n
+	return c.turns[len(c.turns)-1].Seq
 }
 
-// retryTarget is the latest turn that ended without its answer.
+// retryTarget is the latest turn read that ended without its answer.
 func (c *chatView) retryTarget() (hub.Turn, bool) {
 	for i := len(c.turns) - 1; i >= 0; i-- {
 		if c.turns[i].Retryable() {
@@ -120,34 +132,52 @@ func (c *chatView) upsert(t hub.Turn) {
 	if t.Seq == 0 {
 		return
 	}
-	for i := range c.turns {
-		if c.turns[i].Seq == t.Seq {
-			c.turns[i] = t
-			return
-		}
+	i, found := slices.BinarySearchFunc(c.turns, t.Seq, func(x hub.Turn, seq uint64) int { return cmp.Compare(x.Seq, seq) })
+	if found {
+		c.turns[i] = t
+	} else {
+		c.turns = slices.Insert(c.turns, i, t)
 	}
-	c.turns = append(c.turns, t)
+	c.rev++
 }
 
-// setSize sizes the viewport.
+// setNewest puts the newest page of the log in place: it replaces the
+// turns it covers and keeps the older ones read before, unless the page
+// does not reach them (the log grew by more than a page meanwhile).
+func (c *chatView) setNewest(page []hub.Turn, more bool) {
+	c.rev++
+	if len(page) == 0 {
+		c.turns, c.older = nil, false
+		return
+	}
+	first := page[0].Seq
+	if n := len(c.turns); n == 0 || c.turns[n-1].Seq < first {
+		c.turns, c.older = page, more
+		return
+	}
+	i, _ := slices.BinarySearchFunc(c.turns, first, func(x hub.Turn, seq uint64) int { return cmp.Compare(x.Seq, seq) })
+	if i == 0 {
+		c.older = more
+	}
+	c.turns = append(slices.Clip(c.turns[:i]), page...)
+}
+
+// addOlder puts a page read before turns[0] in front of the turns;
+// before is what the page was read before: a page that no longer fits
+// (the turns were replaced meanwhile) is dropped.
+func (c *chatView) addOlder(page []hub.Turn, more bool, before uint64) bool {
+	if len(c.turns) == 0 || c.turns[0].Seq != before {
+		return false
+	}
+	c.rev++
+	c.older = more
+	c.turns = append(slices.Clip(page), c.turns...)
+	return true
+}
+
+// setSize sizes the pane.
 func (c *chatView) setSize(w, h int) {
-	c.vp.SetWidth(w)
-	c.vp.SetHeight(h)
-}
-
-// scroll handles the keys and wheel that move the conversation.
-func (c *chatView) scroll(msg tea.Msg, up bool) {
-	switch msg.(type) {
-	case tea.MouseWheelMsg:
-		c.vp, _ = c.vp.Update(msg)
-	default:
-		if up {
-			c.vp.PageUp()
-		} else {
-			c.vp.PageDown()
-		}
-	}
-	c.follow = c.vp.AtBottom()
+	c.width, c.height = w, h
 }
 
 // drawCtx is what rendering needs from the root model.
@@ -165,65 +195,6 @@ type drawCtx struct {
 	extras map[uint64]*turnExtras
 	// kept are the private queries asked in this chat (private.go).
 	kept []keptTurn
-}
-
-// refresh re-renders the conversation into the viewport, keeping the
-// view at the bottom when it was there.
-func (c *chatView) refresh(d drawCtx) {
-	c.vp.SetContent(c.content(d))
-	if c.follow {
-		c.vp.GotoBottom()
-	}
-}
-
-func (c *chatView) content(d drawCtx) string {
-	w := max(d.width, 1)
-	if len(c.cache) > 2*len(c.turns)+16 {
-		clear(c.cache) // renderings for widths long gone
-	}
-	retry, canRetry := c.retryTarget()
-	var blocks []string
-	liveShown := false
-	k := 0 // the next private query to place
-	for _, t := range c.turns {
-		for ; k < len(d.kept) && d.kept[k].after < t.Seq; k++ {
-			blocks = append(blocks, c.keptBlock(d, w, k))
-		}
-		if d.live != nil && d.live.seq == t.Seq {
-			// The running turn: the hub's record of it is pending.
-			blocks = append(blocks, renderTurn(d.live.view(), w, d, c.expandThinking, c.liveAnswer(d, w)))
-			liveShown = true
-			continue
-		}
-		hint := canRetry && t.Seq == retry.Seq && d.live == nil
-		x := withResults(d.extras[t.Seq], t)
-		key := renderKey{seq: t.Seq, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status, width: w, dark: d.th.dark, expand: c.expandThinking, hint: hint, extras: !x.empty()}
-		if x != nil {
-			key.revealed = x.revealed
-		}
-		s, ok := c.cache[key]
-		if !ok {
-			tv := viewOfTurn(t)
-			tv.RetryHint = hint
-			tv.Extras = x
-			s = renderTurn(tv, w, d, c.expandThinking, d.md.render(tv.Answer, w, d.th.dark))
-			c.cache[key] = s
-		}
-		blocks = append(blocks, s)
-	}
-	for ; k < len(d.kept); k++ {
-		blocks = append(blocks, c.keptBlock(d, w, k))
-	}
-	if d.live != nil && !liveShown {
-		blocks = append(blocks, renderTurn(d.live.view(), w, d, c.expandThinking, c.liveAnswer(d, w)))
-	}
-	if c.failure != "" {
-		blocks = append(blocks, fitWidth(d.th.err.Render("✗ ")+clean(c.failure), w))
-	}
-	if len(blocks) == 0 {
-		return c.welcome(d, w)
-	}
-	return strings.Join(blocks, "\n\n")
 }
 
 func (c *chatView) welcome(d drawCtx, w int) string {

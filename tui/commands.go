@@ -23,11 +23,13 @@ func createChat(b Backend, private bool, run int) tea.Cmd {
 	}
 }
 
-// chatLoadedMsg answers loadChat.
+// chatLoadedMsg answers loadChat: the chat and the newest page of its
+// turns; more says older turns remain.
 type chatLoadedMsg struct {
 	id    string
 	chat  hub.Chat
 	turns []hub.Turn
+	more  bool
 	err   error
 }
 
@@ -37,8 +39,25 @@ func loadChat(b Backend, id string) tea.Cmd {
 		if err != nil {
 			return chatLoadedMsg{id: id, err: err}
 		}
-		turns, err := b.Turns(id)
-		return chatLoadedMsg{id: id, chat: c, turns: turns, err: err}
+		turns, more, err := b.TurnsBefore(id, 0, turnsPage)
+		return chatLoadedMsg{id: id, chat: c, turns: turns, more: more, err: err}
+	}
+}
+
+// olderMsg answers loadOlder: the page of turns before seq before, for
+// the chat view vid.
+type olderMsg struct {
+	vid    int
+	before uint64
+	turns  []hub.Turn
+	more   bool
+	err    error
+}
+
+func loadOlder(b Backend, vid int, id string, before uint64) tea.Cmd {
+	return func() tea.Msg {
+		turns, more, err := b.TurnsBefore(id, before, turnsPage)
+		return olderMsg{vid: vid, before: before, turns: turns, more: more, err: err}
 	}
 }
 

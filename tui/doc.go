@@ -21,6 +21,14 @@
 // to backend answers live in actions.go, bindings in keys.go, colours in
 // styles.go.
 //
+// A frame costs the same however long the chat is (chatframe.go): the
+// conversation draws only the turns on screen, each finished turn is
+// rendered and measured once per width and theme into a bounded cache,
+// and only the running turn is drawn anew. A chat's log is read a page
+// at a time, newest first (Backend.TurnsBefore, in a Cmd); the page
+// before is asked for as the view nears the first turn read, and the
+// view stays on what it showed when it lands.
+//
 // # Screens
 //
 // Three full screens replace the chat above the status bar (screen.go lays

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,7 +18,9 @@ type Backend interface {
 	Chats() ([]hub.Chat, error)
 	Chat(id string) (hub.Chat, error)
 	DeleteChat(id string) error
-	Turns(id string) ([]hub.Turn, error)
+	// TurnsBefore returns up to n turns of a chat with Seq below before
+	// (0: the newest), oldest first, and whether older ones remain.
+	TurnsBefore(id string, before uint64, n int) ([]hub.Turn, bool, error)
 	// AskWith runs a query; AskOptions.Private for /private.
 	AskWith(ctx context.Context, chat, query string, opts hub.AskOptions, emit func(hub.Event)) (hub.Turn, error)
 	Retry(ctx context.Context, chat string, seq uint64, emit func(hub.Event)) (hub.Turn, error)
@@ -218,6 +221,10 @@ func (m Model) Init() tea.Cmd {
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
 	m.refresh()
+	if m.chat.wantsOlder() {
+		m.chat.paging = true
+		cmd = tea.Batch(cmd, loadOlder(m.b, m.chat.vid, m.chat.chat.ID, m.chat.turns[0].Seq))
+	}
 	return m, cmd
 }
 
@@ -236,7 +243,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.MouseWheelMsg:
 		switch m.overlay {
 		case overlayNone:
-			m.chat.scroll(msg, false)
+			m.chat.scroll(m.drawCtx(), msg, false)
 		case overlayPermission:
 			m.permWheel(msg)
 		case overlayManager:
@@ -283,6 +290,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onChatCreated(msg)
 	case chatLoadedMsg:
 		m.onChatLoaded(msg)
+	case olderMsg:
+		m.onOlder(msg)
 	case chatsMsg:
 		if msg.err != nil {
 			m.list.loading, m.list.err = false, msg.err.Error()
@@ -349,13 +358,18 @@ func (m *Model) layout() {
 	m.input.setSize(m.width, m.inputHeight())
 }
 
-// refresh re-renders the conversation (finished turns come from a cache).
+// refresh re-draws the conversation on screen (finished turns come from
+// a cache).
 func (m *Model) refresh() {
-	m.chat.refresh(drawCtx{
+	m.chat.refresh(m.drawCtx())
+}
+
+func (m *Model) drawCtx() drawCtx {
+	return drawCtx{
 		th: m.th, md: m.md, width: m.width, live: m.liveHere(),
 		spinner: spinnerFrames[m.frame%len(spinnerFrames)], version: m.opts.Version,
 		now: m.now(), throttle: m.throttle, extras: m.extras[m.chat.chat.ID], kept: m.kept[m.chat.chat.ID],
-	})
+	}
 }
 
 // liveHere is the running turn when it belongs to the chat on screen.
@@ -372,7 +386,7 @@ func (m *Model) liveHere() *turnRun {
 // View draws the screen: exactly height lines, none wider than width.
 func (m Model) View() tea.View {
 	top, status := m.parts()
-	lines := fitLines(top, m.width, m.height-1)
+	lines := m.fitTop(top)
 	lines = append(lines, status)
 	v := tea.NewView(strings.Join(lines, "\n"))
 	v.AltScreen = true
@@ -387,13 +401,28 @@ func (m Model) View() tea.View {
 	return v
 }
 
+// fitTop clips the lines above the status bar to the screen. The
+// conversation pane's lines, when they show as drawn, are padded to the
+// width already: they are not measured again.
+func (m Model) fitTop(top []string) []string {
+	pane := m.chat.paneLines()
+	n := len(pane)
+	if m.overlay != overlayNone || m.screenFull() || n == 0 || len(top) != m.height-1 || len(top) < 1+n || !slices.Equal(top[1:1+n], pane) {
+		return fitLines(top, m.width, m.height-1)
+	}
+	out := make([]string, 0, len(top))
+	out = append(out, fitLines(top[:1], m.width, 1)...)
+	out = append(out, pane...)
+	return append(out, fitLines(top[1+n:], m.width, len(top)-1-n)...)
+}
+
 // parts is the screen before View's last clip: everything above the
 // status bar, and the status bar. Each part sizes itself to the width;
 // the resize test holds them to that.
 func (m Model) parts() ([]string, string) {
 	top, full := m.screenView()
 	if !full {
-		top = strings.Join([]string{m.header(), m.chat.vp.View(), m.rule(), m.input.view()}, "\n")
+		top = strings.Join([]string{m.header(), m.chat.view(), m.rule(), m.input.view()}, "\n")
 	}
 	switch {
 	case m.overlay == overlayPermission && !full:

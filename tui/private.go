@@ -54,19 +54,19 @@ func (m *Model) keep(r *turnRun) bool {
 	return true
 }
 
-// keptBlock draws the k-th private query of the chat, from the cache.
-func (c *chatView) keptBlock(d drawCtx, w, k int) string {
+// keptLines draws the k-th private query of the chat, from the cache.
+func (c *chatView) keptLines(d drawCtx, w, k int) []string {
 	kt := d.kept[k]
 	t := kt.turn
 	key := renderKey{kept: k + 1, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status,
 		width: w, dark: d.th.dark, expand: c.expandThinking, extras: !kt.extras.empty()}
-	if s, ok := c.cache[key]; ok {
-		return s
+	if ls, ok := c.cache.get(key); ok {
+		return ls
 	}
 	tv := viewOfTurn(t)
 	tv.Private = true
 	tv.Extras = withResults(kt.extras, t)
-	s := renderTurn(tv, w, d, c.expandThinking, d.md.render(tv.Answer, w, d.th.dark))
-	c.cache[key] = s
-	return s
+	ls := frameLines(renderTurn(tv, w, d, c.expandThinking, d.md.render(tv.Answer, w, d.th.dark)), w)
+	c.cache.put(key, ls)
+	return ls
 }

@@ -283,6 +283,8 @@ func (b *Broker) apply(r Request, in Decision) (Decision, error) {
 	g := Grant{
 		Kind: r.Kind, Subject: r.Subject, Object: r.Object, Function: r.Function, Labels: normLabels(r.Labels),
 		Deny: !d.Allowed, Note: d.Note, Caveats: d.Caveats, Permanent: stored, Origin: origin,
+		// The call this answer decides is the grant's first use.
+		Uses: 1, LastUsed: b.now(),
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

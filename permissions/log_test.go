@@ -139,3 +139,24 @@ func TestGrantUseNotRecorded(t *testing.T) {
 		t.Errorf("prompter called %d times, want 2: a grant whose use cannot be stored is skipped", n)
 	}
 }
+
+// TestDialogGrantCountsItsOwnCall: the call a dialog allowed is the grant's
+// first use, so the manager never shows "used 0 times" for a grant that
+// has already let a call through; a later use counts the second.
+func TestDialogGrantCountsItsOwnCall(t *testing.T) {
+	t.Parallel()
+	for _, answer := range []permissions.Answer{permissions.AnswerSession, permissions.AnswerPermanent} {
+		e := newEnv(t)
+		p := permissionstest.NewPrompter(answer)
+		b := e.broker(t, p)
+		mustRequest(t, b, execNotes)
+		gs := b.Grants()
+		if len(gs) != 1 || gs[0].Uses != 1 || gs[0].LastUsed.IsZero() {
+			t.Fatalf("%s: grants after the dialog = %+v, want one used once", answer, gs)
+		}
+		mustRequest(t, b, execNotes)
+		if gs := b.Grants(); len(gs) != 1 || gs[0].Uses != 2 || len(p.Calls()) != 1 {
+			t.Fatalf("%s: grants after a second call = %+v (%d dialogs), want one used twice", answer, gs, len(p.Calls()))
+		}
+	}
+}

@@ -79,7 +79,7 @@ func TestDialogGrantShowsOnTheManagerAndRevokes(t *testing.T) {
 	v := d.view()
 	until := "until " + shortStamp(exp, time.Now())
 	for _, want := range []string{"Permissions", "Grants 1", "exec", "hub → metro_hail", "ride.estimate_fare", "session · " + until, "dialog",
-		"── grant " + g.ID, "(" + span(time.Until(exp)), "left)", "used 1 time", "origin:  dialog (your answer)"} {
+		"── grant " + g.ID, "(" + span(time.Until(exp)), "left)", "used 2 times", "origin:  dialog (your answer)"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("manager lacks %q:\n%s", want, v)
 		}

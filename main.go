@@ -155,6 +155,9 @@ func (g *globals) load(cmd *cobra.Command) (config.Config, error) {
 		}
 	}
 	cfg, err := src.Load()
+	if err == nil {
+		err = engine.CheckEnable(cfg)
+	}
 	if err != nil {
 		return config.Config{}, &exitError{2, err}
 	}

@@ -119,6 +119,23 @@ func TestAskFailures(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "hub.model") || !strings.Contains(errOut, bad) {
 		t.Fatalf("bad config: exit %d %q", code, errOut)
 	}
+
+	// An unknown app and a missing workspace are configuration errors
+	// that say where the value came from, before anything starts.
+	_, errOut, code = run(t, "ask", "--ollama-host", srv.Host(), "--model", "m", "--data-dir", dir, "--apps", "files,bogus", "hi")
+	if code != 2 || !strings.Contains(errOut, "enable (from --apps)") || !strings.Contains(errOut, `"bogus"`) || !strings.Contains(errOut, "packs: builtin") {
+		t.Fatalf("--apps bogus: exit %d %q", code, errOut)
+	}
+	os.WriteFile(bad, []byte("enable: [builtin, nonesuch]\n"), 0o600)
+	_, errOut, code = run(t, "ask", "--config", bad, "--ollama-host", srv.Host(), "--data-dir", dir, "hi")
+	if code != 2 || !strings.Contains(errOut, "enable (from "+bad+")") {
+		t.Fatalf("enable in the file: exit %d %q", code, errOut)
+	}
+	gone := filepath.Join(t.TempDir(), "gone")
+	_, errOut, code = run(t, "ask", "--ollama-host", srv.Host(), "--model", "m", "--data-dir", dir, "--workspace", gone, "hi")
+	if code != 2 || !strings.Contains(errOut, "workspace (from --workspace)") || !strings.Contains(errOut, "no such folder") {
+		t.Fatalf("missing workspace: exit %d %q", code, errOut)
+	}
 }
 
 func TestDoctor(t *testing.T) {

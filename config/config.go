@@ -58,6 +58,21 @@ type Config struct {
 	Memory Memory
 	// Limits bound what a model or an app can grow (limits.*).
 	Limits Limits
+	// From names where the values of the keys a user most often sets came
+	// from (enable, workspace, data_dir, hub.model, spokes.model,
+	// ollama.host): "--apps", "$BULKHEAD_ENABLE", the file, "default".
+	// Checks made after Load (an unknown app) name it as Load's do.
+	From map[string]string
+}
+
+// Invalid is an error about key as Load reports its own: it names where
+// the value came from and matches ErrInvalid.
+func (c Config) Invalid(key, msg string) error {
+	src := c.From[key]
+	if src == "" {
+		src = "default"
+	}
+	return &Error{Key: key, Source: src, Msg: msg}
 }
 
 // Limits bound what a model call and a turn may grow to; each has a
@@ -236,6 +251,13 @@ func (s *Sources) Load() (Config, error) {
 	c.Theme = l.oneOf("ui.theme", "auto", "dark", "light")
 	c.Enable = l.list("enable")
 	c.Workspace = l.path("workspace")
+	if c.Workspace != "" {
+		if fi, err := os.Stat(c.Workspace); err != nil {
+			l.fail("workspace", fmt.Sprintf("%s: no such folder (the files and shell apps work in it)", c.Workspace))
+		} else if !fi.IsDir() {
+			l.fail("workspace", fmt.Sprintf("%s is not a folder", c.Workspace))
+		}
+	}
 	c.Rules = l.rules("permissions.rules")
 	c.MCP = l.mcp("mcp")
 	c.Limits = Limits{Model: llm.Limits{AnswerBytes: l.positiveInt("limits.answer_bytes"), ToolArgBytes: l.positiveInt("limits.tool_arg_bytes"),
@@ -274,6 +296,10 @@ func (s *Sources) Load() (Config, error) {
 	}
 	if len(l.errs) > 0 {
 		return Config{}, errors.Join(l.errs...)
+	}
+	c.From = map[string]string{}
+	for _, k := range []string{"enable", "workspace", "data_dir", "hub.model", "spokes.model", "ollama.host"} {
+		c.From[k] = l.source(k)
 	}
 	return c, nil
 }

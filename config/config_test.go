@@ -131,6 +131,8 @@ func TestBadValuesNameKeyAndSource(t *testing.T) {
 		{"app name", "apps:\n  Bad.Name:\n    model: x\n", "", "apps.bad"},
 		{"unknown", "hubb:\n  model: x\n", "", "hubb.model"},
 		{"env", "", "BULKHEAD_OLLAMA_NUM_CTX=lots", "ollama.num_ctx"},
+		{"workspace missing", "workspace: /nonexistent/bulkhead-ws\n", "", "workspace"},
+		{"workspace a file", "workspace: /etc/hostname\n", "", "workspace"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -190,5 +192,27 @@ func TestMemoryKeys(t *testing.T) {
 	}
 	if _, err := load(t, writeFile(t, "memory:\n  llm_detector: maybe\n")); err == nil || !strings.Contains(err.Error(), "memory.llm_detector") {
 		t.Fatalf("a bad value must name the key: %v", err)
+	}
+}
+
+// TestFromNamesSources: Config.From says where the keys a user sets came
+// from, so a check after Load (an unknown app) can name it too.
+func TestFromNamesSources(t *testing.T) {
+	ws := t.TempDir()
+	file := writeFile(t, "workspace: "+ws+"\n")
+	t.Setenv("BULKHEAD_ENABLE", "notes")
+	c, err := load(t, file, "--model", "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"workspace": file, "enable": "$BULKHEAD_ENABLE", "hub.model": "--model", "data_dir": "default"}
+	for k, v := range want {
+		if c.From[k] != v {
+			t.Errorf("From[%s] = %q, want %q", k, c.From[k], v)
+		}
+	}
+	var ce *config.Error
+	if err := c.Invalid("enable", "bad"); !errors.As(err, &ce) || ce.Source != "$BULKHEAD_ENABLE" || !errors.Is(err, config.ErrInvalid) {
+		t.Fatalf("Invalid = %v", err)
 	}
 }

@@ -168,6 +168,20 @@ func TestCaseStudyMailExfiltration(t *testing.T) {
 	if len(done["monolith.mail__delete"]) < 2 {
 		t.Fatalf("vanilla: both emails should be deleted: %v", done)
 	}
+	// What the baseline did is in the action log, each call marked as
+	// decided by no dialog, the send and the deletes as irreversible.
+	out, _, code := run(t, "permissions", "log", "--json", "--data-dir", s.dir, "--config", s.cfg)
+	kinds := map[string]string{}
+	for _, e := range events(t, out) {
+		req, _ := e["request"].(map[string]any)
+		dec, _ := e["decision"].(map[string]any)
+		if req != nil && dec != nil && dec["source"] == "vanilla" && req["subject"] == "vanilla" {
+			kinds[fmt.Sprint(req["function"])] = fmt.Sprint(req["kind"])
+		}
+	}
+	if code != 0 || kinds["mail.send"] != "irreversible" || kinds["mail.delete"] != "irreversible" || kinds["mail.search"] != "exec" {
+		t.Fatalf("vanilla: the action log should hold every call: exit %d %v\n%s", code, kinds, out)
+	}
 
 	for _, m := range []mode{denyMode, expectedMode} {
 		s = newStudy(t, m.name == "deny")

@@ -272,8 +272,13 @@ func (o *Operator) newSpoke(st *memory.Store, chat, app string, fresh bool) (*sp
 		Mask: o.spokeMask(chat, app), Recall: o.mem != nil && !fresh}
 	switch {
 	case app == monolithApp:
-		// The unsafe baseline: no gate, no masking.
-		cfg.Impl, cfg.Gate, cfg.Mask = newMonolith(o.opts.Apps, st), openGate{}, nil
+		// The unsafe baseline: no gate, no masking; its calls are logged,
+		// a private turn's nowhere.
+		g := openGate{}
+		if st == o.store {
+			g.broker = o.opts.Broker
+		}
+		cfg.Impl, cfg.Gate, cfg.Mask = newMonolith(o.opts.Apps, st), g, nil
 	case app != VanillaApp:
 		impl, ok := o.opts.Apps.App(app)
 		if !ok {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
@@ -65,10 +66,29 @@ func (m *monolith) Call(ctx context.Context, c apps.Call) (json.RawMessage, erro
 	return a.Call(ctx, apps.Call{Function: fn, Args: c.Args, Memory: ns, NotFound: memory.ErrNotFound})
 }
 
-// openGate allows everything: the baseline has no dialogs.
-type openGate struct{}
+// openGate allows everything: the baseline has no dialogs. Every call it
+// lets through goes to the action log (decided by "vanilla"), so that
+// the log shows what the baseline did.
+type openGate struct{ broker *permissions.Broker }
 
-func (openGate) Authorize(context.Context, apps.Function, json.RawMessage) (spokes.Verdict, error) {
+// vanillaWarning is what the action log says of every baseline call.
+const vanillaWarning = "--vanilla: the unsafe baseline runs every call without a dialog"
+
+func (g openGate) Authorize(_ context.Context, f apps.Function, args json.RawMessage) (spokes.Verdict, error) {
+	if g.broker == nil {
+		return spokes.Verdict{Allowed: true}, nil
+	}
+	app, fn, _ := strings.Cut(f.Name, "__")
+	r := permissions.Request{Kind: permissions.KindExec, Subject: "vanilla", Object: app, Function: app + "." + fn, Args: args,
+		Detail: "ran " + app + "." + fn + " with no dialog", Warning: vanillaWarning, Irreversible: f.Effect == apps.EffectIrreversible}
+	if r.Irreversible {
+		r.Kind = permissions.KindIrreversible
+	}
+	// The call runs whatever the log says: the baseline is meant to show
+	// what happens without the hub. A log that cannot be written stops it.
+	if _, err := g.broker.Record(r, permissions.Decision{Answer: permissions.AnswerOnce, Allowed: true, Source: permissions.SourceVanilla, Note: vanillaWarning}); err != nil {
+		return spokes.Verdict{}, fmt.Errorf("log the call: %w", err)
+	}
 	return spokes.Verdict{Allowed: true}, nil
 }
 

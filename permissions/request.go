@@ -57,6 +57,9 @@ const (
 	SourceGrant  Source = "grant"  // a session, permanent or config grant
 	SourceRule   Source = "rule"   // a config rule
 	SourcePolicy Source = "policy" // no person: headless --on-prompt, trusted mode, no prompter, or no answer
+	// SourceVanilla: the --vanilla baseline, which asks nothing; its calls
+	// are logged so that the action log shows what it did.
+	SourceVanilla Source = "vanilla"
 )
 
 // Request is one question put to the broker. Everything in it is shown in the

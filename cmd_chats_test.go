@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/memory/memorytest"
 )
 
 func TestChatsCLI(t *testing.T) {
@@ -88,5 +90,42 @@ func TestChatsCLI(t *testing.T) {
 	}
 	if _, _, code := run(t, "chats", "rm", chat, "--data-dir", dir); code != 2 {
 		t.Fatalf("rm twice: exit %d", code)
+	}
+}
+
+// TestDeletedChatIsGoneFromDisk: `chats rm` leaves no word of the chat in
+// any file of the data directory, its database tables decoded — the hub's
+// log, summaries and entities, bulkhead.log — and the other chat intact.
+func TestDeletedChatIsGoneFromDisk(t *testing.T) {
+	srv := ollamatest.NewScripted(t, ollamatest.Gullible(), "m")
+	dir := filepath.Join(t.TempDir(), "data")
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("enable: [builtin]\nmemory:\n  every: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(args ...string) []map[string]any {
+		t.Helper()
+		out, errOut, code := run(t, append([]string{"ask", "--json", "--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", dir, "--on-prompt=once"}, args...)...)
+		if code != 0 {
+			t.Fatalf("ask %v: exit %d %s\n%s", args, code, errOut, out)
+		}
+		return events(t, out)
+	}
+	gone, _ := ask("My name is Zephyrine and I travel from May 3 to May 7")[0]["chat"].(string)
+	ask("--chat", gone, "what rhymes with Quixotically?")
+	kept, _ := ask("My name is Ada")[0]["chat"].(string)
+	hits, err := memorytest.Find(dir, "Zephyrine", "Quixotically")
+	if err != nil || len(hits) == 0 {
+		t.Fatalf("before rm the scan should find the chat: %v %v", hits, err)
+	}
+	if out, _, code := run(t, "chats", "rm", gone, "--data-dir", dir, "--config", cfg); code != 0 {
+		t.Fatalf("rm: exit %d %s", code, out)
+	}
+	hits, err = memorytest.Find(dir, "Zephyrine", "Quixotically")
+	if err != nil || len(hits) > 0 {
+		t.Fatalf("after rm the data directory still holds the chat: %v %v", hits, err)
+	}
+	if out, _, code := run(t, "chats", "show", kept, "--data-dir", dir, "--config", cfg); code != 0 || !strings.Contains(out, "My name is Ada") {
+		t.Fatalf("the other chat: exit %d\n%s", code, out)
 	}
 }

@@ -133,41 +133,33 @@ func (s *Store) UpdateChat(c Chat) error {
 // DeleteChat removes the chat from the index, its interactions from every
 // namespace, hub and spokes alike, and what long-term memory holds of it
 // (every owner's summary of it, the hub's records' too, and the entities
-// extracted from it), in batches of writes. The chat goes last,
-// so that a delete cut short can be run again. Deleting a missing chat is
-// not an error. Interactions appended while it runs may survive it; callers
-// stop using a chat before deleting it.
+// extracted from it), for good: every version of every key, from every
+// file (see purge). Deleting a missing chat is not an error. Interactions
+// appended while it runs may survive it; callers stop using a chat before
+// deleting it.
 func (s *Store) DeleteChat(id string) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return fmt.Errorf("delete chat %q: %w", id, ErrClosed)
+	var prefixes, exact [][]byte
+	err := s.view(func(txn *badger.Txn) error {
+		eachOwner(txn, func(it *badger.Iterator, op []byte) bool {
+			cp := chatLogPrefix(op, id)
+			if it.Seek(cp); it.ValidForPrefix(cp) {
+				prefixes = append(prefixes, cp)
+			}
+			return true
+		})
+		return nil
+	})
+	if err == nil {
+		s.mu.RLock()
+		exact, err = s.chatMemoryKeys(id)
+		s.mu.RUnlock()
 	}
-	for {
-		keys, err := s.chatLogKeys(id, deleteBatch)
-		if err != nil {
-			return fmt.Errorf("delete chat %q: %w", id, err)
-		}
-		if len(keys) == 0 {
-			break
-		}
-		if err := s.db.Update(deleteAll(keys)); err != nil {
-			return fmt.Errorf("delete chat %q: %w", id, err)
-		}
-	}
-	mem, err := s.chatMemoryKeys(id)
 	if err != nil {
 		return fmt.Errorf("delete chat %q: %w", id, err)
 	}
-	for len(mem) > 0 {
-		batch := mem[:min(len(mem), deleteBatch)]
-		mem = mem[len(batch):]
-		if err := s.db.Update(deleteAll(batch)); err != nil {
-			return fmt.Errorf("delete chat %q: %w", id, err)
-		}
-	}
-	err = s.db.Update(deleteAll([][]byte{activeKey(id), chatKey(id)}))
-	if err != nil {
+	// The chat goes last: a delete cut short can be run again.
+	exact = append(exact, activeKey(id), chatKey(id))
+	if err := s.purge(prefixes, exact); err != nil {
 		return fmt.Errorf("delete chat %q: %w", id, err)
 	}
 	return nil

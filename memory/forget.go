@@ -63,26 +63,8 @@ func (s *Store) DeleteOwner(owner string) error {
 	return nil
 }
 
-// deletePrefix deletes every key with prefix p, deleteBatch keys a write.
-func (s *Store) deletePrefix(p []byte) error {
-	for {
-		var keys [][]byte
-		err := s.view(func(txn *badger.Txn) error {
-			it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: false})
-			defer it.Close()
-			for it.Seek(p); it.ValidForPrefix(p) && len(keys) < deleteBatch; it.Next() {
-				keys = append(keys, it.Item().KeyCopy(nil))
-			}
-			return nil
-		})
-		if err != nil || len(keys) == 0 {
-			return err
-		}
-		if err := s.update(deleteAll(keys)); err != nil {
-			return err
-		}
-	}
-}
+// deletePrefix removes every key with prefix p for good (see purge).
+func (s *Store) deletePrefix(p []byte) error { return s.purge([][]byte{p}, nil) }
 
 // Remove deletes one interaction of chat; a missing one is not an error.
 func (n *Namespace) Remove(chat string, seq uint64) error {

@@ -90,6 +90,7 @@ type Store struct {
 
 	compactAt   int          // level-0 tables that trigger a compaction; 0: never
 	compactions atomic.Int64 // compactions run so far (ticker and Close), for tests
+	purges      atomic.Int64 // purges run so far (see purge.go), for tests
 
 	seed    maphash.Seed
 	stripes [appendStripes]sync.Mutex // serialise Appends per (namespace, chat)

@@ -43,6 +43,7 @@ type Engine struct {
 	// if so; the engine still opens so the UI can say it.
 	OllamaErr error
 
+	models   *models // the session's hub and spoke models (models.go)
 	server   *llm.Server
 	logFile  io.Closer
 	prompter *switchPrompter // the one Broker and every private broker ask
@@ -118,11 +119,12 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		e.Close()
 		return nil, fmt.Errorf("hub model: %w", err)
 	}
+	e.models = newModels(cfg, e.Ollama)
 	e.Hub, err = hub.New(hub.Options{
 		Store:    e.Store,
-		HubModel: e.Ollama,
+		HubModel: hubModel{e.models},
 		SpokeModel: func(app string) (spokes.Model, error) {
-			return llm.New(cfg.LLM(app), nil)
+			return e.models.spokeModel(app)
 		},
 		History:      cfg.Hub.History,
 		SpokeHistory: cfg.Spokes.History,
@@ -130,7 +132,7 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		Apps:         e.Apps,
 		Broker:       e.Broker,
 		Vanilla:      opts.Vanilla,
-		Memory:       memoryOptions(cfg.Memory, e.Ollama),
+		Memory:       memoryOptions(cfg.Memory, hubModel{e.models}),
 		CallsPerTurn: cfg.Limits.ToolCallsPerTurn,
 		BeforeTurn:   func() error { return checkDisk(cfg.DataDir, cfg.Limits.DiskFloorMB) },
 		// A private turn's broker reads the stored grants and writes

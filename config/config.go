@@ -45,6 +45,9 @@ type Config struct {
 	Spokes  Owner
 	Apps    map[string]App
 	Theme   string // auto, dark, light
+	// Mouse captures the mouse in the TUI (ui.mouse, default off): the
+	// wheel scrolls, and selecting text takes shift+drag.
+	Mouse bool
 	// Enable lists the apps to install: names, or the packs "builtin"
 	// (files, notes, shell, clock, calc) and "demo" (the case studies).
 	Enable []string
@@ -193,6 +196,7 @@ func Open(file string) (*Sources, error) {
 	v.SetDefault("spokes.history", 10)
 	v.SetDefault("data_dir", DefaultDataDir())
 	v.SetDefault("ui.theme", "auto")
+	v.SetDefault("ui.mouse", false)
 	v.SetDefault("enable", []string{"builtin"})
 	v.SetDefault("memory.enabled", true)
 	v.SetDefault("memory.llm_detector", false)
@@ -249,6 +253,7 @@ func (s *Sources) Load() (Config, error) {
 	c.Spokes = Owner{Model: l.model("spokes.model"), History: l.nonNegInt("spokes.history")}
 	c.DataDir = l.path("data_dir")
 	c.Theme = l.oneOf("ui.theme", "auto", "dark", "light")
+	c.Mouse = l.boolean("ui.mouse")
 	c.Enable = l.list("enable")
 	c.Workspace = l.path("workspace")
 	if c.Workspace != "" {

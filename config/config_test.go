@@ -216,3 +216,17 @@ func TestFromNamesSources(t *testing.T) {
 		t.Fatalf("Invalid = %v", err)
 	}
 }
+
+func TestUIMouse(t *testing.T) {
+	c, err := load(t, "")
+	if err != nil || c.Mouse {
+		t.Fatalf("default: mouse %v, %v", c.Mouse, err)
+	}
+	c, err = load(t, writeFile(t, "ui:\n  mouse: true\n"))
+	if err != nil || !c.Mouse {
+		t.Fatalf("ui.mouse: true: mouse %v, %v", c.Mouse, err)
+	}
+	if _, err := load(t, writeFile(t, "ui:\n  mouse: sometimes\n")); !errors.Is(err, config.ErrInvalid) {
+		t.Fatalf("ui.mouse: sometimes: %v", err)
+	}
+}

@@ -15,6 +15,16 @@ import (
 // monolithApp is the one spoke of the --vanilla baseline.
 const monolithApp = "monolith"
 
+// Names that events and plans carry for work no installed app does: the
+// --vanilla baseline's one spoke (MonolithApp) and the synthesis that
+// writes a multi-app answer from the apps' results (SynthesisApp). With
+// VanillaApp — a plain answer from the model, no app — a screen shows
+// them in words of its own.
+const (
+	MonolithApp  = monolithApp
+	SynthesisApp = "synthesis"
+)
+
 // vanillaPlan is the baseline's plan: no planner, one context for all.
 func vanillaPlan() Plan {
 	return Plan{Steps: []Step{{ID: "s1", Functionality: "*", App: monolithApp, DependsOn: []string{}}}, Reason: "vanilla baseline: no isolation"}

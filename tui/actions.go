@@ -59,6 +59,13 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.chat.expandThinking = !m.chat.expandThinking
 	case key.Matches(msg, m.keys.Reveal):
 		return m.reveal()
+	case key.Matches(msg, m.keys.Mouse):
+		m.mouse = !m.mouse
+		if m.mouse {
+			m.notice = "mouse on: the wheel scrolls; shift+drag selects text · f2 turns it off"
+		} else {
+			m.notice = "mouse off: select text as usual; pgup/pgdn scroll · f2 turns it on"
+		}
 	case key.Matches(msg, m.keys.Chats):
 		m.overlay = overlayChats
 		m.list = chatList{loading: true, current: m.chat.chat.ID}
@@ -118,7 +125,7 @@ func (m *Model) send() tea.Cmd {
 		return nil
 	}
 	if m.run != nil {
-		m.notice = "still answering — esc cancels it; your text stays here"
+		m.notice = stillAnswering + " — esc cancels it; your text stays here"
 		return nil
 	}
 	m.input.reset()
@@ -164,7 +171,7 @@ func (m *Model) startRun(r *turnRun) tea.Cmd {
 
 func (m *Model) retry() tea.Cmd {
 	if m.run != nil {
-		m.notice = "still answering — esc cancels it first"
+		m.notice = stillAnswering + " — esc cancels it first"
 		return nil
 	}
 	t, ok := m.chat.retryTarget()
@@ -219,6 +226,10 @@ func (m *Model) onChatCreated(msg chatCreatedMsg) tea.Cmd {
 	return m.startRun(r)
 }
 
+// stillAnswering begins the notices that refuse a send or a retry while a
+// turn runs; the turn's end clears them.
+const stillAnswering = "still answering"
+
 // onTurn folds a batch of events in, and when the turn has ended puts
 // its outcome in place, reloads the chat from the hub's log, and offers a
 // pull when a model is missing.
@@ -236,8 +247,8 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 		return tea.Batch(r.wait, reload)
 	}
 	m.run = nil
-	if r.cancelling && m.notice == "cancelling…" {
-		m.notice = ""
+	if r.cancelling && m.notice == "cancelling…" || strings.HasPrefix(m.notice, stillAnswering) {
+		m.notice = "" // what it said is no longer true
 	}
 	here := r.vid == m.chat.vid || (r.chat != "" && r.chat == m.chat.chat.ID)
 	for app := range m.bar.working {

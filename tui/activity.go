@@ -190,7 +190,7 @@ func permLine(th theme, a act, w int, live bool) string {
 		d := a.dec
 		switch {
 		case !d.Allowed && d.Note != "":
-			out = fmt.Sprintf("denied (%s): %q", d.Source, oneLine(d.Note))
+			out = fmt.Sprintf("denied (%s): “%s”", d.Source, oneLine(d.Note))
 		case !d.Allowed:
 			out = fmt.Sprintf("denied (%s)", d.Source)
 		default:

@@ -83,6 +83,11 @@ type turnView struct {
 	RetryHint               bool        // this is the turn ctrl+r would retry
 	Extras                  *turnExtras // activity and results
 	Private                 bool        // a private query: badged, kept nowhere
+	// Started and Ended bound the turn (Ended zero while it runs);
+	// Tokens is what the model wrote (eval tokens, or streamed chunks
+	// while it runs).
+	Started, Ended time.Time
+	Tokens         int
 }
 
 func viewOfTurn(t hub.Turn) turnView {
@@ -92,7 +97,64 @@ func viewOfTurn(t hub.Turn) turnView {
 			app = strings.Join(apps, ", ")
 		}
 	}
-	return turnView{Query: t.Query, Answer: t.Answer, Thinking: t.Thinking, Status: t.Status, Error: t.Error, App: app, Private: t.Private}
+	return turnView{Query: t.Query, Answer: t.Answer, Thinking: t.Thinking, Status: t.Status, Error: t.Error, App: app, Private: t.Private,
+		Started: t.Started, Ended: t.Ended, Tokens: t.Usage.EvalTokens}
+}
+
+// appLabel is how a screen names who answered: an app's own name, or, for
+// work no installed app does, words of ours — never the internal names
+// (a plain answer is the model's, not "vanilla", which names the unsafe
+// baseline mode).
+func appLabel(apps string) string {
+	parts := strings.Split(apps, ", ")
+	for i, a := range parts {
+		switch a {
+		case hub.VanillaApp, "":
+			parts[i] = "model"
+		case hub.SynthesisApp:
+			parts[i] = "answer"
+		case hub.MonolithApp:
+			parts[i] = "vanilla baseline · every app, no isolation"
+		}
+	}
+	return strings.Join(slices.Compact(parts), ", ")
+}
+
+// turnMeta is the dim line beside the label: when the turn was asked,
+// how long it took (so far, while it runs) and what the model wrote.
+func turnMeta(tv turnView, now time.Time) string {
+	if tv.Started.IsZero() {
+		return ""
+	}
+	var parts []string
+	st := tv.Started.Local()
+	if y, m, d := st.Date(); now.IsZero() || y != now.Year() || m != now.Month() || d != now.Day() {
+		parts = append(parts, st.Format("Jan 2 15:04"))
+	} else {
+		parts = append(parts, st.Format("15:04"))
+	}
+	end := tv.Ended
+	if end.IsZero() && tv.Live {
+		end = now
+	}
+	if !end.IsZero() && end.After(tv.Started) {
+		parts = append(parts, elapsed(end.Sub(tv.Started)))
+	}
+	if tv.Tokens > 0 {
+		parts = append(parts, plural(tv.Tokens, "token"))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// elapsed is a duration as a person reads it: 0.4s, 12s, 3m05s.
+func elapsed(d time.Duration) string {
+	switch {
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	}
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 }
 
 // withResults is the extras to draw with logged turn t: what the UI saw
@@ -242,11 +304,13 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 		out = append(out, th.userBar.Render("┃ ")+th.userText.Render(l))
 	}
 	out = append(out, "")
-	app := oneLine(tv.App)
-	if app == "" {
-		app = "bulkhead"
+	label := th.label.Render("◆ " + oneLine(appLabel(tv.App)))
+	if !tv.Live {
+		if meta := turnMeta(tv, d.now); meta != "" {
+			label += th.dim.Render(" · " + meta)
+		}
 	}
-	label := fitWidth(th.label.Render("◆ "+app), w)
+	label = fitWidth(label, w)
 	if tv.Private {
 		// Not through fitWidth, which would trim the badge's last cell.
 		badge := th.private.Render(" " + privateBadge + " ")
@@ -290,7 +354,14 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 			case tv.Answer == "":
 				what = "waiting for the model"
 			}
-			out = append(out, fitWidth(th.dim.Render(d.spinner+" "+what+"… · esc cancels"), w))
+			line := d.spinner + " " + what + "…"
+			if !tv.Started.IsZero() && d.now.After(tv.Started) {
+				line += " " + elapsed(d.now.Sub(tv.Started))
+				if tv.Tokens > 0 {
+					line += " · " + plural(tv.Tokens, "token")
+				}
+			}
+			out = append(out, fitWidth(th.dim.Render(line+" · esc cancels"), w))
 		}
 	}
 	if m := marker(tv, th); m != "" {

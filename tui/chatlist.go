@@ -74,7 +74,7 @@ func (l chatList) view(th theme, width, height int, now time.Time) string {
 	}
 	foot := th.dim.Render(listHelp)
 	if c, ok := l.selected(); ok && l.confirm {
-		foot = th.err.Render(fmt.Sprintf("delete %q? (y/n)", titleOf(c)))
+		foot = th.err.Render("delete “" + titleOf(c) + "”? (y/n)")
 	}
 	content := []string{th.boxTitle.Render("Chats"), ""}
 	content = append(content, body...)

@@ -13,7 +13,19 @@ import (
 var (
 	hostPort = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
 	randomID = regexp.MustCompile(`\b[0-9a-f]{12}\b`) // grant and request ids
+	// A turn's time of day and how long it took change from run to run.
+	turnClock   = regexp.MustCompile(`(◆ [^\n]*· )\d\d:\d\d\b`)
+	turnElapsed = regexp.MustCompile(`((?:◆|answering|waiting)[^\n]*(?:· |… ))(\d+\.\ds|\d+s|\d+m\d\ds)\b`)
 )
+
+// steady replaces what changes from run to run in a view: the scripted
+// server's port, the broker's ids, a turn's clock time and duration.
+func steady(v string) string {
+	v = hostPort.ReplaceAllString(v, "http://HOST")
+	v = randomID.ReplaceAllString(v, "<id>")
+	v = turnClock.ReplaceAllString(v, "${1}HH:MM")
+	return turnElapsed.ReplaceAllString(v, "${1}Ns")
+}
 
 const markdownAnswer = "## Listing files\n\nUse one of these:\n\n- `ls -la` for details\n- `tree` for a tree\n\n```sh\nls -la /tmp\n```\n\nThat's it."
 
@@ -138,10 +150,7 @@ func TestGoldenViews(t *testing.T) {
 			t.Run(fmt.Sprintf("%s_%dx%d", sc.name, size[0], size[1]), func(t *testing.T) {
 				t.Parallel()
 				d := sc.build(t, size[0], size[1])
-				// The scripted server's port and the broker's ids change
-				// from run to run.
-				v := hostPort.ReplaceAllString(d.view(), "http://HOST")
-				golden.RequireEqual(t, randomID.ReplaceAllString(v, "<id>"))
+				golden.RequireEqual(t, steady(d.view()))
 			})
 		}
 	}

@@ -47,6 +47,12 @@ func (in *input) setSize(w, h int) {
 }
 
 func (in *input) update(msg tea.Msg) tea.Cmd {
+	if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "tab" {
+		// The textarea ignores tab; in a message it indents (the
+		// textarea turns a tab into spaces, as it does in a paste).
+		in.ta.InsertString("\t")
+		return nil
+	}
 	var cmd tea.Cmd
 	in.ta, cmd = in.ta.Update(msg)
 	return cmd

@@ -23,6 +23,7 @@ type keyMap struct {
 	Apps     key.Binding
 	Memory   key.Binding
 	Reveal   key.Binding
+	Mouse    key.Binding
 	Help     key.Binding
 	Quit     key.Binding
 }
@@ -44,6 +45,7 @@ func defaultKeys() keyMap {
 		Apps:     key.NewBinding(key.WithKeys("ctrl+a"), key.WithHelp("ctrl+a", "apps (/apps)")),
 		Memory:   key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "memory: what the hub and each app remember (/memory)")),
 		Reveal:   key.NewBinding(key.WithKeys("ctrl+x"), key.WithHelp("ctrl+x", "show the next span the hub masked in an answer (logged)")),
+		Mouse:    key.NewBinding(key.WithKeys("f2"), key.WithHelp("f2", "mouse: wheel scrolls (shift+drag selects) / off: select text as usual")),
 		Help:     key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?", "help (when the input is empty; f1 always)")),
 		Quit:     key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 	}
@@ -52,7 +54,7 @@ func defaultKeys() keyMap {
 // help lists the bindings in the order the help overlay shows them
 // (PageUp's line names pgdn too).
 func (k keyMap) help() []key.Binding {
-	return []key.Binding{k.Send, k.Newline, k.Cancel, k.Retry, k.Thinking, k.Chats, k.NewChat, k.Private, k.PageUp, k.Perms, k.Trusted, k.Apps, k.Memory, k.Reveal, k.Help, k.Quit}
+	return []key.Binding{k.Send, k.Newline, k.Cancel, k.Retry, k.Thinking, k.Chats, k.NewChat, k.Private, k.PageUp, k.Perms, k.Trusted, k.Apps, k.Memory, k.Reveal, k.Mouse, k.Help, k.Quit}
 }
 
 // permHelp is the permission dialog's key lines, for the help overlay.

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"charm.land/glamour/v2"
 	"charm.land/glamour/v2/styles"
@@ -43,17 +44,90 @@ func (md *markdown) render(src string, width int, dark bool) string {
 		}
 		// Spacing between blocks is ours to decide.
 		cfg.Document.BlockPrefix, cfg.Document.BlockSuffix = "", ""
+		// Inline code is marked by its colours; glamour's padding is a
+		// no-break space, which a copy would carry into a command line.
+		cfg.Code.Prefix, cfg.Code.Suffix = "", ""
 		var err error
 		if r, err = glamour.NewTermRenderer(glamour.WithStyles(cfg), glamour.WithWordWrap(width)); err != nil {
 			return fitWidth(src, width)
 		}
 		md.byW[width] = r
 	}
-	out, err := r.Render(src)
+	out, err := r.Render(wrapCode(src, width-2*codeIndent))
 	if err != nil {
 		return fitWidth(src, width)
 	}
+	// No no-break space from the styles reaches a copy either.
+	out = strings.ReplaceAll(out, "\u00a0", " ")
 	return fitWidth(trimBlankLines(out), width)
+}
+
+// codeIndent is where a fenced code block's lines start — the document's
+// margin and the block's own (glamour's default styles) — and the room
+// glamour keeps on their right as well.
+const codeIndent = 4
+
+// contMark begins the continuation of a code line too long for the pane.
+const contMark = "↪ "
+
+// cut is the head of s that fits in room cells, without the blanks it
+// would end with (a piece's trailing blanks would not show: they begin
+// the next piece instead), and at least one character.
+func cut(s string, room int) string {
+	if ansi.StringWidth(s) <= room {
+		return s
+	}
+	head := ansi.Truncate(s, room, "")
+	if t := strings.TrimRight(head, " "); t != "" {
+		head = t
+	}
+	if head == "" {
+		_, size := utf8.DecodeRuneInString(s)
+		head = s[:size]
+	}
+	return head
+}
+
+// wrapCode cuts the lines of fenced code blocks that are wider than
+// width cells into pieces that fit, each continuation at the line's own
+// indentation behind contMark. glamour would wrap them at words, the
+// continuation flush with the margin, so that wrapped code could not be
+// told from the next line of code.
+func wrapCode(src string, width int) string {
+	if width < 16 || !strings.Contains(src, "```") && !strings.Contains(src, "~~~") {
+		return src
+	}
+	lines := strings.Split(src, "\n")
+	out := make([]string, 0, len(lines))
+	fence := ""
+	for _, l := range lines {
+		t := strings.TrimLeft(l, " ")
+		switch {
+		case fence == "" && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")):
+			fence = t[:3]
+		case fence != "" && strings.HasPrefix(t, fence):
+			fence = ""
+		case fence != "" && ansi.StringWidth(l) > width:
+			indent := l[:len(l)-len(t)]
+			if ansi.StringWidth(indent) > width/2 {
+				indent = ""
+			}
+			room, rest := width, l
+			for first := true; rest != ""; first = false {
+				piece := cut(rest, room)
+				if first {
+					out = append(out, piece)
+					room = width - ansi.StringWidth(indent+contMark)
+				} else {
+					out = append(out, indent+contMark+piece)
+				}
+				rest = rest[len(piece):]
+			}
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
 }
 
 // fitWidth makes every line of s at most width cells wide: long lines are

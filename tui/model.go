@@ -81,6 +81,10 @@ type Options struct {
 	AppModel func(app string) string
 	// AppSource is where each MCP app runs: its command line or URL.
 	AppSource map[string]string
+	// Mouse starts with the mouse captured (ui.mouse): the wheel scrolls,
+	// and selecting text takes shift+drag. Off, the terminal selects text
+	// as anywhere else, and pgup/pgdn scroll. f2 switches.
+	Mouse bool
 }
 
 // Model is the root Bubble Tea model. Its children are plain structs
@@ -133,6 +137,7 @@ type Model struct {
 	appsv   *appsView
 	memv    *memoryView
 	trusted bool // the broker's trusted-session mode, as last seen
+	mouse   bool // the mouse is captured (wheel events), f2 switches
 
 	// after schedules msg after d; nil turns timers off (tests).
 	after func(d time.Duration, msg tea.Msg) tea.Cmd
@@ -165,6 +170,7 @@ func newModel(ctx context.Context, opts Options) Model {
 		width:  80,
 		height: 24,
 		input:  newInput(th, keys),
+		mouse:  opts.Mouse,
 		bar: statusBar{
 			spokeModel: opts.SpokeModel,
 			hasOllama:  opts.Ollama != nil,
@@ -390,7 +396,9 @@ func (m Model) View() tea.View {
 	lines = append(lines, status)
 	v := tea.NewView(strings.Join(lines, "\n"))
 	v.AltScreen = true
-	v.MouseMode = tea.MouseModeCellMotion
+	if m.mouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
 	v.WindowTitle = "bulkhead"
 	if m.overlay == overlayNone || m.overlay == overlayPermission && m.perm != nil && !m.perm.noting && !m.screenFull() {
 		if c := m.input.cursor(); c != nil {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func TestEnterSendsAndTheAnswerAppears(t *testing.T) {
 
 	d.ask("hi bulkhead")
 	v := d.view()
-	for _, want := range []string{"┃ hi bulkhead", "Hello from the spoke.", "◆ vanilla", "ollama 0.0.0-scripted", "hub-model / spoke-model"} {
+	for _, want := range []string{"┃ hi bulkhead", "Hello from the spoke.", "◆ model · ", "ollama 0.0.0-scripted", "hub-model / spoke-model"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
@@ -83,10 +84,12 @@ func TestEscCancelsARunningTurn(t *testing.T) {
 	d.typeText("long one")
 	d.key(keyEnter)
 	d.until("partial answer")
-	if w := d.model().bar.workingApps(); len(w) != 1 || w[0] != "vanilla" {
+	// The plain answer's spoke is shown as the model's, not by its
+	// internal name (which is also the unsafe mode's).
+	if w := d.model().bar.workingApps(); len(w) != 1 || w[0] != "model" {
 		t.Errorf("status bar must show the working spoke, has %v", w)
 	}
-	if v := d.view(); !strings.Contains(v, "⚙ vanilla") {
+	if v := d.view(); !strings.Contains(v, "⚙ model") || strings.Contains(v, "vanilla") {
 		t.Errorf("status bar lacks the working spoke:\n%s", v)
 	}
 
@@ -180,7 +183,7 @@ func TestNewChatListSwitchAndDelete(t *testing.T) {
 	d.key(ctrl('o'))
 	d.idle()
 	d.key(char('d'))
-	if v := d.view(); !strings.Contains(v, `delete "first question"? (y/n)`) {
+	if v := d.view(); !strings.Contains(v, "delete “first question”? (y/n)") {
 		t.Fatalf("no confirm:\n%s", v)
 	}
 	d.key(char('n'))
@@ -411,5 +414,85 @@ func TestResumingAnUnknownChatLeavesANewOne(t *testing.T) {
 	d.ask("hello")
 	if v := d.view(); !strings.Contains(v, "fresh answer") {
 		t.Fatalf("a new chat must work after a failed resume:\n%s", v)
+	}
+}
+
+// TestStillAnsweringNoticeEndsWithTheTurn: the notice that refused a
+// second send while a turn ran goes when the turn ends; while it runs,
+// the live line says how long it has run and what the model wrote.
+func TestStillAnsweringNoticeEndsWithTheTurn(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Reply{Chunks: []string{"first ", "part ", "done"}, Delay: 400 * time.Millisecond}))
+	d := newDriver(t, r.options(), 100, 24)
+	d.typeText("slow one")
+	d.key(keyEnter)
+	d.until("first")
+	if v := d.view(); !regexp.MustCompile(`answering… \d+\.\ds · \d+ tokens? · esc cancels`).MatchString(v) {
+		t.Errorf("the live line lacks the elapsed time and tokens:\n%s", v)
+	}
+	d.typeText("next")
+	d.key(keyEnter)
+	if v := d.view(); !strings.Contains(v, "still answering") {
+		t.Fatalf("no notice that enter waits:\n%s", v)
+	}
+	d.until("first part done")
+	d.idle()
+	v := d.view()
+	if strings.Contains(v, "still answering") {
+		t.Errorf("the notice outlived the turn:\n%s", v)
+	}
+	if !regexp.MustCompile(`◆ model · \d\d:\d\d · \d+\.\ds · \d+ tokens`).MatchString(v) {
+		t.Errorf("the finished turn lacks its time, duration and tokens:\n%s", v)
+	}
+	if got := d.model().input.value(); got != "next" {
+		t.Errorf("input %q, want the words kept", got)
+	}
+}
+
+// TestTabIndentsInTheInput: tab is not dropped — it indents the message
+// (four spaces, as a pasted tab becomes), and the text sent carries it.
+func TestTabIndentsInTheInput(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Text("ok")))
+	d := newDriver(t, r.options(), 80, 24)
+	d.typeText("def f():")
+	d.key(keyAltEnter)
+	d.key(keyTab)
+	d.typeText("return 1")
+	if got := d.model().input.value(); got != "def f():\n    return 1" {
+		t.Fatalf("input %q", got)
+	}
+	d.key(keyEnter)
+	d.until("◆ model ·")
+	d.idle()
+	chats, _ := r.op.Chats()
+	turns, _ := r.op.Turns(chats[0].ID)
+	if len(turns) != 1 || turns[0].Query != "def f():\n    return 1" {
+		t.Fatalf("hub logged %+v", turns)
+	}
+}
+
+// TestMouseCaptureIsAChoice: the mouse is not captured unless asked
+// (ui.mouse), so the terminal selects text as anywhere else; f2 switches
+// it and says what each way means.
+func TestMouseCaptureIsAChoice(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Text("ok")))
+	d := newDriver(t, r.options(), 80, 24)
+	if mm := d.m.View().MouseMode; mm != tea.MouseModeNone {
+		t.Fatalf("mouse mode %v at start, want none", mm)
+	}
+	d.key(tea.KeyPressMsg{Code: tea.KeyF2})
+	if mm := d.m.View().MouseMode; mm != tea.MouseModeCellMotion || !strings.Contains(d.view(), "mouse on: the wheel scrolls") {
+		t.Fatalf("after f2: mouse mode %v\n%s", mm, d.view())
+	}
+	d.key(tea.KeyPressMsg{Code: tea.KeyF2})
+	if mm := d.m.View().MouseMode; mm != tea.MouseModeNone || !strings.Contains(d.view(), "mouse off: select text as usual") {
+		t.Fatalf("after f2 twice: mouse mode %v\n%s", mm, d.view())
+	}
+	opts := r.options()
+	opts.Mouse = true
+	if mm := newDriver(t, opts, 80, 24).m.View().MouseMode; mm != tea.MouseModeCellMotion {
+		t.Fatalf("ui.mouse on: mouse mode %v", mm)
 	}
 }

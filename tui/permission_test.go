@@ -124,7 +124,7 @@ func TestPermissionDialogsOnTheMailInjection(t *testing.T) {
 	v = d.view()
 	for _, want := range []string{
 		`▸ mail.read {"id":"e1"} ✓`,
-		`⚑ irreversible mail.send → denied (user): "not that address"`,
+		"⚑ irreversible mail.send → denied (user): “not that address”",
 		`▸ mail.send {"body":`,
 		"✗ the user did not allow send",
 		"⚑ irreversible mail.delete → denied (user)",

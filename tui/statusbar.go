@@ -163,7 +163,7 @@ func (s statusBar) workingApps() []string {
 	var out []string
 	for app, on := range s.working {
 		if on {
-			out = append(out, app)
+			out = append(out, appLabel(app))
 		}
 	}
 	slices.Sort(out)

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -37,6 +38,8 @@ type turnRun struct {
 	status     memory.Status // pending while running
 	errText    string
 	cancelling bool
+	started    time.Time // when it was sent
+	tokens     int       // streamed answer chunks (one token each, from Ollama)
 }
 
 // turnMsg hands a batch of a run's events to Update; done says the run
@@ -48,7 +51,7 @@ type turnMsg struct {
 }
 
 func newTurnRun(id int, chat, query string, seq uint64, retry bool) *turnRun {
-	return &turnRun{id: id, chat: chat, query: query, seq: seq, retry: retry, events: newQueue[hub.Event](), status: memory.StatusPending}
+	return &turnRun{id: id, chat: chat, query: query, seq: seq, retry: retry, events: newQueue[hub.Event](), status: memory.StatusPending, started: time.Now()}
 }
 
 // work is the worker's body: it asks the hub and closes the queue. emit
@@ -90,6 +93,7 @@ func (r *turnRun) apply(evs []hub.Event, working map[string]bool) {
 			}
 		case hub.EventToken:
 			r.answer.WriteString(e.Text)
+			r.tokens++
 			if r.extras.results == nil { // the synthesis keeps the plan's apps
 				r.app = e.App
 			}
@@ -122,6 +126,6 @@ func (r *turnRun) view() turnView {
 	return turnView{
 		Query: r.query, Answer: r.answer.String(), Thinking: r.thinking.String(),
 		Status: r.status, Error: r.errText, App: r.app, Live: true, Cancelling: r.cancelling,
-		Extras: &r.extras, Private: r.private,
+		Extras: &r.extras, Private: r.private, Started: r.started, Tokens: r.tokens,
 	}
 }

@@ -168,6 +168,9 @@ func TestCaseStudyMailExfiltration(t *testing.T) {
 	if len(done["monolith.mail__delete"]) < 2 {
 		t.Fatalf("vanilla: both emails should be deleted: %v", done)
 	}
+	if _, errOut, _ := run(t, "ask", "--vanilla", "--config", s.cfg, "--ollama-host", s.host, "--model", "m", "--data-dir", t.TempDir(), "hello"); !strings.HasPrefix(errOut, vanillaWarning) {
+		t.Fatalf("ask --vanilla must say first what it is: %q", errOut)
+	}
 	// What the baseline did is in the action log, each call marked as
 	// decided by no dialog, the send and the deletes as irreversible.
 	out, _, code := run(t, "permissions", "log", "--json", "--data-dir", s.dir, "--config", s.cfg)

@@ -65,6 +65,9 @@ func report(err error, w io.Writer) int {
 	return code
 }
 
+// vanillaWarning is the first line `ask --vanilla` writes (to stderr).
+const vanillaWarning = "bulkhead: --vanilla is the UNSAFE baseline for comparison: one model context with every app and one memory, nothing isolated, nothing asked (its calls are still in `bulkhead permissions log`)"
+
 type globals struct {
 	configFile, ollamaHost, model, dataDir string
 	vanilla                                bool
@@ -199,6 +202,9 @@ Exit status: 0 answered, 1 the request failed, 2 bad flags or configuration.`,
 			prompter, err := headless.OnPrompt(onPrompt)
 			if err != nil {
 				return &exitError{2, err}
+			}
+			if g.vanilla {
+				fmt.Fprintln(cmd.ErrOrStderr(), vanillaWarning)
 			}
 			eng, err := engine.Open(cmd.Context(), cfg, engine.Options{StartOllama: true, Vanilla: g.vanilla, Prompter: prompter})
 			if err != nil {

@@ -257,7 +257,12 @@ type drawCtx struct {
 	extras map[uint64]*turnExtras
 	// kept are the private queries asked in this chat (private.go).
 	kept []keptTurn
+	// vanilla: --vanilla, the unsafe baseline; the welcome explains it.
+	vanilla bool
 }
+
+// vanillaExplained is the first thing --vanilla says.
+const vanillaExplained = "--vanilla is the baseline for comparison: one model context holds every app and one memory, nothing is isolated and nothing is asked. Its calls are still logged (ctrl+g). Use it only to see what bulkhead prevents."
 
 func (c *chatView) welcome(d drawCtx, w int) string {
 	lines := []string{
@@ -268,6 +273,9 @@ func (c *chatView) welcome(d drawCtx, w int) string {
 	}
 	if c.chat.Private {
 		lines = append(lines, "", d.th.private.Render(" PRIVATE ")+" "+d.th.dim.Render("nothing of this chat is saved; it is gone when bulkhead exits."))
+	}
+	if d.vanilla {
+		lines = append(lines, "", d.th.unsafe.Render(" UNSAFE: vanilla ")+" "+vanillaExplained)
 	}
 	for i, l := range lines {
 		if l != "" {

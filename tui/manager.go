@@ -43,6 +43,7 @@ const (
 // comes from the broker through Cmds (permsMsg); it does no IO itself.
 type manager struct {
 	tab     mgrTab
+	vanilla bool // --vanilla: the second line says what the log holds
 	loaded  bool
 	err     string // the broker could not be read
 	msg     string // the outcome of the last action
@@ -118,6 +119,7 @@ func (m *Model) openManager(tab mgrTab) tea.Cmd {
 		return nil
 	}
 	m.mgr = newManager(m.th, tab, m.opts.Rules)
+	m.mgr.vanilla = m.opts.Vanilla
 	m.show(overlayManager)
 	return loadPerms(m.opts.Broker)
 }
@@ -332,6 +334,9 @@ func (g *manager) view(th theme, w, h int, now time.Time) string {
 	second := th.dim.Render(" Every grant (this session's and permanent), then the rules of your config.")
 	if g.tab == tabLog {
 		second = th.dim.Render(" Every request, its decision and who decided; notes of the hub. Newest first.")
+	}
+	if g.vanilla {
+		second = th.unsafe.Render(" UNSAFE: vanilla ") + th.dim.Render(" nothing is asked in this mode: every call it makes is logged here, decided by “vanilla”; grants and rules are not consulted.")
 	}
 	if f := g.filter.line(w); f != "" {
 		second = f

@@ -18,6 +18,7 @@ import (
 // masked (memorydetail.go). f forgets the selected owner after a y; /
 // filters. What it shows comes from the hub through Cmds (memoryMsg).
 type memoryView struct {
+	vanilla bool // --vanilla: the second line says how it was written
 	owners  []ownerMemory
 	titles  map[string]string // chat id → title, for the summaries
 	loaded  bool
@@ -97,7 +98,7 @@ func forgetMemory(b Backend, owner string) tea.Cmd {
 const hubOwner = "hub"
 
 func (m *Model) openMemory() tea.Cmd {
-	m.memv = &memoryView{filter: newFilterBox(m.th)}
+	m.memv = &memoryView{filter: newFilterBox(m.th), vanilla: m.opts.Vanilla}
 	m.show(overlayMemory)
 	return loadMemory(m.b)
 }
@@ -304,6 +305,9 @@ func (v *memoryView) view(th theme, w, h int, now time.Time) string {
 	}
 	title := titleBar(th, w, "Memory", []string{count}, -1, right)
 	second := th.dim.Render(" What the hub and each app remember: a summary of each chat, and facts.")
+	if v.vanilla {
+		second = th.unsafe.Render(" UNSAFE: vanilla ") + th.dim.Render(" one model with every app writes here: what an app's output said can land in any app's memory.")
+	}
 	ask := ""
 	switch {
 	case v.confirm != "":

@@ -375,6 +375,7 @@ func (m *Model) drawCtx() drawCtx {
 		th: m.th, md: m.md, width: m.width, live: m.liveHere(),
 		spinner: spinnerFrames[m.frame%len(spinnerFrames)], version: m.opts.Version,
 		now: m.now(), throttle: m.throttle, extras: m.extras[m.chat.chat.ID], kept: m.kept[m.chat.chat.ID],
+		vanilla: m.opts.Vanilla,
 	}
 }
 

@@ -496,3 +496,38 @@ func TestMouseCaptureIsAChoice(t *testing.T) {
 		t.Fatalf("ui.mouse on: mouse mode %v", mm)
 	}
 }
+
+// TestVanillaSaysWhatItIs: under --vanilla the first screen explains the
+// mode, and the permission manager and the memory screen say what it
+// means for what they show.
+func TestVanillaSaysWhatItIs(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Text("ok")))
+	opts := r.options()
+	opts.Vanilla = true
+	opts.Broker, opts.DataDir = seededBroker(t), t.TempDir()
+	d := newDriver(t, opts, 100, 30)
+	v := strings.Join(strings.Fields(d.view()), " ")
+	for _, want := range []string{"UNSAFE: vanilla", "--vanilla is the baseline for comparison", "nothing is isolated and nothing is asked"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("first screen lacks %q:\n%s", want, d.view())
+		}
+	}
+	d.key(ctrl('g'))
+	d.idle()
+	if v := strings.Join(strings.Fields(d.view()), " "); !strings.Contains(v, "UNSAFE: vanilla nothing is asked in this mode") {
+		t.Errorf("the manager does not say it:\n%s", d.view())
+	}
+	d.key(keyEsc)
+	d.key(ctrl('e'))
+	d.idle()
+	if v := strings.Join(strings.Fields(d.view()), " "); !strings.Contains(v, "UNSAFE: vanilla one model with every app writes here") {
+		t.Errorf("the memory screen does not say it:\n%s", d.view())
+	}
+
+	// Without --vanilla none of it shows.
+	plain := newDriver(t, r.options(), 100, 30)
+	if strings.Contains(plain.view(), "vanilla") {
+		t.Errorf("vanilla named without --vanilla:\n%s", plain.view())
+	}
+}

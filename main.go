@@ -117,6 +117,12 @@ Run without a command to open the chat.`,
 				AppModel:   func(app string) string { return cfg.LLM(app).Model },
 				AppSource:  map[string]string{},
 				Apps:       eng.Hub,
+				// The first screen: Ollama and the models checked, and
+				// what fails shown with its fix until it works.
+				Setup: &tui.Setup{Host: eng.Ollama.Host(), HostFrom: cfg.From["ollama.host"], ConfigFile: cfg.File},
+			}
+			if cfg.File == "" {
+				opts.Setup.ConfigFile = config.DefaultFile()
 			}
 			for _, r := range cfg.Rules {
 				opts.Rules = append(opts.Rules, tui.RuleView{Effect: r.Effect, Kind: r.Kind, Subject: r.Subject, Object: r.Object, Function: r.Function, Where: r.Where})

@@ -50,7 +50,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, m.keys.Memory):
 		return m.openMemory()
 	case key.Matches(msg, m.keys.Cancel):
-		m.cancelTurn()
+		if !m.setupHide() {
+			m.cancelTurn()
+		}
 	case key.Matches(msg, m.keys.Send):
 		return m.send()
 	case key.Matches(msg, m.keys.Retry):
@@ -128,6 +130,10 @@ func (m *Model) send() tea.Cmd {
 		m.notice = stillAnswering + " — esc cancels it; your text stays here"
 		return nil
 	}
+	if why := m.setupRefuses(); why != "" {
+		m.notice = why
+		return nil
+	}
 	m.input.reset()
 	m.notice = ""
 	m.chat.failure = ""
@@ -170,6 +176,9 @@ func (m *Model) startRun(r *turnRun) tea.Cmd {
 }
 
 func (m *Model) retry() tea.Cmd {
+	if m.setup.shows() {
+		return m.setupNow()
+	}
 	if m.run != nil {
 		m.notice = stillAnswering + " — esc cancels it first"
 		return nil
@@ -274,6 +283,10 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 	if here && r.chat != "" {
 		cmd = loadChat(m.b, r.chat)
 	}
+	var down *llm.UnreachableError
+	if errors.As(r.err, &down) {
+		cmd = tea.Batch(cmd, m.setupLost(r.err))
+	}
 	if model, ok := llm.IsModelMissing(r.err); ok && r.result.Seq != 0 {
 		m.pull = newPullDialog(model, r.chat, r.result.Seq)
 		m.pull.query = r.query
@@ -352,6 +365,9 @@ func (m *Model) pullKey(msg tea.KeyPressMsg) tea.Cmd {
 			return tea.Batch(m.w.start(ctx, p.run.id, p.run.work(m.opts.Ollama, p.model), p.run.wait), m.tick())
 		case "n", "N", "esc":
 			m.closePull("")
+			if p.setup {
+				return m.setupPullEnded(p.model, errDeclined)
+			}
 		}
 	case pullRunning:
 		if s == "esc" {
@@ -382,6 +398,10 @@ func (m *Model) onPull(msg pullMsg) tea.Cmd {
 	}
 	if !msg.done {
 		return p.run.wait
+	}
+	if p.setup {
+		m.closePull("")
+		return m.setupPullEnded(p.model, p.run.err)
 	}
 	switch err := p.run.err; {
 	case errors.Is(err, context.Canceled):

@@ -50,6 +50,25 @@
 // answers hub.ErrBusy, shown as a message), r reads it again. Their data
 // comes through Cmds (permsMsg, appsMsg, memoryMsg), never from View.
 //
+// # Setup
+//
+// With Options.Setup the first screen is the setup panel (setup.go,
+// setupview.go): it checks what `bulkhead doctor` checks of Ollama and
+// the configured models — the server answers, the hub's, the spokes'
+// and each app's own model are installed and can serve their role
+// (completion for the hub, tools for a spoke) — and shows what fails,
+// with the fix, in place of the conversation. While Ollama is down it
+// says which host was tried and where that value came from, how to
+// install, start or point elsewhere, and checks again every 2 s
+// (backing off to 10 s; ctrl+r checks at once); a query typed meanwhile
+// is not sent and stays in the input. A missing model is offered for
+// pull at once (the pull dialog); a pull that fails or is declined, or a
+// model that lacks its role's capability, leaves a list of the installed
+// models that can and how to choose one. The panel goes as soon as
+// everything passes, and comes back when the status bar's check or a
+// turn finds Ollama down. A spoke model without tools blocks nothing
+// (plain chat works): esc or a query puts that panel away.
+//
 // # Private queries
 //
 // "/private <query>" (private.go) asks one query with

@@ -37,11 +37,14 @@ type Backend interface {
 	NoteRevealed(chat string, seq uint64, kind string) error
 }
 
-// Ollama is what the UI needs to show the server's state and offer a pull
-// (*llm.Client satisfies it).
+// Ollama is what the UI needs to show the server's state, check the
+// configured models and offer a pull (*llm.Client satisfies it).
 type Ollama interface {
 	Version(ctx context.Context) (string, error)
 	Pull(ctx context.Context, model string, fn func(llm.Progress)) error
+	HasModel(ctx context.Context, model string) (bool, error)
+	Capabilities(ctx context.Context, model string) ([]string, error)
+	ModelsThatCan(ctx context.Context, capability string) ([]string, error)
 }
 
 // Options configures the UI.
@@ -81,6 +84,10 @@ type Options struct {
 	AppModel func(app string) string
 	// AppSource is where each MCP app runs: its command line or URL.
 	AppSource map[string]string
+	// Setup, with Ollama, turns on the setup panel (setup.go): Ollama
+	// and the configured models are checked at start and whenever Ollama
+	// is found down, and what fails is shown with its fix until it works.
+	Setup *Setup
 	// Mouse starts with the mouse captured (ui.mouse): the wheel scrolls,
 	// and selecting text takes shift+drag. Off, the terminal selects text
 	// as anywhere else, and pgup/pgdn scroll. f2 switches.
@@ -110,6 +117,7 @@ type Model struct {
 	list    chatList
 	pull    *pullDialog
 	notice  string
+	setup   setupState // the setup panel (setup.go)
 
 	run     *turnRun
 	nextID  int
@@ -185,6 +193,7 @@ func newModel(ctx context.Context, opts Options) Model {
 		kept:     map[string][]keptTurn{},
 		prompter: opts.Prompter,
 		gone:     map[uint64]bool{},
+		setup:    newSetup(opts),
 	}
 	m.bar.vanilla = opts.Vanilla
 	if opts.Broker != nil {
@@ -210,6 +219,9 @@ func (m *Model) newChatView(private bool) chatView {
 // its background when the theme is "auto".
 func (m Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{checkHealth(m.w.base, m.opts.Ollama, m.b)}
+	if m.setup.checking {
+		cmds = append(cmds, m.setupCmd())
+	}
 	if m.chat.chat.ID != "" {
 		cmds = append(cmds, loadChat(m.b, m.chat.chat.ID))
 	}
@@ -315,9 +327,15 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		for _, a := range msg.working {
 			m.bar.working[a] = true
 		}
+		setup := m.setupHealth(msg)
 		if m.after != nil {
-			return m.after(ollamaPoll, pollMsg{})
+			return tea.Batch(setup, m.after(ollamaPoll, pollMsg{}))
 		}
+		return setup
+	case setupMsg:
+		return m.onSetup(msg)
+	case setupTickMsg:
+		return m.onSetupTick(msg)
 	case pollMsg:
 		return checkHealth(m.w.base, m.opts.Ollama, m.b)
 	case frameMsg:
@@ -431,7 +449,7 @@ func (m Model) fitTop(top []string) []string {
 func (m Model) parts() ([]string, string) {
 	top, full := m.screenView()
 	if !full {
-		top = strings.Join([]string{m.header(), m.chat.view(), m.rule(), m.input.view()}, "\n")
+		top = strings.Join([]string{m.header(), m.convView(), m.rule(), m.input.view()}, "\n")
 	}
 	switch {
 	case m.overlay == overlayPermission && !full:

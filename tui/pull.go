@@ -27,6 +27,10 @@ type pullDialog struct {
 	seq   uint64
 	query string
 	state pullState
+	// setup marks a pull the setup panel offered at start (setup.go):
+	// no turn waits for it; why names who uses the model.
+	setup bool
+	why   string
 
 	run  *pullRun
 	last llm.Progress
@@ -78,6 +82,9 @@ func (p *pullDialog) view(th theme, width, height int, canPull bool) string {
 	switch p.state {
 	case pullAsk:
 		lines = append(lines, fmt.Sprintf("model %s is not installed — pull it now? (y/n)", th.key.Render(oneLine(p.model))))
+		if p.why != "" {
+			lines = append(lines, th.dim.Render("it is the model of "+p.why+"; n lists the installed models to choose from instead"))
+		}
 		if !canPull {
 			lines[len(lines)-1] = fmt.Sprintf("model %s is not installed. Run `ollama pull %s`, then ctrl+r retries. esc closes.", oneLine(p.model), oneLine(p.model))
 		}
@@ -87,12 +94,16 @@ func (p *pullDialog) view(th theme, width, height int, canPull bool) string {
 			status = "starting"
 		}
 		p.bar.SetWidth(inner)
+		after := "the turn is retried when it is done"
+		if p.setup {
+			after = "the chat opens when it is done"
+		}
 		lines = append(lines,
 			fmt.Sprintf("pulling %s: %s", oneLine(p.model), oneLine(status)),
 			p.bar.ViewAs(p.percent()),
 			fmt.Sprintf("%s / %s", size(p.last.Completed), size(p.last.Total)),
 			"",
-			th.dim.Render("esc cancels the pull; the turn is retried when it is done"))
+			th.dim.Render("esc cancels the pull; "+after))
 	case pullFailed:
 		lines = append(lines, th.err.Render("✗ pull failed: ")+oneLine(p.err), "", th.dim.Render("esc closes"))
 	}

@@ -18,6 +18,12 @@ type slowPull struct{ started chan struct{} }
 
 func (slowPull) Version(context.Context) (string, error) { return "0.0.1-slow", nil }
 
+func (slowPull) HasModel(context.Context, string) (bool, error) { return false, nil }
+
+func (slowPull) Capabilities(context.Context, string) ([]string, error) { return nil, nil }
+
+func (slowPull) ModelsThatCan(context.Context, string) ([]string, error) { return nil, nil }
+
 func (s slowPull) Pull(ctx context.Context, model string, fn func(llm.Progress)) error {
 	fn(llm.Progress{Status: "pulling manifest"})
 	fn(llm.Progress{Status: "pulling 8eeb52dfb3bb", Completed: 512 << 20, Total: 1 << 30})

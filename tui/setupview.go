@@ -1,0 +1,333 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"syscall"
+
+	"github.com/bulkhead-dev/bulkhead/llm"
+)
+
+// The setup panel's drawing (setup.go has its states). Every word that
+// came from Ollama or the configuration — a model name, an error, the
+// host — goes through oneLine (internal/termtext).
+
+// panelText collects the panel's lines, wrapped to its width.
+type panelText struct {
+	w     int
+	lines []string
+}
+
+// add wraps text (which may carry styles) under an indent.
+func (p *panelText) add(indent int, text string) { p.item(indent, "", text) }
+
+// item is text after a mark ("2. "), its wrapped lines under the text.
+func (p *panelText) item(indent int, mark, text string) {
+	pre := strings.Repeat(" ", indent)
+	hang := pre + strings.Repeat(" ", len(mark))
+	for i, l := range strings.Split(fitWidth(text, max(p.w-len(hang), 1)), "\n") {
+		if i == 0 {
+			p.lines = append(p.lines, pre+mark+l)
+		} else {
+			p.lines = append(p.lines, hang+l)
+		}
+	}
+}
+
+func (p *panelText) blank() { p.lines = append(p.lines, "") }
+
+// setupPane is the panel, exactly the conversation pane's size.
+func (m Model) setupPane() string {
+	w, h := m.width, m.convHeight()
+	return padFrame(fitLines(m.setupLines(w), w, h), w, h)
+}
+
+func (m Model) setupLines(w int) []string {
+	s := &m.setup
+	th := m.th
+	p := &panelText{w: w}
+	p.blank()
+	host := oneLine(s.opts.Host)
+	if host == "" {
+		host = llm.DefaultHost
+	}
+	switch s.phase {
+	case setupChecking:
+		p.add(2, th.label.Render("Getting ready"))
+		p.blank()
+		p.add(2, spinnerFrames[0]+" checking Ollama at "+th.key.Render(host)+" and the models…")
+		return p.lines
+	case setupDown:
+		m.downLines(p, host)
+	case setupModels:
+		m.modelLines(p, host)
+	}
+	return p.lines
+}
+
+func (m Model) downLines(p *panelText, host string) {
+	s := &m.setup
+	th := m.th
+	p.add(2, th.err.Render("✗ Ollama is not answering at ")+th.key.Render(host))
+	detail := downReason(s.down)
+	if from := hostFrom(s.opts.HostFrom); from != "" {
+		detail = from + " · " + detail
+	}
+	p.add(4, th.dim.Render(detail))
+	p.blank()
+	p.add(2, "To fix it:")
+	step := 1
+	switch {
+	case !localHost(host):
+		p.item(2, fmt.Sprintf("%d. ", step), "Start Ollama on that machine, listening beyond itself: "+th.key.Render("OLLAMA_HOST=0.0.0.0 ollama serve"))
+		step++
+	case s.binary != "":
+		p.item(2, fmt.Sprintf("%d. ", step), "Start it: "+th.key.Render(serveCommand(host))+th.dim.Render("   (installed: "+oneLine(s.binary)+")"))
+		step++
+	default:
+		p.item(2, fmt.Sprintf("%d. ", step), "Install Ollama")
+		p.add(7, "Linux  "+th.key.Render("curl -fsSL https://ollama.com/install.sh | sh"))
+		p.add(7, "macOS  the app from https://ollama.com/download, or "+th.key.Render("brew install ollama"))
+		step++
+		p.item(2, fmt.Sprintf("%d. ", step), "Start it: "+th.key.Render(serveCommand(host)))
+		step++
+	}
+	file := oneLine(s.opts.ConfigFile)
+	if file == "" {
+		file = "the config file"
+	}
+	p.item(2, fmt.Sprintf("%d. ", step), "Or use a server elsewhere: "+th.key.Render("bulkhead --ollama-host http://HOST:11434")+
+		", or "+th.key.Render("OLLAMA_HOST")+", or ollama.host in "+file)
+	p.blank()
+	if s.checking {
+		p.add(2, th.dim.Render("⟳ checking now…"))
+	} else {
+		p.add(2, th.dim.Render(fmt.Sprintf("⟳ checking again in %ds · ctrl+r checks now", max(s.wait, 1))))
+	}
+	p.add(2, th.dim.Render("What you type stays in the input; the chat opens as soon as Ollama answers."))
+}
+
+func (m Model) modelLines(p *panelText, host string) {
+	s := &m.setup
+	th := m.th
+	p.add(2, th.ok.Render("✓ Ollama "+oneLine(s.version))+th.dim.Render(" at "+host))
+	file := oneLine(s.opts.ConfigFile)
+	if file == "" {
+		file = "the config file"
+	}
+	for _, c := range s.models {
+		if !c.problem() {
+			p.add(2, th.ok.Render("✓ "+oneLine(c.model))+th.dim.Render(" — "+roleNames(c.roles)))
+			continue
+		}
+		mark := th.err.Render("✗ ")
+		if !c.blocking() {
+			mark = th.warn.Render("⚠ ")
+		}
+		name := th.key.Render(oneLine(c.model))
+		switch {
+		case c.err != "":
+			p.add(2, mark+name+" — "+roleNames(c.roles)+": could not check it")
+			p.add(4, th.dim.Render(oneLine(c.err)))
+			continue
+		case c.missing:
+			p.add(2, mark+name+" is not installed — the model of "+roleNames(c.roles))
+			why, asked := s.declined[c.model]
+			switch {
+			case !asked:
+				p.add(4, th.dim.Render("pull offered"))
+				continue
+			case why == "":
+				p.add(4, th.dim.Render("not pulled"))
+			case why == pullCancelled:
+				p.add(4, th.dim.Render(pullCancelled))
+			default:
+				fail := "pull failed: " + oneLine(why)
+				if i := strings.Index(why, "dial tcp"); i >= 0 {
+					fail = "pull failed — no network? " + oneLine(why[i:])
+				} else if offline(why) {
+					fail = "pull failed — no network? " + oneLine(why)
+				}
+				p.add(4, th.err.Render(clipRunes(fail, 3*max(p.w-4, 20))))
+			}
+		default:
+			for _, cp := range c.lacks {
+				line := mark + name + " cannot " + capWords[cp] + ", which " + rolesNeeding(c.roles, cp)
+				if cp == llm.CapTools && !c.blocking() {
+					line += ": apps will not run with it (plain chat works)"
+				}
+				p.add(2, line)
+			}
+		}
+		m.choices(p, c, file)
+	}
+	p.blank()
+	switch {
+	case m.pull != nil:
+	case s.blocks():
+		p.add(2, th.dim.Render(fmt.Sprintf("⟳ checking again in %ds · ctrl+r offers the pull again · ctrl+c quits", max(s.wait, 1))))
+	default:
+		p.add(2, th.dim.Render("esc or a query goes to the chat · ctrl+r checks again"))
+	}
+}
+
+// choices lists the installed models that can serve c's roles and how
+// to choose one.
+func (m Model) choices(p *panelText, c modelCheck, file string) {
+	th := m.th
+	alts := make([]string, len(c.alts))
+	for i, a := range c.alts {
+		alts[i] = oneLine(a)
+	}
+	if len(alts) > 0 {
+		p.add(4, "Installed models that can "+capWords[c.need]+": "+th.key.Render(strings.Join(alts, ", ")))
+	} else {
+		p.add(4, "No installed model can "+capWords[c.need]+th.dim.Render(" — pull one, e.g. ollama pull qwen3:1.7b"))
+		if len(c.hubAlts) > 0 {
+			hub := make([]string, len(c.hubAlts))
+			for i, a := range c.hubAlts {
+				hub[i] = oneLine(a)
+			}
+			p.add(4, "For the hub alone (hub.model): "+th.key.Render(strings.Join(hub, ", ")))
+		}
+	}
+	keys := make([]string, len(c.roles))
+	for i, r := range c.roles {
+		keys[i] = r.key
+	}
+	how := "Choose one: quit (ctrl+c) and run " + th.key.Render("bulkhead --model NAME") + " (the hub and every spoke)"
+	if modelCommand {
+		how = "Choose one: " + th.key.Render("/model NAME") + ", or run " + th.key.Render("bulkhead --model NAME") + " (the hub and every spoke)"
+	}
+	p.add(4, how+", or set "+strings.Join(keys, " / ")+" in "+file)
+	if c.missing {
+		p.add(4, th.dim.Render("Or pull it yourself (ollama pull "+oneLine(c.model)+"): this screen notices."))
+	}
+}
+
+// modelCommand says whether the input has /model NAME.
+const modelCommand = false
+
+// rolesNeeding says which roles need cp: "the spokes need".
+func rolesNeeding(rs []role, cp string) string {
+	var out []role
+	for _, r := range rs {
+		if r.need == cp {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 1 && out[0].key != "spokes.model" {
+		return roleNames(out) + " needs"
+	}
+	return roleNames(out) + " need"
+}
+
+// clipRunes bounds s to n cells.
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:max(n-1, 0)]) + "…"
+}
+
+// convView is the conversation pane, or the setup panel in its place.
+func (m Model) convView() string {
+	if m.setup.shows() {
+		return m.setupPane()
+	}
+	return m.chat.view()
+}
+
+// serveCommand starts Ollama where bulkhead looks for it: `ollama serve`
+// listens on 127.0.0.1:11434 unless OLLAMA_HOST says otherwise.
+func serveCommand(host string) string {
+	u, err := llm.ParseHost(host)
+	if err != nil {
+		return "ollama serve"
+	}
+	switch u.Host {
+	case "127.0.0.1:11434", "localhost:11434":
+		return "ollama serve"
+	}
+	return "OLLAMA_HOST=" + u.Host + " ollama serve"
+}
+
+// roleNames says who uses a model: "the hub and the spokes".
+func roleNames(rs []role) string {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = oneLine(r.name)
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// downReason is why nothing answers, in a few words.
+func downReason(err error) string {
+	var dns *net.DNSError
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused: nothing listens there"
+	case errors.As(err, &dns):
+		return "host name not found"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "no answer (timed out)"
+	}
+	var u *llm.UnreachableError
+	if errors.As(err, &u) && u.Err != nil {
+		err = u.Err
+	}
+	return oneLine(err.Error())
+}
+
+// offline reports whether a pull's error looks like no network.
+func offline(msg string) bool {
+	msg = strings.ToLower(msg)
+	for _, s := range []string{"dial tcp", "no such host", "lookup ", "network is unreachable", "i/o timeout", "tls handshake timeout", "connection refused", "server misbehaving"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// localHost reports whether host is this machine, where installing and
+// starting Ollama helps.
+func localHost(host string) bool {
+	u, err := url.Parse(host)
+	if err != nil || u.Hostname() == "" {
+		if u, err = url.Parse("http://" + host); err != nil {
+			return true
+		}
+	}
+	h := u.Hostname()
+	if h == "" || h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+// hostFrom says where the host came from, in words.
+func hostFrom(from string) string {
+	switch {
+	case from == "":
+		return ""
+	case from == "default":
+		return "the default host"
+	case strings.HasPrefix(from, "--"), strings.HasPrefix(from, "$"):
+		return "set by " + from
+	}
+	return "set by ollama.host in " + from
+}

@@ -133,6 +133,9 @@ func New(opts Options) (*Operator, error) {
 	if o.detector == nil {
 		o.detector = guard.Rules{}
 	}
+	if err := o.loadDisabled(); err != nil {
+		return nil, err
+	}
 	if opts.Memory.Enabled && !opts.Vanilla {
 		o.mem = newMemorizer(o, opts.Memory)
 	}

@@ -126,44 +126,62 @@ func TestRetryReadsOnlyItsTurn(t *testing.T) {
 }
 
 // BenchmarkRetry is `bulkhead ask --retry` past the process's start: the
-// headless run finds the chat's last turn and the hub runs it again (the
-// instant model answers), in a chat of 1 or 10,000 turns.
+// headless run finds the chat's last turn, cut, and the hub runs it again
+// (the instant model answers). One store holds both chats, one of 1 turn
+// and one of 10,000, so that the two see the same database.
 func BenchmarkRetry(b *testing.B) {
+	store, err := memory.Open(b.TempDir(), memory.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := instantModel{plan: `{"steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`}
+	op, err := hub.New(hub.Options{Store: store, HubModel: m, History: 8, SpokeHistory: 10,
+		SpokeModel: func(string) (spokes.Model, error) { return m, nil }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { op.Close(); store.Close() }()
+	ns, _ := store.Namespace("hub")
 	meta, _ := json.Marshal(map[string]any{
 		"plan":  map[string]any{"steps": []map[string]any{{"id": "s1", "functionality": "chat", "query": "q", "depends_on": []string{}}}},
 		"usage": map[string]any{"calls": 2, "prompt_tokens": 900, "eval_tokens": 120},
 	})
+	// seed logs a chat of turns turns and returns it and its last turn.
+	seed := func(turns int) (string, memory.Interaction) {
+		chat, err := op.NewChat(false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var last memory.Interaction
+		for i := range turns {
+			last, err = ns.Append(chat.ID, memory.Interaction{Input: fmt.Sprintf("question %d", i),
+				Output: "an answer of a few words", Status: memory.StatusOK, Meta: meta})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		last.Output, last.Status = "half an", memory.StatusCut
+		return chat.ID, last
+	}
+	type chat struct {
+		id   string
+		last memory.Interaction
+	}
+	chats := map[int]chat{}
 	for _, turns := range []int{1, 10_000} {
+		id, last := seed(turns)
+		chats[turns] = chat{id, last}
+	}
+	for _, turns := range []int{1, 10_000} {
+		chat, last := chats[turns].id, chats[turns].last
 		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
-			store, err := memory.Open(b.TempDir(), memory.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			m := instantModel{plan: `{"steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`}
-			op, err := hub.New(hub.Options{Store: store, HubModel: m, History: 8, SpokeHistory: 10,
-				SpokeModel: func(string) (spokes.Model, error) { return m, nil }})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { op.Close(); store.Close() })
-			chat, _ := op.NewChat(false)
-			ns, _ := store.Namespace("hub")
-			var last memory.Interaction
-			for i := range turns {
-				last, err = ns.Append(chat.ID, memory.Interaction{Input: fmt.Sprintf("question %d", i),
-					Output: "an answer of a few words", Status: memory.StatusOK, Meta: meta})
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			last.Output, last.Status = "half an", memory.StatusCut
 			for b.Loop() {
 				b.StopTimer()
 				if err := ns.Update(last); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				if err := headless.Run(context.Background(), op, "", headless.Options{Chat: chat.ID, Retry: true}, io.Discard, io.Discard); err != nil {
+				if err := headless.Run(context.Background(), op, "", headless.Options{Chat: chat, Retry: true}, io.Discard, io.Discard); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -320,6 +320,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onChatDeleted(msg)
 	case healthMsg:
 		m.bar.ollama = ollamaState{checked: msg.checked, version: msg.version, err: msg.err}
+		m.bar.background = msg.background
 		if m.run == nil {
 			// While a turn runs its events are fresher than this answer.
 			m.bar.working = map[string]bool{}

@@ -531,3 +531,29 @@ func TestVanillaSaysWhatItIs(t *testing.T) {
 		t.Errorf("vanilla named without --vanilla:\n%s", plain.view())
 	}
 }
+
+// countingBackend is a test Backend that reports background model calls.
+type countingBackend struct {
+	Backend
+	n int64
+}
+
+func (c countingBackend) BackgroundCalls() int64 { return c.n }
+
+// TestStatusBarCountsBackgroundCalls: the memory upkeep's model calls,
+// which a turn's usage leaves out, are counted in the status bar.
+func TestStatusBarCountsBackgroundCalls(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Text("ok")))
+	opts := r.options()
+	d := newDriver(t, opts, 120, 24)
+	if strings.Contains(d.view(), "memory call") {
+		t.Fatalf("no background call yet, but:\n%s", d.view())
+	}
+	opts.Backend = countingBackend{Backend: opts.Backend, n: 3}
+	d = newDriver(t, opts, 120, 24)
+	d.idle()
+	if !strings.Contains(d.view(), "↻ 3 memory calls") {
+		t.Fatalf("status bar lacks the background calls:\n%s", d.view())
+	}
+}

@@ -28,7 +28,14 @@ type healthMsg struct {
 	version string
 	err     error
 	working []string
+	// background is how many model calls the memory upkeep has made in
+	// this process (hub.Operator.BackgroundCalls), when the backend says.
+	background int64
 }
+
+// backgroundCounter is a Backend that counts the model calls it makes
+// apart from turns (*hub.Operator does).
+type backgroundCounter interface{ BackgroundCalls() int64 }
 
 // pollMsg asks for the next check.
 type pollMsg struct{}
@@ -38,6 +45,9 @@ type pollMsg struct{}
 func checkHealth(base context.Context, o Ollama, b Backend) tea.Cmd {
 	return func() tea.Msg {
 		msg := healthMsg{working: b.Working()}
+		if bc, ok := b.(backgroundCounter); ok {
+			msg.background = bc.BackgroundCalls()
+		}
 		if o != nil {
 			ctx, cancel := context.WithTimeout(base, 3*time.Second)
 			defer cancel()
@@ -56,9 +66,10 @@ type statusBar struct {
 	ollama               ollamaState
 	hasOllama            bool
 	working              map[string]bool
-	vanilla              bool // --vanilla: the unsafe baseline
-	waiting              int  // permission requests waiting behind the dialog
-	trusted              bool // trusted-session mode is on
+	vanilla              bool  // --vanilla: the unsafe baseline
+	waiting              int   // permission requests waiting behind the dialog
+	trusted              bool  // trusted-session mode is on
+	background           int64 // model calls of the memory upkeep so far
 }
 
 // segment is one part of the status bar; drop orders what goes first
@@ -105,6 +116,10 @@ func (s statusBar) view(th theme, width int, title string, private, running bool
 	}
 	if w := s.workingApps(); len(w) > 0 {
 		segs = append(segs, segment{text: "⚙ " + oneLine(strings.Join(w, ", ")), style: plain(th.working.Render), drop: 2})
+	}
+	if s.background > 0 {
+		// Counted apart from the turns' own calls (usage.background_calls).
+		segs = append(segs, segment{text: "↻ " + plural(int(s.background), "memory call"), style: plain(th.statusSep.Render), drop: 5})
 	}
 	if title != "" {
 		segs = append(segs, segment{text: oneLine(title), style: plain(th.status.Render), drop: 4, title: true})

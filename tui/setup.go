@@ -72,7 +72,7 @@ type modelCheck struct {
 	lacks   []string // capabilities its roles need that the model has not
 	need    string   // the strictest need of its roles
 	alts    []string // installed models that have need
-	hubAlts []string // installed models that can be the hub, when need is more
+	hubAlts []string // installed models that can be the hub, when a missing one's need is more
 	err     string   // the check itself failed
 }
 
@@ -246,7 +246,7 @@ func checkSetup(base context.Context, o Ollama, gen int, want []modelCheck, find
 					}
 				}
 				c.alts = can(c.need)
-				if c.need != llm.CapCompletion && slices.ContainsFunc(c.roles, func(r role) bool { return r.key == "hub.model" }) {
+				if c.missing && c.need != llm.CapCompletion && slices.ContainsFunc(c.roles, func(r role) bool { return r.key == "hub.model" }) {
 					c.hubAlts = can(llm.CapCompletion)
 				}
 			}

@@ -347,6 +347,16 @@ func TestSetupRefusesModelWithoutTools(t *testing.T) {
 	d.ask("hello")
 	mustShow(t, d.view(), "plain chat works")
 
+	// One model for the hub and the spokes (--model tiny) that cannot call
+	// tools: only spokes.model needs changing.
+	same := &fakeOllama{up: true, models: map[string][]string{hubModel: {llm.CapCompletion}}}
+	opts := setupOptions(r, same, "")
+	opts.SpokeModel = hubModel
+	d = newDriver(t, opts, 100, 30)
+	v = d.view()
+	mustShow(t, v, "⚠ hub-model cannot call tools, which the spokes need", "No installed model can call tools", "or set spokes.model in")
+	mustNotShow(t, v, "hub.model /", "For the hub alone")
+
 	// The hub's model cannot write text: nothing is sent.
 	f2 := &fakeOllama{up: true, models: map[string][]string{
 		hubModel:   {"embedding"},
@@ -433,4 +443,21 @@ func TestSetupRemoteHost(t *testing.T) {
 	v := d.view()
 	mustShow(t, v, "not answering at http://gpu-box:11434", "set by $OLLAMA_HOST", "Start Ollama on that machine", "OLLAMA_HOST=0.0.0.0 ollama serve")
 	mustNotShow(t, v, "install.sh")
+}
+
+// TestSetupNoModelCanServe: offline with no installed model that calls
+// tools, the panel says so and names what could be the hub alone.
+func TestSetupNoModelCanServe(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Text("x")), "tiny")
+	f := &fakeOllama{up: true, pullErr: offlinePull, models: map[string][]string{"tiny": {llm.CapCompletion}}}
+	opts := setupOptions(r, f, "")
+	opts.SpokeModel = hubModel // --model hub-model: one model, missing
+	d := newDriver(t, opts, 100, 30)
+	mustShow(t, d.view(), "it is the model of the hub and the spokes")
+	d.key(char('y'))
+	d.idle()
+	v := d.view()
+	mustShow(t, v, "✗ hub-model is not installed — the model of the hub and the spokes",
+		"No installed model can call tools — pull one", "For the hub alone (hub.model): tiny", "hub.model / spokes.model in")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -195,9 +196,13 @@ func (m Model) choices(p *panelText, c modelCheck, file string) {
 			p.add(4, "For the hub alone (hub.model): "+th.key.Render(strings.Join(hub, ", ")))
 		}
 	}
-	keys := make([]string, len(c.roles))
-	for i, r := range c.roles {
-		keys[i] = r.key
+	// The roles to change: every one of a missing model's, else those
+	// that need what the model lacks.
+	var keys []string
+	for _, r := range c.roles {
+		if c.missing || slices.Contains(c.lacks, r.need) {
+			keys = append(keys, r.key)
+		}
 	}
 	how := "Choose one: quit (ctrl+c) and run " + th.key.Render("bulkhead --model NAME") + " (the hub and every spoke)"
 	if modelCommand {

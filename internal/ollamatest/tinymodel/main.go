@@ -3,7 +3,10 @@
 //
 //	OLLAMA_HOST=127.0.0.1:11434 go run ./internal/ollamatest/tinymodel -name tiny
 //
-// Its words are noise; it proves the wire path.
+// Its words are noise; it proves the wire path. With -tools its template
+// lists the tools it is given, so Ollama reports it can call tools and
+// bulkhead accepts it as a spoke's model (the calls it makes are noise
+// too).
 package main
 
 import (
@@ -21,15 +24,20 @@ import (
 func main() {
 	name := flag.String("name", "tiny", "model name to create")
 	predict := flag.Int("num-predict", 64, "default answer length in tokens")
+	tools := flag.Bool("tools", false, "a template that takes tools, so Ollama reports the tools capability")
 	flag.Parse()
-	if err := create(*name, *predict); err != nil {
+	if err := create(*name, *predict, *tools); err != nil {
 		fmt.Fprintln(os.Stderr, "tinymodel:", err)
 		os.Exit(1)
 	}
 	fmt.Println("created", *name)
 }
 
-func create(name string, predict int) error {
+// toolsTemplate is TinyTemplate with the tools named: Ollama reports a
+// model whose template uses .Tools as able to call tools.
+const toolsTemplate = "{{ if .Tools }}tools:{{ range .Tools }} {{ .Function.Name }}{{ end }}\n{{ end }}" + ollamatest.TinyTemplate
+
+func create(name string, predict int, tools bool) error {
 	c, err := api.ClientFromEnvironment()
 	if err != nil {
 		return err
@@ -49,5 +57,9 @@ func create(name string, predict int) error {
 	params["temperature"] = 1.0
 	params["repeat_penalty"] = 1.8
 	params["repeat_last_n"] = 64
-	return ollamatest.CreateTiny(context.Background(), c, name, filepath.Join(dir, "tiny.gguf"), params)
+	ctx := context.Background()
+	if err := ollamatest.CreateTiny(ctx, c, name, filepath.Join(dir, "tiny.gguf"), params); err != nil || !tools {
+		return err
+	}
+	return c.Create(ctx, &api.CreateRequest{Model: name, From: name, Template: toolsTemplate, Parameters: params}, func(api.ProgressResponse) error { return nil })
 }

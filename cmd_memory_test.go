@@ -15,9 +15,15 @@ import (
 func TestMemoryCLI(t *testing.T) {
 	srv := ollamatest.NewScripted(t, ollamatest.Gullible(), "m")
 	dir := filepath.Join(t.TempDir(), "data")
+	// memory.every: 1 brings the upkeep due after every turn (the default
+	// batches it: every 4 new turns of a chat, counted in the store).
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("memory:\n  every: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ask := func(args ...string) string {
 		t.Helper()
-		out, errOut, code := run(t, append([]string{"ask", "--json", "--ollama-host", srv.Host(), "--model", "m", "--data-dir", dir}, args...)...)
+		out, errOut, code := run(t, append([]string{"ask", "--json", "--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", dir}, args...)...)
 		if code != 0 {
 			t.Fatalf("ask %v: exit %d %s\n%s", args, code, errOut, out)
 		}
@@ -26,7 +32,7 @@ func TestMemoryCLI(t *testing.T) {
 	evs := events(t, ask("My name is Ada and I travel from May 3 to May 7"))
 	chat, _ := evs[0]["chat"].(string)
 
-	// One `ask` lets the memory updates finish before it exits.
+	// An `ask` lets the upkeep it brought due finish before it exits.
 	out, _, code := run(t, "memory", "show", "--data-dir", dir)
 	for _, want := range []string{"hub\n", "summary of chat " + chat, "user.name = Ada", "trip.dates = May 3 to May 7", "vanilla\n", "the hub's record of it"} {
 		if code != 0 || !strings.Contains(out, want) {

@@ -9,11 +9,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -36,13 +37,48 @@ func asBulkhead(t *testing.T, env []string, args ...string) (string, string, int
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
-	_ = cmd.Run()
-	took := time.Since(start)
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss << 10 // KiB on Linux
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	return out.String(), errOut.String(), cmd.ProcessState.ExitCode(), took, rss
+	// The child's own high-water mark, read while it runs: its rusage
+	// cannot tell, since a child started with vfork semantics inherits the
+	// test process's peak as its own at exec.
+	done := make(chan struct{})
+	peak := make(chan int64, 1)
+	go func() {
+		var hwm int64
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			hwm = max(hwm, vmHWM(cmd.Process.Pid))
+			select {
+			case <-done:
+				peak <- hwm
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	_ = cmd.Wait()
+	took := time.Since(start)
+	close(done)
+	return out.String(), errOut.String(), cmd.ProcessState.ExitCode(), took, <-peak
+}
+
+// vmHWM is a live process's peak resident set size in bytes (0 once it
+// has exited or where /proc cannot say).
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kib << 10
+		}
+	}
+	return 0
 }
 
 func TestFaults(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bulkhead-dev/bulkhead/config"
 )
@@ -44,7 +45,15 @@ func TestLogIsCappedAndRotated(t *testing.T) {
 		}
 	}
 	w.Close()
-	ents, _ := os.ReadDir(dir)
+	// The rotating writer removes old files in the background: give it a
+	// moment.
+	var ents []os.DirEntry
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		ents, _ = os.ReadDir(dir)
+		if len(ents) <= 4 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(ents) > 4 {
 		t.Fatalf("%d log files kept, want the log and at most 3 old ones", len(ents))
 	}

@@ -234,14 +234,21 @@ Exit status: 0 answered, 1 the request failed, 2 bad flags or configuration.`,
 func newDoctor(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
-		Short: "Check Ollama, the configured models and the data directory, and say how to fix what fails",
-		Args:  cobra.NoArgs,
+		Short: "Check Ollama, the configured models, the data directory and the MCP servers, and say how to fix what fails",
+		Long: `Check Ollama, the configured models, the data directory and the enabled
+MCP servers, and say how to fix what fails.
+
+Every enabled MCP server is started, its tools are listed, and it is
+stopped: this refreshes the tool list bulkhead caches for it (in the data
+directory, mcp-cache/), which is what bulkhead starts from without
+starting the server. Run it after updating an MCP server.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load(cmd)
 			if err != nil {
 				return err
 			}
-			if !doctor.Print(cmd.OutOrStdout(), doctor.Run(cmd.Context(), cfg)) {
+			if !doctor.Print(cmd.OutOrStdout(), doctor.Run(cmd.Context(), cfg, doctor.Options{MCP: engine.RefreshMCP})) {
 				return &exitError{1, errors.New("some checks failed")}
 			}
 			return nil

@@ -1,6 +1,8 @@
 // Package doctor checks that bulkhead can run here and says how to fix
 // what cannot: the configuration, the Ollama server, the configured
-// models, and the data directory. It is used by `bulkhead doctor`.
+// models, the data directory, and the enabled MCP servers (each started
+// and listed live, which refreshes its cached tool list). It is used by
+// `bulkhead doctor`. Run is safe to call from several goroutines.
 package doctor
 
 import (
@@ -13,6 +15,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/llm"
@@ -27,8 +30,16 @@ type Check struct {
 	Detail, Fix string
 }
 
+// Options adds the checks that need more than the configuration.
+type Options struct {
+	// MCP starts every enabled MCP server, lists its tools, refreshes its
+	// cached list and checks the app built from it (engine.RefreshMCP);
+	// nil skips the MCP checks.
+	MCP func(ctx context.Context, cfg config.Config) []mcp.Refreshed
+}
+
 // Run performs every check; it never stops at the first failure.
-func Run(ctx context.Context, cfg config.Config) []Check {
+func Run(ctx context.Context, cfg config.Config, opts Options) []Check {
 	var out []Check
 	src := "built-in defaults (no config file)"
 	if cfg.File != "" {
@@ -87,7 +98,41 @@ func Run(ctx context.Context, cfg config.Config) []Check {
 			out = append(out, Check{Name: name, OK: true, Detail: "installed"})
 		}
 	}
-	return append(out, dataDir(cfg.DataDir)...)
+	out = append(out, dataDir(cfg.DataDir)...)
+	if opts.MCP != nil {
+		out = append(out, mcpChecks(opts.MCP(ctx, cfg), cfg)...)
+	}
+	return out
+}
+
+// mcpChecks says, for each enabled MCP server, whether it started and
+// listed its tools, and what became of its cached list.
+func mcpChecks(rs []mcp.Refreshed, cfg config.Config) []Check {
+	var out []Check
+	where := cfg.File
+	if where == "" {
+		where = "the configuration"
+	}
+	for _, r := range rs {
+		name := "MCP server " + r.App
+		if r.Err != nil {
+			fix := fmt.Sprintf("check mcp.%s in %s; its command must start an MCP server that speaks stdio (or its url one that speaks streamable HTTP)", r.App, where)
+			if r.Server != "" {
+				fix = fmt.Sprintf("fix mcp.%s in %s to fit the tools the server lists (see the detail)", r.App, where)
+			}
+			out = append(out, Check{Name: name, Detail: r.Err.Error(), Fix: fix})
+			continue
+		}
+		cache := "tool list cached"
+		switch {
+		case r.Changed:
+			cache = "tool list changed since it was cached; cache refreshed (a running bulkhead uses it once it starts again)"
+		case r.Cached:
+			cache = "cached tool list up to date"
+		}
+		out = append(out, Check{Name: name, OK: true, Detail: fmt.Sprintf("%s %s, %d tools; %s", r.Server, r.Version, r.Tools, cache)})
+	}
+	return out
 }
 
 func dataDir(dir string) []Check {

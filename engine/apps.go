@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
@@ -29,38 +32,23 @@ var Packs = map[string][]string{
 //
 // MCP servers (config mcp:) are installed when enable names them or holds
 // the pack "mcp" (every configured server); configuring one alone does not
-// install it. Each is started once, in parallel, to list its tools (at
-// most mcp.DefaultStartTimeout), then stopped: its spokes start their own
-// instances on first use. The catalog is the built-in one plus the entries
-// the enabled servers declare. A server that cannot be installed is an
-// error, like an unknown name.
-func Install(enable []string, workspace string, servers map[string]config.MCPServer, log *slog.Logger) (*apps.Registry, error) {
-	var names []string
-	for _, e := range enable {
-		if e == "none" {
-			continue
-		}
-		if e == "mcp" {
-			for n := range servers {
-				names = append(names, n)
-			}
-			continue
-		}
-		if pack, ok := Packs[e]; ok {
-			names = append(names, pack...)
-		} else {
-			names = append(names, e)
-		}
-	}
-	slices.Sort(names)
-	names = slices.Compact(names)
+// install it. A server whose tool list is in cache, for its current
+// configuration, is not started: its app is built from the cached list,
+// and its spokes start their own instances on first use (a turn that
+// routes to it). The others are started once, in parallel, to list their
+// tools (at most mcp.DefaultStartTimeout), then stopped, and their lists
+// are cached; a nil cache lists every server at every start. The catalog
+// is the built-in one plus the entries the enabled servers declare. A
+// server that cannot be installed is an error, like an unknown name.
+func Install(enable []string, workspace string, servers map[string]config.MCPServer, cache *mcp.Cache, log *slog.Logger) (*apps.Registry, error) {
+	names := enabled(enable, servers)
 	demos := map[string]apps.App{}
 	for _, a := range demo.Apps() {
 		demos[a.Manifest().Name] = a
 	}
 	var list []apps.App
 	var errs []error
-	mcpApps, cat, err := installMCP(names, servers, log)
+	mcpApps, cat, err := installMCP(names, servers, cache, log)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -93,15 +81,96 @@ func Install(enable []string, workspace string, servers map[string]config.MCPSer
 	return apps.NewRegistry(cat, append(list, mcpApps...)...)
 }
 
-// installMCP starts the enabled MCP servers to build their apps, over the
-// built-in catalog extended by their entries.
-func installMCP(names []string, servers map[string]config.MCPServer, log *slog.Logger) ([]apps.App, *apps.Catalog, error) {
+// MCPCache is where the engine caches MCP servers' tool lists: the
+// directory mcp-cache in the data directory, a JSON file per app.
+func MCPCache(dataDir string) *mcp.Cache { return mcp.NewCache(filepath.Join(dataDir, "mcp-cache")) }
+
+// RefreshMCP lists the tools of every enabled MCP server live (each
+// started once, in parallel, then stopped), refreshes their cached lists
+// in the data directory, and checks each app as Install would; results
+// are sorted by app. `bulkhead doctor` runs it.
+func RefreshMCP(ctx context.Context, cfg config.Config) []mcp.Refreshed {
+	var out []mcp.Refreshed
+	cfgs, cat, err := mcpServers(enabled(cfg.Enable, cfg.MCP), cfg.MCP)
+	if err != nil {
+		out = append(out, mcp.Refreshed{App: "mcp", Err: err})
+	}
+	if cat == nil {
+		return out
+	}
+	cache := MCPCache(cfg.DataDir)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for n, s := range cfgs {
+		wg.Go(func() {
+			r := mcp.Refresh(ctx, n, s, cat, cache, nil)
+			mu.Lock()
+			out = append(out, r)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	slices.SortFunc(out, func(x, y mcp.Refreshed) int { return strings.Compare(x.App, y.App) })
+	return out
+}
+
+// enabled resolves packs and names to the sorted app names.
+func enabled(enable []string, servers map[string]config.MCPServer) []string {
+	var names []string
+	for _, e := range enable {
+		if e == "none" {
+			continue
+		}
+		if e == "mcp" {
+			for n := range servers {
+				names = append(names, n)
+			}
+			continue
+		}
+		if pack, ok := Packs[e]; ok {
+			names = append(names, pack...)
+		} else {
+			names = append(names, e)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// installMCP installs the enabled MCP servers as apps (from cache where it
+// can), over the built-in catalog extended by their entries.
+func installMCP(names []string, servers map[string]config.MCPServer, cache *mcp.Cache, log *slog.Logger) ([]apps.App, *apps.Catalog, error) {
+	cfgs, cat, err := mcpServers(names, servers)
+	if cat == nil {
+		return nil, nil, err
+	}
+	errs := []error{err}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var out []apps.App
+	for n, s := range cfgs {
+		wg.Go(func() {
+			a, err := mcp.Open(n, s, cat, cache, log)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			out = append(out, a)
+		})
+	}
+	wg.Wait()
+	return out, cat, errors.Join(errs...)
+}
+
+// mcpServers turns the enabled servers' config into mcp.Server, and builds
+// the catalog: the built-in one plus the entries they declare. A nil
+// catalog means none could be built.
+func mcpServers(names []string, servers map[string]config.MCPServer) (map[string]mcp.Server, *apps.Catalog, error) {
 	builtin := map[string]bool{"files": true, "notes": true, "shell": true, "clock": true, "calc": true}
 	for _, a := range demo.Apps() {
 		builtin[a.Manifest().Name] = true
-	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
 	}
 	entries := apps.Default().List()
 	cfgs := map[string]mcp.Server{}
@@ -135,21 +204,5 @@ func installMCP(names []string, servers map[string]config.MCPServer, log *slog.L
 	if err != nil {
 		return nil, nil, errors.Join(append(errs, err)...)
 	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var out []apps.App
-	for n, s := range cfgs {
-		wg.Go(func() {
-			a, err := mcp.New(n, s, cat, log)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
-			out = append(out, a)
-		})
-	}
-	wg.Wait()
-	return out, cat, errors.Join(errs...)
+	return cfgs, cat, errors.Join(errs...)
 }

@@ -91,7 +91,7 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		}
 	}
 
-	if e.Apps, err = Install(cfg.Enable, cfg.Workspace, cfg.MCP, log.With("component", "mcp")); err != nil {
+	if e.Apps, err = Install(cfg.Enable, cfg.Workspace, cfg.MCP, MCPCache(cfg.DataDir), log.With("component", "mcp")); err != nil {
 		e.Close()
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // MarkerPrefix begins every marker, the text that replaces a masked span.
@@ -36,11 +37,11 @@ func Marker(kinds ...string) string {
 const maxMarker = 240
 
 // markerRE is any marker, of this version or an earlier one.
-var markerRE = regexp.MustCompile(`\[masked: [^\[\]\n]{1,400}\]`)
+var markerRE = lazyRegexp(`\[masked: [^\[\]\n]{1,400}\]`)
 
 // IsMasked says whether s holds a marker: whether part of it was masked.
 func IsMasked(s string) bool {
-	return strings.Contains(s, MarkerPrefix) && markerRE.MatchString(s)
+	return strings.Contains(s, MarkerPrefix) && markerRE().MatchString(s)
 }
 
 // Markers returns where each marker in s is, as pairs of byte offsets
@@ -49,7 +50,7 @@ func Markers(s string) [][]int {
 	if !strings.Contains(s, MarkerPrefix) {
 		return nil
 	}
-	return markerRE.FindAllStringIndex(s, -1)
+	return markerRE().FindAllStringIndex(s, -1)
 }
 
 // markerName is kind as a marker may name it.
@@ -162,4 +163,10 @@ func between(marks [][]int, start, end, n int) (lo, hi int) {
 		hi = marks[j][0]
 	}
 	return max(0, min(lo, start)), min(n, max(hi, end))
+}
+
+// lazyRegexp compiles expr on first use, so that a process that never
+// needs it does not pay for it at start.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -3,7 +3,9 @@ package guard
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // A rule is one way of writing instruction-like text, matched against the
@@ -21,6 +23,7 @@ type rule struct {
 	near   []string // if set, tried only where one of these is within nearIn
 	nearIn int      // bytes near looks at (reach if 0)
 	reach  int      // bytes it reads at most (more than it can match), if not short
+	expr   string   // what it matches, anchored where it is tried
 	re     *regexp.Regexp
 }
 
@@ -48,79 +51,83 @@ var (
 var rules = []rule{
 	// addresses the assistant
 	{kind: KindAddresses, words: []string{"dear", "hello", "hi", "hey", "greetings"},
-		re: anchored(`(?:dear|hello|hi|hey|greetings),?\s(?:the\s)?` + target + `\b`)},
+		expr: `(?:dear|hello|hi|hey|greetings),?\s(?:the\s)?` + target + `\b`},
 	{kind: KindAddresses, words: []string{"instruction", "instructions", "note", "notes", "message", "messages"},
-		re: anchored(`(?:instruction|note|message)s?\s(?:to|for)\sthe\s(?:assistant|ai|model|agent)\b`)},
+		expr: `(?:instruction|note|message)s?\s(?:to|for)\sthe\s(?:assistant|ai|model|agent)\b`},
 	{kind: KindAddresses, words: []string{"assistant", "ai", "model", "chatbot", "llm"},
-		re: anchored(`(?:assistant|ai|model|chatbot|llm)\s?[,:!]`)},
+		expr: `(?:assistant|ai|model|chatbot|llm)\s?[,:!]`},
 	{kind: KindAddresses, words: []string{"the"}, must: []string{"the assistant "},
-		re: anchored(`the assistant (?:must|should|shall|needs to)\b`)},
+		expr: `the assistant (?:must|should|shall|needs to)\b`},
 	{kind: KindAddresses, words: []string{"you"}, must: []string{"you are now ", "you now ", "you will now ", "you must ", "you shall "},
-		re: anchored(`you (?:are now|now|will now|must now|must|shall) (?:obey\b|act as (?:an? |the )?(?:ai|assistant|model|agent|system|admin|root|developer|dan)\b|(?:in|entering) (?:developer|dan|god|jailbreak|unrestricted) mode|jailbroken|unrestricted|free (?:from|of) (?:all |any |your )?(?:rules|restrictions|guidelines|filters))`)},
+		expr: `you (?:are now|now|will now|must now|must|shall) (?:obey\b|act as (?:an? |the )?(?:ai|assistant|model|agent|system|admin|root|developer|dan)\b|(?:in|entering) (?:developer|dan|god|jailbreak|unrestricted) mode|jailbroken|unrestricted|free (?:from|of) (?:all |any |your )?(?:rules|restrictions|guidelines|filters))`},
 
 	// overrides instructions
 	{kind: KindOverrides, words: []string{"ignore", "ignoring", "disregard", "disregarding", "forget", "forgetting", "override", "overriding"}, reach: 320, near: orders,
-		re: anchored(`(?:ignor(?:e|ing)|disregard(?:ing)?|forget(?:ting)?|overrid(?:e|ing))\b` + dot + `{0,30}\b(?:previous|prior|above|earlier|all|any|your|preceding|former|system|original|initial)\b` + dot + `{0,20}\b(?:instructions?|rules?|prompts?|directions?|guidelines?|directives?|guardrails?)`)},
+		expr: `(?:ignor(?:e|ing)|disregard(?:ing)?|forget(?:ting)?|overrid(?:e|ing))\b` + dot + `{0,30}\b(?:previous|prior|above|earlier|all|any|your|preceding|former|system|original|initial)\b` + dot + `{0,20}\b(?:instructions?|rules?|prompts?|directions?|guidelines?|directives?|guardrails?)`},
 	{kind: KindOverrides, words: []string{"do", "don", "never"}, must: []string{"do not ", "don't ", "dont ", "never "}, reach: 320, near: orders,
-		re: anchored(`(?:do not|don'?t|never) (?:follow|obey)\b` + dot + `{0,30}\b(?:previous|prior|original|earlier|above|your|system)\b` + dot + `{0,20}\b(?:instructions?|rules?|prompts?)`)},
+		expr: `(?:do not|don'?t|never) (?:follow|obey)\b` + dot + `{0,30}\b(?:previous|prior|original|earlier|above|your|system)\b` + dot + `{0,20}\b(?:instructions?|rules?|prompts?)`},
 
 	// claims a role
-	{kind: KindRole, line: true, near: roles, nearIn: 48, re: anchored(lead + deco + `[ \t]?[\[(<]?` + who + `[\])>]?` + deco + `[ \t]?` + deco + `:`)},
-	{kind: KindRole, line: true, near: roles, nearIn: 48, re: anchored(`[ \t]?(?:>[ \t]?){0,8}#{1,6}[ \t]?` + deco + who + deco + `[ \t]?:?[ \t]?\z`)},
-	{kind: KindRole, line: true, near: roles, nearIn: 48, re: anchored(lead + deco + `[\[(]` + who + `[\])]`)},
-	{kind: KindRole, reach: 48, bytes: "[", near: []string{"inst", "sys", "developer", "assistant"}, re: anchored(`\[/?(?:inst|sys|system|developer|assistant)(?:[ \t](?:prompt|message|instructions?|note|override))?\]`)},
-	{kind: KindRole, reach: 48, bytes: "<", near: []string{"sys", "developer", "im_", "assistant", "user", "endoftext", "begin_of", "header_id", "eot_id", "eom_id", "_turn"}, re: anchored(`</?\|?(?:system|developer|im_start|im_end|im_sep|assistant|user|endoftext|begin_of_text|start_header_id|end_header_id|eot_id|eom_id)\|?>|</?(?:start_of_turn|end_of_turn)>|<</?sys>>`)},
-	{kind: KindRole, reach: 48, bytes: "(", re: anchored(`\((?:system|developer|assistant)(?:[ \t](?:prompt|message))?\)\s?:`)},
+	{kind: KindRole, line: true, near: roles, nearIn: 48, expr: lead + deco + `[ \t]?[\[(<]?` + who + `[\])>]?` + deco + `[ \t]?` + deco + `:`},
+	{kind: KindRole, line: true, near: roles, nearIn: 48, expr: `[ \t]?(?:>[ \t]?){0,8}#{1,6}[ \t]?` + deco + who + deco + `[ \t]?:?[ \t]?\z`},
+	{kind: KindRole, line: true, near: roles, nearIn: 48, expr: lead + deco + `[\[(]` + who + `[\])]`},
+	{kind: KindRole, reach: 48, bytes: "[", near: []string{"inst", "sys", "developer", "assistant"}, expr: `\[/?(?:inst|sys|system|developer|assistant)(?:[ \t](?:prompt|message|instructions?|note|override))?\]`},
+	{kind: KindRole, reach: 48, bytes: "<", near: []string{"sys", "developer", "im_", "assistant", "user", "endoftext", "begin_of", "header_id", "eot_id", "eom_id", "_turn"}, expr: `</?\|?(?:system|developer|im_start|im_end|im_sep|assistant|user|endoftext|begin_of_text|start_header_id|end_header_id|eot_id|eom_id)\|?>|</?(?:start_of_turn|end_of_turn)>|<</?sys>>`},
+	{kind: KindRole, reach: 48, bytes: "(", expr: `\((?:system|developer|assistant)(?:[ \t](?:prompt|message))?\)\s?:`},
 	{kind: KindRole, words: []string{"system", "developer"},
-		re: anchored(`(?:system|developer) (?:prompt|message|instructions?|override|update|note|mode)\s?:`)},
+		expr: `(?:system|developer) (?:prompt|message|instructions?|override|update|note|mode)\s?:`},
 
 	// tool-call syntax
-	{kind: KindToolCall, reach: 48, bytes: "<", must: []string{"<tool", "</tool", "<function", "</function"}, re: anchored(`</?(?:tool_calls?|function_calls?|tool_use)>`)},
-	{kind: KindToolCall, reach: 48, bytes: "[", re: anchored(`\[tool_calls\]`)},
-	{kind: KindToolCall, reach: 48, bytes: `"`, must: []string{`"function`, `"tool`}, re: anchored(`"(?:function|tool)_?(?:call|name)s?"\s?:`)},
-	{kind: KindToolCall, words: []string{"request_functionality"}, re: anchored(`request_functionality\s?\(`)},
+	{kind: KindToolCall, reach: 48, bytes: "<", must: []string{"<tool", "</tool", "<function", "</function"}, expr: `</?(?:tool_calls?|function_calls?|tool_use)>`},
+	{kind: KindToolCall, reach: 48, bytes: "[", expr: `\[tool_calls\]`},
+	{kind: KindToolCall, reach: 48, bytes: `"`, must: []string{`"function`, `"tool`}, expr: `"(?:function|tool)_?(?:call|name)s?"\s?:`},
+	{kind: KindToolCall, words: []string{"request_functionality"}, expr: `request_functionality\s?\(`},
 
 	// prompt delimiter
-	{kind: KindDelimiter, line: true, near: []string{"instruction", "prompt", "system"}, must: []string{"###", "=====", "-----", "*****", "~~~~~", " ###", " =====", " -----", " *****", " ~~~~~"}, re: anchored(`[ \t]?(?:#{3,}|={5,}|-{5,}|\*{5,}|~{5,})[ \t]?(?:new |end of |begin |updated )?(?:instructions?|prompt|system)`)},
-	{kind: KindDelimiter, words: []string{"begin", "end"}, re: anchored(`(?:begin|end) (?:of )?(?:the )?(?:system prompt|instructions)\b`)},
+	{kind: KindDelimiter, line: true, near: []string{"instruction", "prompt", "system"}, must: []string{"###", "=====", "-----", "*****", "~~~~~", " ###", " =====", " -----", " *****", " ~~~~~"}, expr: `[ \t]?(?:#{3,}|={5,}|-{5,}|\*{5,}|~{5,})[ \t]?(?:new |end of |begin |updated )?(?:instructions?|prompt|system)`},
+	{kind: KindDelimiter, words: []string{"begin", "end"}, expr: `(?:begin|end) (?:of )?(?:the )?(?:system prompt|instructions)\b`},
 
 	// adaptive phrase
-	{kind: KindAdaptive, words: []string{"there"}, must: []string{"there are no ", "there is no "}, re: anchored(`there (?:are|is) no (?:conflicting|contradicting|contradictory) instructions?`)},
+	{kind: KindAdaptive, words: []string{"there"}, must: []string{"there are no ", "there is no "}, expr: `there (?:are|is) no (?:conflicting|contradicting|contradictory) instructions?`},
 
 	// standing order
 	{kind: KindStanding, words: []string{"from", "for", "in", "always", "remember"}, reach: 384,
 		must: []string{"from now on", "for all ", "for every ", "in every ", "in all ", "always", "remember "},
 		near: []string{"answer", "respond", "reply", "include", "add", "cc", "send", "forward", "copy", "mention", "future", "later", "subsequent"},
-		re:   anchored(`(?:from now on|for all future|in every later|always)\b` + dot + `{0,60}\b(?:answer|respond|reply|include|add|b?cc|send|forward|copy|mention)\b|remember (?:this |that )?for (?:all )?(?:future|later|subsequent)\b|(?:in|for) (?:all|every) (?:future|later|subsequent) (?:sessions?|conversations?|chats?|queries|requests|emails?)\b`)},
+		expr: `(?:from now on|for all future|in every later|always)\b` + dot + `{0,60}\b(?:answer|respond|reply|include|add|b?cc|send|forward|copy|mention)\b|remember (?:this |that )?for (?:all )?(?:future|later|subsequent)\b|(?:in|for) (?:all|every) (?:future|later|subsequent) (?:sessions?|conversations?|chats?|queries|requests|emails?)\b`},
 
 	// directs an action (reported, never masked)
 	{kind: KindDirects, words: []string{"fetch", "forward", "email", "send", "delete", "remove", "transfer", "pay", "wire"}, reach: 640,
 		near: []string{"@", "email"},
-		re:   anchored(`(?:fetch|forward|email|send|delete|remove|transfer|pay|wire)\b` + dot + `{0,80}\b(?:to [\w.+-]{1,64}@[\w-]{1,63}\.[\w.]{1,63}|this email|both emails|the email you sent)`)},
+		expr: `(?:fetch|forward|email|send|delete|remove|transfer|pay|wire)\b` + dot + `{0,80}\b(?:to [\w.+-]{1,64}@[\w-]{1,63}\.[\w.]{1,63}|this email|both emails|the email you sent)`},
 }
 
 // squeezed finds an override written as one word ("ignoreallpreviousinstructions",
 // or letters spaced out with no wider gap between the words); it is tried
 // on long words that hold one of squeezedHints.
-var (
-	squeezed      = regexp.MustCompile(`(?:ignor(?:e|ing)|disregard|forget|overrid(?:e|ing))(?:all|any|your|the|my|previous|prior|above|earlier|preceding|system|original)+(?:instructions?|rules?|prompts?|directions?|guidelines?)`)
-	squeezedHints = []string{"ignor", "disregard", "forget", "overrid"}
-)
+const squeezed = `(?:ignor(?:e|ing)|disregard|forget|overrid(?:e|ing))(?:all|any|your|the|my|previous|prior|above|earlier|preceding|system|original)+(?:instructions?|rules?|prompts?|directions?|guidelines?)`
+
+var squeezedHints = []string{"ignor", "disregard", "forget", "overrid"}
 
 const minSqueezed = 16
 
-func anchored(expr string) *regexp.Regexp { return regexp.MustCompile(`\A(?:` + expr + `)`) }
-
-// Where each rule is tried.
-var (
+// ruleSet is the rules compiled, and where each is tried.
+type ruleSet struct {
+	rules     []rule
 	lineRules []int
-	wordRules = map[string][]int{}
+	wordRules map[string][]int
 	byteRules [256][]int
-)
+	squeezed  *regexp.Regexp
+}
 
-func init() {
-	for i := range rules {
-		r := &rules[i]
+// compiled builds the rule set on first use: compiling the rules takes
+// milliseconds that a process which never reads an app's output (bulkhead
+// version, doctor) should not pay at start.
+var compiled = sync.OnceValue(func() *ruleSet {
+	rs := &ruleSet{rules: slices.Clone(rules), wordRules: map[string][]int{}, squeezed: regexp.MustCompile(squeezed)}
+	for i := range rs.rules {
+		r := &rs.rules[i]
+		r.re = regexp.MustCompile(`\A(?:` + r.expr + `)`)
 		if r.reach == 0 {
 			r.reach = short
 		}
@@ -128,16 +135,17 @@ func init() {
 			r.nearIn = r.reach
 		}
 		if r.line {
-			lineRules = append(lineRules, i)
+			rs.lineRules = append(rs.lineRules, i)
 		}
 		for _, w := range r.words {
-			wordRules[w] = append(wordRules[w], i)
+			rs.wordRules[w] = append(rs.wordRules[w], i)
 		}
 		for _, b := range []byte(r.bytes) {
-			byteRules[b] = append(byteRules[b], i)
+			rs.byteRules[b] = append(rs.byteRules[b], i)
 		}
 	}
-}
+	return rs
+})
 
 // checkEvery is how many bytes match reads between looks at its context.
 const checkEvery = 64 << 10
@@ -146,6 +154,8 @@ const checkEvery = 64 << 10
 // a rule's matches do not overlap, and none crosses a line break. It
 // stops when ctx ends.
 func match(ctx context.Context, s string, found func(kind string, start, end int)) error {
+	rs := compiled()
+	rules := rs.rules
 	state := make([]ruleState, len(rules))
 	for i := range state {
 		state[i].occ = make([]int, len(rules[i].near))
@@ -181,13 +191,13 @@ func match(ctx context.Context, s string, found func(kind string, start, end int
 			check = i + checkEvery
 		}
 		if i == 0 || s[i-1] == '\n' {
-			for _, ri := range lineRules {
+			for _, ri := range rs.lineRules {
 				try(ri, i)
 			}
 		}
 		c := s[i]
 		if !isWordByte(c) {
-			for _, ri := range byteRules[c] {
+			for _, ri := range rs.byteRules[c] {
 				try(ri, i)
 			}
 			i++
@@ -198,11 +208,11 @@ func match(ctx context.Context, s string, found func(kind string, start, end int
 			j++
 		}
 		w := s[i:j]
-		for _, ri := range wordRules[w] {
+		for _, ri := range rs.wordRules[w] {
 			try(ri, i)
 		}
 		if len(w) >= minSqueezed && containsAny(w, squeezedHints) {
-			for _, m := range squeezed.FindAllStringIndex(w, -1) {
+			for _, m := range rs.squeezed.FindAllStringIndex(w, -1) {
 				found(KindOverrides, i+m[0], i+m[1])
 			}
 		}

@@ -3,7 +3,6 @@ package hub
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -21,7 +20,7 @@ type OwnerMemory struct {
 	Record    *OwnerMemory     `json:"record,omitempty"`
 }
 
-var appNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+var appNameRE = lazyRegexp(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
 // MemoryOwners lists whose memory the data directory holds: "hub" first,
 // then every app with a namespace or a record at the hub, sorted.
@@ -181,7 +180,7 @@ func (o *Operator) ownerNamespace(owner string) (*memory.Namespace, string, erro
 		ns, err := o.store.Namespace(hubOwner)
 		return ns, "", err
 	}
-	if !appNameRE.MatchString(owner) {
+	if !appNameRE().MatchString(owner) {
 		return nil, "", fmt.Errorf("%q is neither \"hub\" nor an app name", owner)
 	}
 	ns, err := o.store.Namespace("spoke/" + owner)

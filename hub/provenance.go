@@ -3,7 +3,6 @@ package hub
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,7 +156,7 @@ func (l *ledger) addValues(source, via, scope string, rank int, texts []string, 
 		if o.wholeOnly {
 			continue
 		}
-		for _, a := range reAtom.FindAllString(n, 64) {
+		for _, a := range reAtom().FindAllString(n, 64) {
 			if k, ok := atomKey(a); ok {
 				o.atoms[k] = true
 			}
@@ -198,7 +197,7 @@ func (o *origin) embedded(n string) bool {
 			return true
 		}
 	}
-	for _, a := range reAtom.FindAllString(n, 16) {
+	for _, a := range reAtom().FindAllString(n, 16) {
 		if k, ok := atomKey(a); ok && o.atoms[k] {
 			return true
 		}
@@ -322,7 +321,7 @@ func (l *ledger) typedAnywhere(leaf any) bool {
 // to a place the user never named.
 func (l *ledger) untypedAtoms(s, app string) []string {
 	var out []string
-	for _, a := range reAtom.FindAllString(normSpace(s), 16) {
+	for _, a := range reAtom().FindAllString(normSpace(s), 16) {
 		k, ok := atomKey(a)
 		if !ok {
 			continue
@@ -378,12 +377,12 @@ func walkLeaves(v any, path string, fn func(path, top string, leaf any)) {
 
 // reAtom finds values that decide where something goes: e-mail
 // addresses, URLs and paths (any script's letters).
-var reAtom = regexp.MustCompile(`[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)+|[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s"'<>]+|(?:~|\.{1,2})?/[\p{L}\p{N}._@%+~\-]+(?:/[\p{L}\p{N}._@%+~\-]+)*`)
+var reAtom = lazyRegexp(`[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)+|[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s"'<>]+|(?:~|\.{1,2})?/[\p{L}\p{N}._@%+~\-]+(?:/[\p{L}\p{N}._@%+~\-]+)*`)
 
 var (
-	reEmail = regexp.MustCompile(`^[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)+$`)
-	reURL   = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/?#\s]*)(.*)$`)
-	rePath  = regexp.MustCompile(`^(?:~|\.{1,2})?/[^\s]*$|^[\p{L}\p{N}._\-]+(?:/[\p{L}\p{N}._\-]+)+$`)
+	reEmail = lazyRegexp(`^[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)+$`)
+	reURL   = lazyRegexp(`^([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/?#\s]*)(.*)$`)
+	rePath  = lazyRegexp(`^(?:~|\.{1,2})?/[^\s]*$|^[\p{L}\p{N}._\-]+(?:/[\p{L}\p{N}._\-]+)+$`)
 )
 
 // atomKey is the normalised form of an address, a URL or a path: an
@@ -392,12 +391,12 @@ var (
 func atomKey(s string) (string, bool) {
 	s = strings.TrimRight(s, ".,;:!?)")
 	switch {
-	case reEmail.MatchString(s):
+	case reEmail().MatchString(s):
 		return "mail:" + strings.ToLower(s), true
-	case reURL.MatchString(s):
-		m := reURL.FindStringSubmatch(s)
+	case reURL().MatchString(s):
+		m := reURL().FindStringSubmatch(s)
 		return "url:" + strings.ToLower(m[1]+m[2]) + strings.TrimSuffix(m[3], "/"), true
-	case rePath.MatchString(s):
+	case rePath().MatchString(s):
 		return "path:" + strings.TrimPrefix(s, "./"), true
 	}
 	return "", false
@@ -485,20 +484,20 @@ func lastRune(s string) rune  { r, _ := utf8.DecodeLastRuneInString(s); return r
 
 // reToken splits a text into tokens for numbers: runs without spaces or
 // brackets and quotes.
-var reToken = regexp.MustCompile(`[^\s()\[\]{}<>"'“”‘’]+`)
+var reToken = lazyRegexp(`[^\s()\[\]{}<>"'“”‘’]+`)
 
 // reWholeNumber is a token that is one number: "85", "$1,250.50", "-3",
 // "12.5", "85€", "31%"; thousands separated by commas in groups of three.
-var reWholeNumber = regexp.MustCompile(`^[$€£¥]?(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)[€$£¥%]?$`)
+var reWholeNumber = lazyRegexp(`^[$€£¥]?(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)[€$£¥%]?$`)
 
 // tokenNumbers lists the canonical form of every number that stands as a
 // whole token of a text ("2024" is not one in "2024-05-12", nor "3" in
 // "Q3").
 func tokenNumbers(s string) []string {
 	var out []string
-	for _, tok := range reToken.FindAllString(s, 512) {
+	for _, tok := range reToken().FindAllString(s, 512) {
 		tok = strings.TrimRight(tok, ".,;:!?")
-		m := reWholeNumber.FindStringSubmatch(tok)
+		m := reWholeNumber().FindStringSubmatch(tok)
 		if m == nil {
 			continue
 		}
@@ -530,12 +529,12 @@ func leafValues(value json.RawMessage) (texts, nums []string) {
 }
 
 // reJSONEscape is one escape of a JSON string.
-var reJSONEscape = regexp.MustCompile(`\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])`)
+var reJSONEscape = lazyRegexp(`\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])`)
 
 // unescapeJSON decodes the JSON escapes in text, as a model reading it
 // would.
 func unescapeJSON(text string) string {
-	return reJSONEscape.ReplaceAllStringFunc(text, func(m string) string {
+	return reJSONEscape().ReplaceAllStringFunc(text, func(m string) string {
 		var s string
 		if json.Unmarshal([]byte(`"`+m+`"`), &s) != nil {
 			return m

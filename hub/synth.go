@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -44,7 +43,7 @@ func (r *refs) add(app, text string) string {
 }
 
 // reRef finds a reference in the model's answer.
-var reRef = regexp.MustCompile(`\{\{\s*r(\d+)\s*\}\}`)
+var reRef = lazyRegexp(`\{\{\s*r(\d+)\s*\}\}`)
 
 // maxRefRunes bounds the text one reference puts into the answer; the
 // results card has the rest.
@@ -69,16 +68,16 @@ func (r *refs) render(n int) string {
 
 // substitute replaces every reference in s.
 func (r *refs) substitute(s string) string {
-	return reRef.ReplaceAllStringFunc(s, func(m string) string {
+	return reRef().ReplaceAllStringFunc(s, func(m string) string {
 		var n int
-		fmt.Sscanf(reRef.FindStringSubmatch(m)[1], "%d", &n)
+		fmt.Sscanf(reRef().FindStringSubmatch(m)[1], "%d", &n)
 		return r.render(n)
 	})
 }
 
 // reSafeScalar is a string that cannot carry words: a number, a date, a
 // time.
-var reSafeScalar = regexp.MustCompile(`^[0-9][0-9:.,+\-TZ/ ]{0,39}$`)
+var reSafeScalar = lazyRegexp(`^[0-9][0-9:.,+\-TZ/ ]{0,39}$`)
 
 // synthesisView is what the synthesis model reads of the results: the
 // typed values with free text replaced by references.
@@ -131,7 +130,7 @@ func refValue(s map[string]any, v any, app string, rf *refs) any {
 		}
 		return out
 	case string:
-		if apps.ClosedText(s) || reSafeScalar.MatchString(t) {
+		if apps.ClosedText(s) || reSafeScalar().MatchString(t) {
 			return t
 		}
 		return rf.add(app, t)

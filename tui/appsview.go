@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,6 +30,12 @@ type AppSwitch interface {
 type mcpTools interface {
 	Tools() []mcp.ToolInfo
 	Remote() bool
+}
+
+// mcpRefresher is an MCP app whose tool list can be listed live again
+// (*mcp.App): it starts the server, lists and caches its tools.
+type mcpRefresher interface {
+	Refresh(ctx context.Context) mcp.Refreshed
 }
 
 // appInfo is one row of the apps screen, read off the UI loop.
@@ -123,6 +130,27 @@ func toggleApp(o Options, b Backend, name string, on bool) tea.Cmd {
 	}
 }
 
+// refreshApp lists an MCP app's tools live (off the UI loop: it starts the
+// server) and says what changed.
+func refreshApp(o Options, b Backend, name string) tea.Cmd {
+	return func() tea.Msg {
+		a, _ := o.Registry.App(name)
+		r := a.(mcpRefresher).Refresh(context.Background())
+		msg := readApps(o, b)
+		switch {
+		case r.Err != nil:
+			msg.msg, msg.msgErr = fmt.Sprintf("could not refresh %s: %v", name, r.Err), true
+		case r.Stale:
+			msg.msg = fmt.Sprintf("%s: %s %s lists other tools now (%d); saved — start bulkhead again to use them", name, r.Server, r.Version, r.Tools)
+		case r.Changed:
+			msg.msg = fmt.Sprintf("%s: %s %s, %d tools, the same functions; tool list refreshed", name, r.Server, r.Version, r.Tools)
+		default:
+			msg.msg = fmt.Sprintf("%s: %s %s, %d tools; unchanged", name, r.Server, r.Version, r.Tools)
+		}
+		return msg
+	}
+}
+
 func onOff(on bool, yes, no string) string {
 	if on {
 		return yes
@@ -200,8 +228,27 @@ func (m *Model) appsKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		a := v.list[v.cursor]
 		return toggleApp(m.opts, m.b, a.name, !a.on)
+	case "r":
+		if v.cursor >= len(v.list) || !v.refreshable(m.opts) {
+			v.msg, v.msgErr = "r lists an MCP app's tools again; this app has no server", true
+			return nil
+		}
+		name := v.list[v.cursor].name
+		v.msg, v.msgErr = "listing "+name+"'s tools (the server starts)…", false
+		return refreshApp(m.opts, m.b, name)
 	}
 	return nil
+}
+
+// refreshable reports whether the selected app is an MCP app that r can
+// refresh.
+func (v *appsView) refreshable(o Options) bool {
+	if v.cursor >= len(v.list) || o.Registry == nil {
+		return false
+	}
+	a, _ := o.Registry.App(v.list[v.cursor].name)
+	_, ok := a.(mcpRefresher)
+	return ok
 }
 
 var appCols = []column{
@@ -301,6 +348,9 @@ func (v *appsView) view(th theme, w, h int, working map[string]bool, canSwitch b
 		list = fitLines(list, w, lay.list)
 	}
 	keys := "↑/↓ move · space enable/disable · enter detail · esc close"
+	if v.cursor < len(v.list) && strings.HasPrefix(v.list[v.cursor].source, "MCP") {
+		keys = "↑/↓ move · space enable/disable · r refresh tools · enter detail · esc close"
+	}
 	if v.full {
 		keys = "↑/↓ scroll · enter/esc back"
 	}

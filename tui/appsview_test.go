@@ -1,9 +1,16 @@
 package tui
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/apps/calc"
+	"github.com/bulkhead-dev/bulkhead/apps/mcp"
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 )
 
 // The apps screen lists the installed apps with their source, effects
@@ -98,5 +105,74 @@ func TestAppsScreenWithoutASwitch(t *testing.T) {
 	d.key(keySpace)
 	if v := d.view(); !strings.Contains(v, "enable / disable is not available in this build") {
 		t.Fatalf("space without a switch:\n%s", v)
+	}
+}
+
+// refreshingMCP is an MCP app whose tool list r refreshes.
+type refreshingMCP struct {
+	fakeMCP
+	mu    sync.Mutex
+	calls int
+	next  mcp.Refreshed
+}
+
+func (f *refreshingMCP) Refresh(context.Context) mcp.Refreshed {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	return f.next
+}
+
+func (f *refreshingMCP) set(r mcp.Refreshed) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.next = r
+}
+
+// r on an MCP app lists its tools again (off the UI loop) and says what
+// changed; on another app it says there is no server to list.
+func TestAppsScreenRefreshesMCPTools(t *testing.T) {
+	t.Parallel()
+	f := &refreshingMCP{fakeMCP: newFakeMCP()}
+	r := newRig(t, replies(ollamatest.Text("x")))
+	reg, err := apps.NewRegistry(apps.Default(), calc.New(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := r.options()
+	opts.Registry = reg
+	d := newDriver(t, opts, 120, 40)
+	d.key(ctrl('a'))
+	d.idle()
+	d.key(char('r')) // calc
+	d.idle()
+	if v := d.view(); !strings.Contains(v, "this app has no server") || f.calls != 0 || strings.Contains(v, "r refresh tools") {
+		t.Fatalf("r on a built-in app: %d calls\n%s", f.calls, v)
+	}
+	d.key(keyDown) // docs_fs
+	if v := d.view(); !strings.Contains(v, "r refresh tools") {
+		t.Fatalf("the keys of an MCP app:\n%s", v)
+	}
+	for _, c := range []struct {
+		r    mcp.Refreshed
+		want string
+	}{
+		{mcp.Refreshed{App: "docs_fs", Server: "fs", Version: "1.0", Tools: 3, Cached: true}, "docs_fs: fs 1.0, 3 tools; unchanged"},
+		{mcp.Refreshed{App: "docs_fs", Server: "fs", Version: "1.1", Tools: 3, Cached: true, Changed: true}, "docs_fs: fs 1.1, 3 tools, the same functions; tool list refreshed"},
+		{mcp.Refreshed{App: "docs_fs", Server: "fs", Version: "2.0", Tools: 4, Cached: true, Changed: true, Stale: true}, "docs_fs: fs 2.0 lists other tools now (4); saved — start bulkhead again to use them"},
+		{mcp.Refreshed{App: "docs_fs", Err: errors.New("mcp docs_fs: could not start the MCP server")}, "could not refresh docs_fs: mcp docs_fs: could not start the MCP server"},
+	} {
+		f.set(c.r)
+		d.key(char('r'))
+		if v := d.view(); !strings.Contains(v, "listing docs_fs's tools (the server starts)…") {
+			t.Fatalf("while listing:\n%s", v)
+		}
+		d.idle()
+		if v := d.view(); !strings.Contains(v, c.want) {
+			t.Fatalf("want %q:\n%s", c.want, v)
+		}
+	}
+	if f.calls != 4 {
+		t.Fatalf("%d refreshes", f.calls)
 	}
 }

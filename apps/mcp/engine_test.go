@@ -1,6 +1,10 @@
 package mcp_test
 
 import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -20,7 +24,7 @@ func TestInstallMCPServers(t *testing.T) {
 		"beta": {Command: mcp.TestServer},
 	}
 	names := func(enable ...string) string {
-		reg, err := engine.Install(enable, t.TempDir(), servers, nil)
+		reg, err := engine.Install(enable, t.TempDir(), servers, nil, nil)
 		if err != nil {
 			t.Fatalf("%v: %v", enable, err)
 		}
@@ -35,7 +39,7 @@ func TestInstallMCPServers(t *testing.T) {
 	if got := names("mcp"); got != "alpha,beta" {
 		t.Fatalf("the mcp pack: %s", got)
 	}
-	reg, _ := engine.Install([]string{"alpha"}, t.TempDir(), servers, nil)
+	reg, _ := engine.Install([]string{"alpha"}, t.TempDir(), servers, nil, nil)
 	if f, ok := reg.Catalog().Get("test.shout"); !ok || f.Description != "Shout." || reg.Providers("test.shout")[0] != "alpha" {
 		t.Fatalf("catalog entry: %+v %v", f, reg.Providers("test.shout"))
 	}
@@ -44,9 +48,59 @@ func TestInstallMCPServers(t *testing.T) {
 		"gamma": {Command: "/nonexistent/server"},
 		"delta": {Command: mcp.TestServer, Tools: map[string]config.MCPTool{"write_note": {Effect: "read"}}},
 	} {
-		_, err := engine.Install([]string{name}, t.TempDir(), map[string]config.MCPServer{name: s}, nil)
+		_, err := engine.Install([]string{name}, t.TempDir(), map[string]config.MCPServer{name: s}, nil, nil)
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: want an error naming it, got %v", name, err)
 		}
+	}
+}
+
+// With a warm cache, engine.Install starts no MCP server: each was listed
+// once, by the first Install, and the apps are the same.
+func TestInstallFromTheCache(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "starts")
+	servers := map[string]config.MCPServer{
+		"alpha": {Command: mcp.TestServer, Args: []string{"-starts", log}, Tools: map[string]config.MCPTool{"echo": {Functionality: "test.shout"}},
+			Catalog: []config.MCPCatalogEntry{{Name: "test.shout", Description: "Shout.", Effect: "read",
+				Request:  map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}},
+				Response: map[string]any{"type": "object", "properties": map[string]any{"content": map[string]any{"type": "string"}}}}}},
+		"beta": {Command: mcp.TestServer, Args: []string{"-starts", log}},
+	}
+	cache := engine.MCPCache(dir)
+	count := func() int {
+		b, _ := os.ReadFile(log)
+		return strings.Count(string(b), "\n")
+	}
+	first, err := engine.Install([]string{"mcp"}, dir, servers, cache, nil)
+	if err != nil || count() != 2 {
+		t.Fatalf("cold: %v, %d starts", err, count())
+	}
+	second, err := engine.Install([]string{"mcp"}, dir, servers, cache, nil)
+	if err != nil || count() != 2 {
+		t.Fatalf("warm: %v, %d starts", err, count())
+	}
+	for _, name := range []string{"alpha", "beta"} {
+		a, _ := first.App(name)
+		b, _ := second.App(name)
+		if !reflect.DeepEqual(a.Manifest(), b.Manifest()) {
+			t.Errorf("%s: the cached app differs", name)
+		}
+	}
+	if second.Providers("test.shout")[0] != "alpha" {
+		t.Fatal("the catalog entry is provided from the cached app")
+	}
+	// doctor's refresh lists every enabled server live and keeps the cache.
+	rs := engine.RefreshMCP(context.Background(), config.Config{Enable: []string{"alpha", "beta"}, MCP: servers, DataDir: dir})
+	if len(rs) != 2 || rs[0].App != "alpha" || rs[1].App != "beta" || count() != 4 {
+		t.Fatalf("refresh: %+v, %d starts", rs, count())
+	}
+	for _, r := range rs {
+		if r.Err != nil || !r.Cached || r.Changed || r.Version != "1.0.0" {
+			t.Errorf("refresh %s: %+v", r.App, r)
+		}
+	}
+	if _, err := engine.Install([]string{"mcp"}, dir, servers, cache, nil); err != nil || count() != 4 {
+		t.Fatalf("after the refresh: %v, %d starts", err, count())
 	}
 }

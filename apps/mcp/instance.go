@@ -45,10 +45,11 @@ func (in *instance) Call(ctx context.Context, c apps.Call) (json.RawMessage, err
 	if in.closed {
 		return nil, errors.New("the app's connection is closed")
 	}
+	if err := in.app.staleErr(); err != nil {
+		return nil, err
+	}
 	if in.conn == nil {
-		cctx, cancel := context.WithTimeout(ctx, in.app.cfg.StartTimeout)
-		cn, err := in.connect(cctx)
-		cancel()
+		cn, err := in.start(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -69,6 +70,26 @@ func (in *instance) Call(ctx context.Context, c apps.Call) (json.RawMessage, err
 		return nil, err
 	}
 	return result(res, t.structured, in.app.cfg.MaxOutput)
+}
+
+// start starts the server for calls: connects, lists its tools and
+// checks them against those the app was installed with (App.verify).
+func (in *instance) start(ctx context.Context) (*conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, in.app.cfg.StartTimeout)
+	defer cancel()
+	cn, err := in.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l, err := cn.list(ctx)
+	if err == nil {
+		err = in.app.verify(l)
+	}
+	if err != nil {
+		cn.stop(true)
+		return nil, err
+	}
+	return cn, nil
 }
 
 // Close stops the instance's process; later calls fail.
@@ -137,6 +158,18 @@ func (in *instance) connect(ctx context.Context) (*conn, error) {
 	}
 	c.session = cs
 	return c, nil
+}
+
+// list lists the server's tools.
+func (c *conn) list(ctx context.Context) (listing, error) {
+	var tools []*sdk.Tool
+	for t, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			return listing{}, fmt.Errorf("listing its tools: %w", c.explain(ctx, err))
+		}
+		tools = append(tools, t)
+	}
+	return newListing(c.session.InitializeResult(), tools), nil
 }
 
 // start runs the command in its own process group, talking over pipes

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ollama/ollama/api"
@@ -59,13 +60,13 @@ func tighten(annotated apps.Effect, configured apps.Effect) (apps.Effect, error)
 	return configured, nil
 }
 
-var notName = regexp.MustCompile(`[^a-z0-9_]+`)
+var notName = lazyRegexp(`[^a-z0-9_]+`)
 
 // FunctionName turns a tool name into a function name, [a-z][a-z0-9_]*
 // of at most 41 characters: lower-cased, other runs become "_", "t_" in
 // front of a name that does not start with a letter.
 func FunctionName(tool string) string {
-	n := strings.Trim(notName.ReplaceAllString(strings.ToLower(tool), "_"), "_")
+	n := strings.Trim(notName().ReplaceAllString(strings.ToLower(tool), "_"), "_")
 	if n == "" || n[0] < 'a' || n[0] > 'z' {
 		n = "t_" + n
 	}
@@ -98,7 +99,7 @@ var (
 	TextResult = json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"}},"required":["content"]}`)
 )
 
-var metaSchema = regexp.MustCompile(`^https?://json-schema\.org/(draft-0[467]/schema|draft/2019-09/schema|draft/2020-12/schema)#?$`)
+var metaSchema = lazyRegexp(`^https?://json-schema\.org/(draft-0[467]/schema|draft/2019-09/schema|draft/2020-12/schema)#?$`)
 
 // safeSchema vets an app-authored JSON schema before anything compiles
 // it: references must stay inside the document ("#..."), no "$id" may
@@ -110,7 +111,7 @@ func safeSchema(v any, params bool) (json.RawMessage, error) {
 	if !ok {
 		return nil, fmt.Errorf("not a JSON object")
 	}
-	if s, ok := m["$schema"].(string); ok && !metaSchema.MatchString(s) {
+	if s, ok := m["$schema"].(string); ok && !metaSchema().MatchString(s) {
 		delete(m, "$schema")
 	}
 	if err := localOnly(m, true); err != nil {
@@ -226,4 +227,10 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// lazyRegexp compiles expr on first use, so that a process that never
+// needs it does not pay for it at start.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

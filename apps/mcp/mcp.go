@@ -4,12 +4,41 @@
 // # Lifecycle
 //
 // New starts the server once, lists its tools to build the manifest, and
-// stops it (bounded by StartTimeout). Each spoke then gets its own
-// instance (NewInstance, apps.PerSpoke): the instance's child process
-// starts on its first call and is stopped when the spoke closes it — the
-// whole process group is killed and waited for, so nothing is left
-// behind. The App itself can also be called (the --vanilla baseline does
-// so); it keeps one shared instance for that, stopped by Close.
+// stops it (bounded by StartTimeout). Open does the same unless a Cache
+// holds the server's listing for its configuration: then the app is
+// built from the cached listing, exactly as from a live one, and nothing
+// is started. Each spoke then gets its own instance (NewInstance,
+// apps.PerSpoke): the instance's child process starts on its first call
+// and is stopped when the spoke closes it — the whole process group is
+// killed and waited for, so nothing is left behind. The App itself can
+// also be called (the --vanilla baseline does so); it keeps one shared
+// instance for that, stopped by Close.
+//
+// # The tool-list cache
+//
+// A Cache keeps one JSON file per app: the key of the configuration it
+// was listed with (a hash of command, args, env, dir, url and tools: a
+// changed configuration is a miss) and what the server said of itself
+// (name, version, instructions, tools). The file is untrusted input: it is
+// checked when read, its schemas are vetted as a live listing's are, and
+// a file that cannot be used (or an app that cannot be built from it) is
+// a miss; the server is then listed live and the file rewritten.
+//
+// An instance that starts the server for a call lists its tools first.
+// If they differ from the listing the app was built from (a new version,
+// a new tool), the cache is rewritten, so the next bulkhead starts from
+// the new listing. If nothing a call relies on changed (the functions,
+// their schemas, effects and keys, provides, hosts; descriptions may
+// differ), the call goes on. Otherwise the call fails with ErrChanged, as
+// does every later call of the app in this process, without starting the
+// server: the turn's other steps go on, and the hub planned, and
+// permissions were decided, on the installed manifest, which is never
+// swapped in a running process. Refresh (and App.Refresh) list a server
+// live on demand and rewrite its file: `bulkhead doctor` and the apps
+// screen use them.
+//
+// App methods are safe for concurrent use; an instance serialises its
+// calls.
 //
 // A stdio child gets a minimal environment (HOME, PATH, USER, LOGNAME,
 // SHELL, TERM, LANG, LC_ALL, TMPDIR) plus Server.Env: bulkhead's own
@@ -60,12 +89,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"reflect"
 	"slices"
-	"sort"
 	"strings"
+	"sync"
 	"time"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 )
@@ -154,13 +183,29 @@ type tool struct {
 
 // App is an installed MCP server.
 type App struct {
-	name     string
-	cfg      Server
-	log      *slog.Logger
+	name   string
+	cfg    Server
+	log    *slog.Logger
+	cache  *Cache // nil: none
+	key    string // cacheKey(cfg)
+	shared *instance
+	built  // from listed
+	listed listing
+
+	sumOnce sync.Once
+	sum     [32]byte // listed.sum(), computed when a server is started
+
+	mu       sync.Mutex
+	fromFile bool     // the cache held listed when the app was installed
+	saved    [32]byte // the listing this process last wrote to the cache
+	stale    error    // set once a started server's tools no longer match: calls fail with it
+}
+
+// built is an app made from a listing and the config.
+type built struct {
 	manifest apps.Manifest
 	tools    map[string]tool // by function name
 	info     []ToolInfo
-	shared   *instance
 }
 
 var (
@@ -171,6 +216,48 @@ var (
 // New starts the server once to list its tools, builds and checks the
 // manifest against cat, and stops the server.
 func New(name string, cfg Server, cat *apps.Catalog, log *slog.Logger) (*App, error) {
+	return Open(name, cfg, cat, nil, log)
+}
+
+// Open installs the server as an app. With its listing in cache, for this
+// configuration, the server is not started: the app is built from the
+// cached listing. Otherwise (no cache, a miss, a cache file that cannot
+// be used, or a cached listing the app cannot be built from) it is started
+// once to list its tools, the listing is saved in cache, and it is
+// stopped, as New does.
+func Open(name string, cfg Server, cat *apps.Catalog, cache *Cache, log *slog.Logger) (*App, error) {
+	a, err := prepare(name, cfg, cache, log)
+	if err != nil {
+		return nil, err
+	}
+	if cache != nil {
+		l, err := cache.load(name, a.key)
+		if err == nil {
+			if err = a.install(l, cat); err == nil {
+				a.fromFile = true
+				a.log.Info("tools from the cache", "server", l.String(), "tools", len(l.Tools))
+				return a, nil
+			}
+		}
+		if !errors.Is(err, errMiss) {
+			a.log.Warn("the cached tool list is unusable; listing the server's tools", "err", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.StartTimeout)
+	defer cancel()
+	l, err := a.listLive(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcp %s: %w", name, err)
+	}
+	a.remember(l)
+	if err := a.install(l, cat); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// prepare is an app not yet built: the config checked, defaults set.
+func prepare(name string, cfg Server, cache *Cache, log *slog.Logger) (*App, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -183,84 +270,255 @@ func New(name string, cfg Server, cat *apps.Catalog, log *slog.Logger) (*App, er
 	if (cfg.Command == "") == (cfg.URL == "") {
 		return nil, fmt.Errorf("mcp %s: give a command or a url", name)
 	}
-	a := &App{name: name, cfg: cfg, log: log.With("app", name)}
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
-	defer cancel()
-	c, err := (&instance{app: a}).connect(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("mcp %s: %w", name, err)
-	}
-	defer c.stop(true)
-	var tools []*sdk.Tool
-	for t, err := range c.session.Tools(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("mcp %s: listing its tools: %w", name, c.explain(ctx, err))
-		}
-		tools = append(tools, t)
-	}
-	if err := a.build(c.session.InitializeResult(), tools); err != nil {
-		return nil, fmt.Errorf("mcp %s: %w", name, err)
-	}
-	if err := a.manifest.Check(cat); err != nil {
-		return nil, err
-	}
+	a := &App{name: name, cfg: cfg, log: log.With("app", name), cache: cache, key: cacheKey(cfg)}
 	a.shared = &instance{app: a}
 	return a, nil
 }
 
-// build makes the manifest from the server's tools and the config.
-func (a *App) build(init *sdk.InitializeResult, tools []*sdk.Tool) error {
+// install builds the app from a listing and checks it against cat. A
+// panic (the listing may come from a file) is an error.
+func (a *App) install(l listing, cat *apps.Catalog) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("mcp %s: building the app: %v", a.name, r)
+		}
+	}()
+	b, err := a.build(l)
+	if err != nil {
+		return fmt.Errorf("mcp %s: %w", a.name, err)
+	}
+	if err := b.manifest.Check(cat); err != nil {
+		return err
+	}
+	a.built, a.listed = b, l
+	return nil
+}
+
+// listedSum is the fingerprint of the listing the app was built from.
+func (a *App) listedSum() [32]byte {
+	a.sumOnce.Do(func() { a.sum = a.listed.sum() })
+	return a.sum
+}
+
+// listLive starts the server, lists its tools and stops it.
+func (a *App) listLive(ctx context.Context) (listing, error) {
+	c, err := (&instance{app: a}).connect(ctx)
+	if err != nil {
+		return listing{}, err
+	}
+	defer c.stop(true)
+	return c.list(ctx)
+}
+
+// remember saves a listing in the cache, unless it is the one this
+// process last saw there.
+func (a *App) remember(l listing) {
+	if a.cache == nil {
+		return
+	}
+	sum := l.sum()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if sum == a.saved || a.fromFile && a.saved == [32]byte{} && sum == a.listedSum() {
+		return
+	}
+	if err := a.cache.save(a.name, a.key, l); err != nil {
+		a.log.Warn("could not save the tool list", "err", err)
+		return
+	}
+	a.saved = sum
+}
+
+// ErrChanged is the error of a call to an app whose server, once started,
+// listed tools that differ from those the app was installed with in what
+// a call relies on (functions, schemas, effects, mappings).
+var ErrChanged = errors.New("the MCP server's tools changed since bulkhead listed them")
+
+// verify compares what a server just started lists with the listing the
+// app was built from. A new listing is saved in the cache (the next
+// bulkhead starts from it). If it changes nothing a call relies on (a new
+// version, new descriptions), calls go on; otherwise the app is stale:
+// this call and every later one fail with ErrChanged until bulkhead starts
+// again, since the hub planned, and permissions were decided, on the
+// installed manifest.
+func (a *App) verify(l listing) error {
+	if l.sum() == a.listedSum() {
+		return nil
+	}
+	a.remember(l)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stale != nil {
+		return a.stale
+	}
+	b, err := a.build(l)
+	if err == nil && sameCalls(a.built, b) {
+		a.log.Info("the server lists other tools now, with the same functions; the cache is refreshed", "was", a.listed.String(), "now", l.String())
+		return nil
+	}
+	detail := "other tools"
+	if err != nil {
+		detail = err.Error()
+	}
+	a.stale = fmt.Errorf("%w (%s, now %s: %s); the new list is saved: start bulkhead again to use it", ErrChanged, a.listed.String(), l.String(), clip(detail, 400))
+	a.log.Warn("the server's tools changed; its calls fail until bulkhead starts again", "was", a.listed.String(), "now", l.String(), "detail", clip(detail, 400))
+	return a.stale
+}
+
+func (a *App) staleErr() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stale
+}
+
+// sameCalls reports whether two builds call and check alike: the same
+// functions with the same schemas, effects and keys, the same tools
+// behind them, the same provides and hosts. Descriptions may differ.
+func sameCalls(x, y built) bool {
+	strip := func(b built) apps.Manifest {
+		m := b.manifest
+		m.Description = ""
+		m.Functions = slices.Clone(m.Functions)
+		for i := range m.Functions {
+			m.Functions[i].Description = ""
+		}
+		return m
+	}
+	return reflect.DeepEqual(strip(x), strip(y)) && maps.Equal(x.tools, y.tools)
+}
+
+// Refreshed says what listing a server's tools live found.
+type Refreshed struct {
+	App             string
+	Server, Version string // as the server names itself
+	Tools           int
+	// Cached: the cache held a listing for this configuration before.
+	// Changed: the live listing differs from that one (for App.Refresh:
+	// from the one the app was installed with).
+	Cached, Changed bool
+	// Stale (App.Refresh): it differs in what calls rely on. The new
+	// tools are used once bulkhead starts again; until then a call on a
+	// newly started server fails with ErrChanged.
+	Stale bool
+	// Err is why the server could not be listed, or the app could not be
+	// built from what it listed.
+	Err error
+}
+
+// Refresh starts the server, lists its tools, saves them in cache (if not
+// nil) and stops it; then builds the app from the listing and checks it
+// against cat, as Open would. `bulkhead doctor` does this for each
+// enabled server.
+func Refresh(ctx context.Context, name string, cfg Server, cat *apps.Catalog, cache *Cache, log *slog.Logger) Refreshed {
+	r := Refreshed{App: name}
+	a, err := prepare(name, cfg, cache, log)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	var before listing
+	if cache != nil {
+		before, err = cache.load(name, a.key)
+		r.Cached = err == nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.StartTimeout)
+	defer cancel()
+	l, err := a.listLive(ctx)
+	if err != nil {
+		r.Err = fmt.Errorf("mcp %s: %w", name, err)
+		return r
+	}
+	r.Server, r.Version, r.Tools = l.Server, l.Version, len(l.Tools)
+	r.Changed = r.Cached && before.sum() != l.sum()
+	if cache != nil {
+		if err := cache.save(name, a.key, l); err != nil {
+			r.Err = err
+			return r
+		}
+	}
+	r.Err = a.install(l, cat)
+	return r
+}
+
+// Refresh lists the app's tools live (starting and stopping the server),
+// saves them in the cache the app was opened with, and says how they
+// compare with those it was installed with. The installed manifest is
+// kept: the hub plans on it, and permissions are decided on it.
+func (a *App) Refresh(ctx context.Context) Refreshed {
+	r := Refreshed{App: a.name, Cached: a.cache != nil}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.StartTimeout)
+	defer cancel()
+	l, err := a.listLive(ctx)
+	if err != nil {
+		r.Err = fmt.Errorf("mcp %s: %w", a.name, err)
+		return r
+	}
+	r.Server, r.Version, r.Tools = l.Server, l.Version, len(l.Tools)
+	a.remember(l)
+	if l.sum() == a.listedSum() {
+		return r
+	}
+	r.Changed = true
+	b, err := a.build(l)
+	r.Stale = err != nil || !sameCalls(a.built, b)
+	if err != nil {
+		r.Err = fmt.Errorf("mcp %s: %w", a.name, err)
+	}
+	return r
+}
+
+// build makes the app from a listing and the config.
+func (a *App) build(l listing) (built, error) {
 	m := apps.Manifest{Name: a.name, Provides: map[string]string{}, Model: a.cfg.Model}
 	desc := "An MCP server."
-	if init != nil && init.ServerInfo != nil {
-		desc = fmt.Sprintf("The MCP server %s %s.", init.ServerInfo.Name, init.ServerInfo.Version)
+	if l.Server != "" || l.Version != "" {
+		desc = fmt.Sprintf("The MCP server %s.", l.String())
 	}
-	if init != nil && init.Instructions != "" {
-		desc += "\n" + clip(init.Instructions, 4000)
+	if l.Instructions != "" {
+		desc += "\n" + clip(l.Instructions, 4000)
 	}
 	m.Description = desc
-	a.tools = map[string]tool{}
+	b := built{tools: map[string]tool{}}
 	taken := map[string]bool{}
 	used := map[string]bool{}
 	var errs []error
-	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	openWorld := false
-	for _, t := range tools {
+	for _, t := range l.Tools {
 		fn := uniqueName(t.Name, taken)
 		key, tc := a.toolConfig(t.Name, fn)
 		if key != "" {
 			used[key] = true
 		}
-		annotated, open := EffectOf(t.Annotations)
+		annotated, open := EffectOf(t.Annotations.sdk())
 		effect, err := tighten(annotated, tc.Effect)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("tools.%s: %w", t.Name, err))
 			continue
 		}
 		openWorld = openWorld || open
-		params, err := safeSchema(t.InputSchema, true)
+		params, err := safeSchema(decoded(t.InputSchema), true)
 		if err != nil {
 			a.log.Warn("unusable input schema; the tool takes any object", "tool", t.Name, "err", err)
 			params = permissiveObject
 		}
-		res, structured := TextResult, t.OutputSchema != nil
+		res, structured := TextResult, len(t.OutputSchema) > 0
 		if structured {
-			if res, err = safeSchema(t.OutputSchema, false); err != nil {
+			if res, err = safeSchema(decoded(t.OutputSchema), false); err != nil {
 				a.log.Warn("unusable output schema; results are only checked to be objects", "tool", t.Name, "err", err)
 				res = permissiveObject
 			}
 		}
 		m.Functions = append(m.Functions, apps.Function{Name: fn, Description: clip(t.Description, 2000), Params: params, Result: res, Effect: effect, Key: tc.Key})
-		a.tools[fn] = tool{name: t.Name, structured: structured}
+		b.tools[fn] = tool{name: t.Name, structured: structured}
 		if tc.Functionality != "" {
 			m.Provides[tc.Functionality] = fn
 		}
-		a.info = append(a.info, ToolInfo{Tool: t.Name, Function: fn, Effect: effect, Annotated: annotated, OpenWorld: open, Functionality: tc.Functionality})
+		b.info = append(b.info, ToolInfo{Tool: t.Name, Function: fn, Effect: effect, Annotated: annotated, OpenWorld: open, Functionality: tc.Functionality})
 	}
 	for k := range a.cfg.Tools {
 		if !used[k] {
-			names := make([]string, 0, len(tools))
-			for _, t := range tools {
+			names := make([]string, 0, len(l.Tools))
+			for _, t := range l.Tools {
 				names = append(names, t.Name)
 			}
 			errs = append(errs, fmt.Errorf("tools.%s: the server has no such tool (it has %s)", k, strings.Join(names, ", ")))
@@ -269,8 +527,17 @@ func (a *App) build(init *sdk.InitializeResult, tools []*sdk.Tool) error {
 	if openWorld {
 		m.Hosts = []string{"*"}
 	}
-	a.manifest = m
-	return errors.Join(errs...)
+	b.manifest = m
+	return b, errors.Join(errs...)
+}
+
+// decoded is a schema as safeSchema reads it (nil for none).
+func decoded(raw json.RawMessage) any {
+	var v any
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &v)
+	}
+	return v
 }
 
 // toolConfig finds a tool's configuration by its MCP name, its function

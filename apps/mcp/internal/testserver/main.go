@@ -2,6 +2,11 @@
 // well-behaved tools, an injection, and every fault the adapter must
 // survive. It speaks stdio, or streamable HTTP with -http ADDR (it prints
 // the URL on its first line of stdout).
+//
+// For the tests of the tool-list cache: -starts FILE appends a line to
+// FILE each time the server starts; -version-file FILE reads the version
+// it reports from FILE's first line, and adds a read-only tool "shiny"
+// when a later line says +shiny.
 package main
 
 import (
@@ -36,8 +41,8 @@ func text(s string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
 }
 
-func newServer() *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "testserver", Version: "1.0.0"},
+func newServer(version string, shiny bool) *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "testserver", Version: version},
 		&sdk.ServerOptions{Instructions: "Test server instructions (app-authored)."})
 	add := func(name, desc string, schema json.RawMessage, a *sdk.ToolAnnotations, h sdk.ToolHandler) {
 		s.AddTool(&sdk.Tool{Name: name, Description: desc, InputSchema: schema, Annotations: a}, h)
@@ -96,6 +101,11 @@ func newServer() *sdk.Server {
 		go cmd.Wait()
 		return text(fmt.Sprint(cmd.Process.Pid)), nil
 	})
+	if shiny {
+		add("shiny", "A tool of a later version.", noArgs, read, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return text("shiny"), nil
+		})
+	}
 	s.AddTool(&sdk.Tool{Name: "Count-Words", Description: "Count words (structured output).", InputSchema: textArg, Annotations: read,
 		OutputSchema: json.RawMessage(`{"type":"object","properties":{"words":{"type":"integer"}},"required":["words"]}`)},
 		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -109,8 +119,30 @@ func newServer() *sdk.Server {
 
 func main() {
 	addr := flag.String("http", "", "serve streamable HTTP on this address")
+	starts := flag.String("starts", "", "append a line to this file at each start")
+	versionFile := flag.String("version-file", "", "read the version (and +shiny) from this file")
 	flag.Parse()
-	s := newServer()
+	if *starts != "" {
+		f, err := os.OpenFile(*starts, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Fprintln(f, os.Getpid())
+		f.Close()
+	}
+	version, shiny := "1.0.0", false
+	if *versionFile != "" {
+		b, err := os.ReadFile(*versionFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		version = strings.TrimSpace(lines[0])
+		for _, l := range lines[1:] {
+			shiny = shiny || strings.TrimSpace(l) == "+shiny"
+		}
+	}
+	s := newServer(version, shiny)
 	if *addr == "" {
 		if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			log.Print(err)

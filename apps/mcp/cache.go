@@ -1,0 +1,272 @@
+package mcp
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// listing is what a server tells of itself once started: its name,
+// version and instructions, and its tools. The manifest is built from a
+// listing, whether it was just listed or read from the cache, so the two
+// paths build the same app.
+type listing struct {
+	Server       string       `json:"server"`
+	Version      string       `json:"version"`
+	Instructions string       `json:"instructions,omitempty"`
+	Tools        []listedTool `json:"tools"`
+}
+
+// listedTool is what the manifest needs of one tool.
+type listedTool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Annotations  *listedHints    `json:"annotations,omitempty"`
+}
+
+// listedHints are the annotations EffectOf reads.
+type listedHints struct {
+	ReadOnly    bool  `json:"read_only,omitempty"`
+	Destructive *bool `json:"destructive,omitempty"`
+	OpenWorld   *bool `json:"open_world,omitempty"`
+}
+
+func (h *listedHints) sdk() *sdk.ToolAnnotations {
+	if h == nil {
+		return nil
+	}
+	return &sdk.ToolAnnotations{ReadOnlyHint: h.ReadOnly, DestructiveHint: h.Destructive, OpenWorldHint: h.OpenWorld}
+}
+
+// newListing turns what a server answered into a listing: schemas in
+// canonical JSON (keys sorted), tools sorted by name.
+func newListing(init *sdk.InitializeResult, tools []*sdk.Tool) listing {
+	var l listing
+	if init != nil {
+		if init.ServerInfo != nil {
+			l.Server, l.Version = init.ServerInfo.Name, init.ServerInfo.Version
+		}
+		l.Instructions = init.Instructions
+	}
+	for _, t := range tools {
+		lt := listedTool{Name: t.Name, Description: t.Description, InputSchema: canonical(t.InputSchema), OutputSchema: canonical(t.OutputSchema)}
+		if a := t.Annotations; a != nil {
+			lt.Annotations = &listedHints{ReadOnly: a.ReadOnlyHint, Destructive: a.DestructiveHint, OpenWorld: a.OpenWorldHint}
+		}
+		l.Tools = append(l.Tools, lt)
+	}
+	slices.SortStableFunc(l.Tools, func(x, y listedTool) int { return strings.Compare(x.Name, y.Name) })
+	return l
+}
+
+// canonical is v as JSON with its keys sorted; nil for nothing (or for
+// what does not marshal).
+func canonical(v any) json.RawMessage {
+	if raw, ok := v.(json.RawMessage); ok {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil
+		}
+	}
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// sum is the listing's fingerprint: equal sums, equal listings.
+func (l listing) sum() [32]byte {
+	b, _ := json.Marshal(l) // only strings, bools and canonical JSON
+	return sha256.Sum256(b)
+}
+
+// String names the server and its version.
+func (l listing) String() string {
+	return strings.TrimSpace(clip(l.Server, 100) + " " + clip(l.Version, 100))
+}
+
+// Cache keeps each MCP server's listing between processes, a JSON file per
+// app in one directory, so that an app can be installed without starting
+// its server. An entry holds the key of the configuration it was listed
+// with (key); an entry for another configuration is a miss. A Cache is
+// safe for concurrent use, by goroutines and by processes: a file is
+// replaced whole (written aside, then renamed), and the last writer wins.
+//
+// What a file holds was written by the server, and anyone who can write
+// the data directory can change it: reading one checks everything the
+// manifest will rely on, and a file that fails a check is a miss (the
+// server is then started and listed, as with no cache).
+type Cache struct {
+	dir string
+}
+
+// NewCache returns a cache in dir (created on the first write).
+func NewCache(dir string) *Cache { return &Cache{dir: dir} }
+
+// Dir is where the cache keeps its files.
+func (c *Cache) Dir() string { return c.dir }
+
+// cacheFormat is the version of the file layout and of key; a file of
+// another format is a miss.
+const cacheFormat = 1
+
+// Bounds on a cache file, beyond which it is not read.
+const (
+	maxCacheFile = 8 << 20
+	maxTools     = 4096
+	maxNameLen   = 512
+)
+
+// cacheFile is one file of the cache.
+type cacheFile struct {
+	Format  int       `json:"format"`
+	Key     string    `json:"key"`
+	Listed  time.Time `json:"listed"`
+	Listing listing   `json:"listing"`
+}
+
+// cacheKey is the fingerprint of what decides a server's listing and how
+// it is mapped: how it is started (command, args, env, dir) or reached
+// (url), and the tool configuration. It is a hash, so the file does not
+// hold the configuration (env may hold secrets).
+func cacheKey(cfg Server) string {
+	b, _ := json.Marshal(struct {
+		Format  int
+		Command string
+		Args    []string
+		Env     map[string]string
+		Dir     string
+		URL     string
+		Tools   map[string]ToolConfig
+	}{cacheFormat, cfg.Command, cfg.Args, cfg.Env, cfg.Dir, cfg.URL, cfg.Tools})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// errMiss is a cache miss: no entry, or one for another configuration.
+var errMiss = errors.New("not cached")
+
+func (c *Cache) path(app string) (string, error) {
+	if app == "" || app != filepath.Base(app) || strings.HasPrefix(app, ".") {
+		return "", fmt.Errorf("app name %q cannot name a cache file", app)
+	}
+	return filepath.Join(c.dir, app+".json"), nil
+}
+
+// load reads an app's listing for the configuration key: errMiss if
+// there is none, another error if the file is unusable.
+func (c *Cache) load(app, key string) (l listing, err error) {
+	defer func() { // the file is untrusted input: nothing in it may crash start-up
+		if r := recover(); r != nil {
+			err = fmt.Errorf("reading the cache: %v", r)
+		}
+	}()
+	p, err := c.path(app)
+	if err != nil {
+		return listing{}, err
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return listing{}, errMiss
+	}
+	if err != nil {
+		return listing{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return listing{}, err
+	}
+	if fi.Size() > maxCacheFile {
+		return listing{}, fmt.Errorf("%s: over %d bytes", p, maxCacheFile)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, maxCacheFile+1)); err != nil {
+		return listing{}, err
+	}
+	if buf.Len() > maxCacheFile {
+		return listing{}, fmt.Errorf("%s: over %d bytes", p, maxCacheFile)
+	}
+	var cf cacheFile
+	dec := json.NewDecoder(buf)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cf); err != nil {
+		return listing{}, fmt.Errorf("%s: %w", p, err)
+	}
+	if dec.More() {
+		return listing{}, fmt.Errorf("%s: data after the entry", p)
+	}
+	if cf.Format != cacheFormat || cf.Key != key {
+		return listing{}, errMiss
+	}
+	if err := cf.Listing.check(); err != nil {
+		return listing{}, fmt.Errorf("%s: %w", p, err)
+	}
+	return cf.Listing, nil
+}
+
+// check vets the shape of a listing read from a file. Its schemas are
+// vetted as a live listing's are, when the app is built (safeSchema).
+func (l *listing) check() error {
+	if len(l.Tools) > maxTools {
+		return fmt.Errorf("%d tools", len(l.Tools))
+	}
+	for i, t := range l.Tools {
+		if t.Name == "" || len(t.Name) > maxNameLen {
+			return fmt.Errorf("tool %d: name %q empty or too long", i, clip(t.Name, 40))
+		}
+		if i > 0 && l.Tools[i-1].Name >= t.Name {
+			return fmt.Errorf("tool %q: out of order or repeated", clip(t.Name, 40))
+		}
+	}
+	return nil
+}
+
+// save writes an app's listing for the configuration key.
+func (c *Cache) save(app, key string, l listing) error {
+	p, err := c.path(app)
+	if err != nil {
+		return err
+	}
+	// Compact: the schemas stay byte for byte what a live listing holds,
+	// so that the sums of equal listings are equal.
+	b, err := json.Marshal(cacheFile{Format: cacheFormat, Key: key, Listed: time.Now().UTC(), Listing: l})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(c.dir, "."+app+"-*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("writing the cache %s: %w", p, err)
+	}
+	return nil
+}

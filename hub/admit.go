@@ -185,7 +185,9 @@ func (o *Operator) shareAfterExec(ctx context.Context, tr *turnRun, s Step, sh *
 // would decide the share without a person (nothing is logged).
 func (o *Operator) shareSettled(tr *turnRun, s Step, sh *share) bool {
 	b := o.brokerOf(tr)
-	return b == nil || b.Decides(o.dataRequest(s, sh))
+	r := o.dataRequest(s, sh)
+	r.Session = tr.session
+	return b == nil || b.Decides(r)
 }
 
 // shared records in the ledger what the user let flow to s's app, and the
@@ -216,6 +218,7 @@ func (o *Operator) settle(tr *turnRun, r permissions.Request) (permissions.Decis
 	if r.ID == "" {
 		r.ID = newID()
 	}
+	r.Session = tr.session
 	d, ok, err := b.Settled(r)
 	if err != nil || !ok {
 		return d, false, err
@@ -234,6 +237,7 @@ func (o *Operator) record(tr *turnRun, r permissions.Request, d permissions.Deci
 	if r.ID == "" {
 		r.ID = newID()
 	}
+	r.Session = tr.session
 	d, err := b.Record(r, d)
 	if err != nil {
 		o.log.Warn("action log", "err", err)

@@ -175,6 +175,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	}
 
 	tr = o.startTurn(rs, it, emit)
+	tr.session = permissions.SessionOf(ctx)
 	defer o.endTurn(tr)
 	emit = tr.emit
 	emit(Event{Kind: EventStarted})

@@ -29,6 +29,9 @@ type turnRun struct {
 	// broker decides the turn's permissions and takes its notes; nil: the
 	// operator's (a private turn always has its own, or none at all).
 	broker *permissions.Broker
+	// session is the client session the turn runs for (its context's,
+	// permissions.WithSession): every request of the turn carries it.
+	session string
 
 	// ledger traces where the turn's values came from (provenance.go).
 	ledger *ledger
@@ -213,6 +216,7 @@ func (o *Operator) ask(ctx context.Context, tr *turnRun, r permissions.Request) 
 		r.ID = newID()
 	}
 	if tr != nil {
+		r.Session = tr.session
 		tr.emit(Event{Kind: EventPermission, Permission: &r})
 	}
 	d, err := b.Request(ctx, r)

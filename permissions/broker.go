@@ -45,15 +45,15 @@ type Broker struct {
 	rules    []Rule
 	now      func() time.Time
 	log      *slog.Logger
-	turns    queue
 
 	mu       sync.Mutex // guards the fields below, and the Store's grants/ keys
 	prompter Prompter
-	trusted  bool    // trusted-session mode
-	dry      bool    // Decides is looking: a matching grant is not used
-	parent   *Broker // Options.Grants
-	grants   []*held // valid grants: session, stored and config
-	invalid  []*held // stored grants that failed their signature check
+	trusted  map[string]bool   // trusted-session mode, by client session
+	turns    map[string]*queue // each session's dialogs, one at a time
+	dry      bool              // Decides is looking: a matching grant is not used
+	parent   *Broker           // Options.Grants
+	grants   []*held           // valid grants: session, stored and config
+	invalid  []*held           // stored grants that failed their signature check
 
 	logMu   sync.Mutex // serializes action-log appends
 	seq     uint64
@@ -73,7 +73,8 @@ func NewBroker(o Options) (*Broker, error) {
 	if err := ValidateRules(o.Rules); err != nil {
 		return nil, fmt.Errorf("permission rules: %w", err)
 	}
-	b := &Broker{store: o.Store, notFound: o.NotFound, prompter: o.Prompter, now: o.Now, log: o.Logger, parent: o.Grants}
+	b := &Broker{store: o.Store, notFound: o.NotFound, prompter: o.Prompter, now: o.Now, log: o.Logger, parent: o.Grants,
+		trusted: map[string]bool{}, turns: map[string]*queue{}}
 	if b.now == nil {
 		b.now = time.Now
 	}
@@ -112,8 +113,43 @@ func (b *Broker) SetPrompter(p Prompter) {
 	b.prompter = p
 }
 
-// Pending is the number of prompts waiting for their turn or showing.
-func (b *Broker) Pending() int { return b.turns.len() }
+// Pending is the number of prompts waiting for their turn or showing,
+// every session's.
+func (b *Broker) Pending() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, q := range b.turns {
+		n += q.len()
+	}
+	return n
+}
+
+// queueOf is the dialog queue of a session: a session's dialogs come one
+// at a time, and never wait behind another session's.
+func (b *Broker) queueOf(session string) *queue {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := b.turns[session]
+	if q == nil {
+		q = &queue{}
+		b.turns[session] = q
+	}
+	return q
+}
+
+// EndSession forgets a client session: its session grants and its
+// trusted-session mode go. Its dialogs still waiting end with their
+// contexts, which the caller cancels.
+func (b *Broker) EndSession(session string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.grants = slices.DeleteFunc(b.grants, func(h *held) bool { return h.key == "" && h.g.Session == session && session != "" })
+	delete(b.trusted, session)
+	if q := b.turns[session]; q != nil && q.len() == 0 {
+		delete(b.turns, session)
+	}
+}
 
 // Request decides r, asking the Prompter if no rule or grant decides it, and
 // appends the request and its decision to the action log. It returns an
@@ -128,26 +164,30 @@ func (b *Broker) Request(ctx context.Context, r Request) (Decision, error) {
 	if r.ID == "" {
 		r.ID = newID()
 	}
+	if r.Session == "" {
+		r.Session = SessionOf(ctx)
+	}
 	if d, ok := b.decide(r); ok {
 		return b.finish(r, d)
 	}
-	if err := b.turns.acquire(ctx); err != nil {
+	turns := b.queueOf(r.Session)
+	if err := turns.acquire(ctx); err != nil {
 		return Decision{}, b.unanswered(r, err)
 	}
 	// An answer given while we queued (a session grant, say) may decide r now.
 	if d, ok := b.decide(r); ok {
-		b.turns.release()
+		turns.release()
 		return b.finish(r, d)
 	}
 	b.mu.Lock()
 	p := b.prompter
 	b.mu.Unlock()
 	if p == nil {
-		b.turns.release()
+		turns.release()
 		return b.finish(r, Decision{Answer: AnswerDeny, Source: SourcePolicy, Note: "no one is there to ask"})
 	}
 	out := make(chan outcome, 1)
-	go b.prompt(ctx, p, r, out)
+	go b.prompt(ctx, p, turns, r, out)
 	select {
 	case o := <-out:
 		return o.d, o.err
@@ -225,13 +265,13 @@ type outcome struct {
 // prompt holds the turn while p is asked, so only one Prompt runs at a time,
 // even when a Prompter overstays ctx; Request returns at ctx's end without
 // waiting for it. An answer that comes after ctx ended is dropped.
-func (b *Broker) prompt(ctx context.Context, p Prompter, r Request, out chan<- outcome) {
+func (b *Broker) prompt(ctx context.Context, p Prompter, turns *queue, r Request, out chan<- outcome) {
 	d, err := p.Prompt(ctx, r)
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err != nil {
-		b.turns.release()
+		turns.release()
 		if ctx.Err() == nil {
 			err = fmt.Errorf("ask about %s request %s: %w", r.Kind, r.ID, err)
 		}
@@ -239,7 +279,7 @@ func (b *Broker) prompt(ctx context.Context, p Prompter, r Request, out chan<- o
 		return
 	}
 	d, err = b.apply(r, d)
-	b.turns.release()
+	turns.release()
 	if err != nil {
 		out <- outcome{err: b.unanswered(r, err)}
 		return
@@ -280,8 +320,13 @@ func (b *Broker) apply(r Request, in Decision) (Decision, error) {
 		origin = "policy"
 	}
 	stored := b.store != nil && b.parent == nil && (d.Answer == AnswerPermanent || d.Permanent)
+	session := r.Session
+	if stored {
+		session = "" // a permanent grant is every session's
+	}
 	g := Grant{
-		Kind: r.Kind, Subject: r.Subject, Object: r.Object, Function: r.Function, Labels: normLabels(r.Labels),
+		Session: session,
+		Kind:    r.Kind, Subject: r.Subject, Object: r.Object, Function: r.Function, Labels: normLabels(r.Labels),
 		Deny: !d.Allowed, Note: d.Note, Caveats: d.Caveats, Permanent: stored, Origin: origin,
 		// The call this answer decides is the grant's first use.
 		Uses: 1, LastUsed: b.now(),
@@ -367,27 +412,55 @@ func (b *Broker) decide(r Request) (Decision, bool) {
 // trusted-session mode is on. Like every layer that can say yes, it never
 // sees an irreversible request; a deny or ask rule still comes first.
 func (b *Broker) trustedSession(r Request, _ time.Time) (verdict, Decision) {
-	if b.trusted && r.Routine() {
+	if b.trustedFor(r.Session) && r.Routine() {
 		return allow, Decision{Answer: AnswerOnce, Allowed: true, Source: SourcePolicy, Note: "trusted session: routine (expected, reversible, no concern)"}
 	}
 	return next, Decision{}
 }
 
-// SetTrusted turns trusted-session mode on or off: while on, requests the
-// plan expected that are not irreversible are allowed without a prompt
-// (and logged); irreversible and unexpected ones still ask. It lasts for
-// this Broker (this process) only.
-func (b *Broker) SetTrusted(on bool) {
-	b.mu.Lock()
-	b.trusted = on
-	b.mu.Unlock()
-}
+// SetTrusted turns trusted-session mode on or off for the requests of no
+// client session (a process of its own): see SetTrustedIn.
+func (b *Broker) SetTrusted(on bool) { b.SetTrustedIn("", on) }
 
-// Trusted reports whether trusted-session mode is on.
-func (b *Broker) Trusted() bool {
+// Trusted reports whether trusted-session mode is on for the requests of
+// no client session.
+func (b *Broker) Trusted() bool { return b.TrustedIn("") }
+
+// SetTrustedIn turns trusted-session mode on or off for one client
+// session: while on, that session's requests the plan expected that are
+// not irreversible are allowed without a prompt (and logged);
+// irreversible and unexpected ones still ask. It lasts for this Broker
+// (this process) and the session only.
+func (b *Broker) SetTrustedIn(session string, on bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.trusted
+	if on {
+		b.trusted[session] = true
+	} else {
+		delete(b.trusted, session)
+	}
+}
+
+// TrustedIn reports whether trusted-session mode is on for a session.
+func (b *Broker) TrustedIn(session string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.trusted[session]
+}
+
+// trustedFor is TrustedIn for a caller that holds b.mu: a private turn's
+// broker follows the mode of the broker it takes its grants from. The
+// parent's lock is taken after b's, never the other way round.
+func (b *Broker) trustedFor(session string) bool {
+	if b.trusted[session] {
+		return true
+	}
+	if p := b.parent; p != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.trusted[session]
+	}
+	return false
 }
 
 func (b *Broker) denyRule(r Request, _ time.Time) (verdict, Decision) {

@@ -120,6 +120,10 @@ type Grant struct {
 	LastUsed  time.Time `json:"last_used,omitzero"`
 	Uses      int       `json:"uses,omitempty"`
 	Sig       string    `json:"sig,omitempty"` // hex HMAC-SHA256; stored grants only
+	// Session is the client session a session grant was made in
+	// (Request.Session): it covers that session's requests only, and
+	// goes with it (Broker.EndSession). Permanent grants have none.
+	Session string `json:"session,omitempty"`
 
 	// Invalid is set on a stored grant whose signature does not verify, or
 	// that could not be read. The Broker never consults it; it is shown so
@@ -134,7 +138,8 @@ type Grant struct {
 // narrowed.
 func (g Grant) Matches(r Request, now time.Time) bool {
 	return g.Kind == r.Kind && g.Subject == r.Subject && g.Object == r.Object &&
-		g.Function == r.Function && (g.Deny || labelsCovered(r.Labels, g.Labels)) && g.Caveats.Hold(r.Args, now)
+		g.Function == r.Function && (g.Session == "" || g.Session == r.Session) &&
+		(g.Deny || labelsCovered(r.Labels, g.Labels)) && g.Caveats.Hold(r.Args, now)
 }
 
 // labelsCovered reports whether every label of want is in have.

@@ -92,6 +92,25 @@ type Request struct {
 	// Explain is what the app says the call would touch (what an id
 	// denotes, where a path leads): the app's words, shown as such.
 	Explain string `json:"explain,omitempty"`
+	// Session names the client session whose turn asks, when one process
+	// serves several (see WithSession); "" for a process of its own. A
+	// session grant covers the requests of its own session only, and
+	// each session's dialogs come one at a time, apart from the others'.
+	Session string `json:"session,omitempty"`
+}
+
+type sessionKey struct{}
+
+// WithSession returns ctx marked as the work of client session id: the
+// hub puts it on every request its turn makes.
+func WithSession(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, sessionKey{}, id)
+}
+
+// SessionOf is the client session ctx was marked with, or "".
+func SessionOf(ctx context.Context) string {
+	id, _ := ctx.Value(sessionKey{}).(string)
+	return id
 }
 
 // Concern is one risk the hub found in a request.

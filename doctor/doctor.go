@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
@@ -98,9 +99,119 @@ func Run(ctx context.Context, cfg config.Config, opts Options) []Check {
 			out = append(out, Check{Name: name, OK: true, Detail: "installed"})
 		}
 	}
+	out = append(out, roleChecks(ctx, cfg, reachable)...)
 	out = append(out, dataDir(cfg.DataDir)...)
 	if opts.MCP != nil {
 		out = append(out, mcpChecks(opts.MCP(ctx, cfg), cfg)...)
+	}
+	return out
+}
+
+// A role is one use of a model: the hub, the spokes, or one app's spoke
+// with a model or host of its own; key is the config key that sets it
+// and need the capability it needs of its model.
+type role struct{ name, key, need, model, host string }
+
+// roles lists the configured roles: the hub needs completion (its plans
+// are structured output), every spoke needs tools (an app's functions are
+// its tools). No role asks for thinking: the hub's calls turn it off and
+// the spokes leave it to the model, so a model that thinks is shown to.
+func roles(cfg config.Config) []role {
+	hub, spokes := cfg.LLM("hub"), cfg.LLM("spokes")
+	out := []role{
+		{"hub", "hub.model", llm.CapCompletion, hub.Model, hub.Host},
+		{"spokes", "spokes.model", llm.CapTools, spokes.Model, spokes.Host},
+	}
+	for _, app := range appNames(cfg) {
+		lc := cfg.LLM(app)
+		if lc.Model == spokes.Model && lc.Host == spokes.Host {
+			continue
+		}
+		key := "apps." + app + ".model"
+		if _, ok := cfg.Apps[app]; !ok || cfg.Apps[app].Model == "" && cfg.MCP[app].Model != "" {
+			key = "mcp." + app + ".model"
+		}
+		out = append(out, role{app + "'s spoke", key, llm.CapTools, lc.Model, lc.Host})
+	}
+	return out
+}
+
+// capWords says what a capability lets a model do.
+var capWords = map[string]string{
+	llm.CapTools:      "call tools",
+	llm.CapCompletion: "write text (completion)",
+	llm.CapThinking:   "think",
+}
+
+// needWhy says why a role needs a capability.
+var needWhy = map[string]string{
+	llm.CapTools:      "a spoke needs: an app's functions are its tools",
+	llm.CapCompletion: "the hub needs: its plans are structured output",
+}
+
+// roleChecks asks the server (/api/show) what each installed configured
+// model can do and says whether it can serve its role; one that cannot
+// is named with its role, the installed models that can, and the key or
+// flag that chooses another. A missing model is left to the model check.
+func roleChecks(ctx context.Context, cfg config.Config, reachable map[string]bool) []Check {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	clients := map[string]*llm.Client{}
+	file := cfg.File
+	if file == "" {
+		file = config.DefaultFile()
+	}
+	var out []Check
+	for _, r := range roles(cfg) {
+		if !reachable[r.host] {
+			continue
+		}
+		c := clients[r.host]
+		if c == nil {
+			var err error
+			if c, err = llm.New(llm.Config{Host: r.host, Model: r.model}, nil); err != nil {
+				continue
+			}
+			clients[r.host] = c
+		}
+		name := fmt.Sprintf("role %s (%s = %s)", r.name, r.key, r.model)
+		if r.host != cfg.Ollama.Host {
+			name += " on " + r.host
+		}
+		caps, err := c.Capabilities(ctx, r.model)
+		var missing *llm.ModelMissingError
+		switch {
+		case errors.As(err, &missing):
+			continue
+		case err != nil:
+			out = append(out, Check{Name: name, Detail: "could not ask what it can do: " + err.Error(), Fix: "check the Ollama server's log"})
+			continue
+		case len(caps) == 0:
+			out = append(out, Check{Name: name, OK: true, Detail: "Ollama does not say what it can do (an older server); taken as able"})
+			continue
+		case slices.Contains(caps, r.need):
+			detail := "can " + capWords[r.need]
+			if slices.Contains(caps, llm.CapThinking) {
+				detail += "; thinks (shown with ctrl+t)"
+			}
+			out = append(out, Check{Name: name, OK: true, Detail: detail})
+			continue
+		}
+		alts, err := c.ModelsThatCan(ctx, r.need)
+		fix := "no installed model can " + capWords[r.need] + ": pull one that can, e.g. `ollama pull " + config.DefaultModel + "`"
+		switch {
+		case err != nil:
+			fix = "choose a model that can " + capWords[r.need]
+		case len(alts) > 0:
+			fix = "installed models that can " + capWords[r.need] + ": " + strings.Join(alts, ", ")
+		}
+		how := "; choose one with `bulkhead --model NAME` (the hub and every spoke), or set " + r.key + " in " + file
+		if !strings.HasPrefix(r.key, "hub.") && !strings.HasPrefix(r.key, "spokes.") {
+			how = "; choose one by setting " + r.key + " in " + file
+		} else if from := cfg.From[r.key]; from != "" && from != "default" && from != file {
+			how += " (now set by " + from + ")"
+		}
+		out = append(out, Check{Name: name, Detail: "cannot " + capWords[r.need] + ", which " + needWhy[r.need] + " (Ollama lists: " + strings.Join(caps, ", ") + ")", Fix: fix + how})
 	}
 	return out
 }

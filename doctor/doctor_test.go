@@ -1,12 +1,14 @@
 package doctor
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/config"
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 )
 
 // A detail can be the server's words: Print shows control characters in
@@ -52,5 +54,59 @@ func TestMCPChecks(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// doctor asks Ollama what each configured model can do: a role whose
+// model lacks what it needs fails, named with its role and key, listing
+// the installed models that can and how to choose one; a role whose
+// model can passes, and an older Ollama that does not say is taken at
+// its word.
+func TestRolesNeedCapabilities(t *testing.T) {
+	t.Parallel()
+	srv := ollamatest.NewScripted(t, ollamatest.Queue(t), "small", "big", "embed", "old")
+	srv.SetCapabilities("small", "completion")
+	srv.SetCapabilities("big", "completion", "tools", "thinking")
+	srv.SetCapabilities("embed", "embedding")
+	cfg := config.Config{
+		File:    "/home/ada/.config/bulkhead/config.yaml",
+		DataDir: t.TempDir(),
+		Ollama:  config.Ollama{Host: srv.Host()},
+		Hub:     config.Owner{Model: "embed"},
+		Spokes:  config.Owner{Model: "small"},
+		Apps:    map[string]config.App{"mail": {Model: "big"}, "notes": {}, "clock": {Model: "old"}},
+		From:    map[string]string{"hub.model": "/home/ada/.config/bulkhead/config.yaml", "spokes.model": "--model"},
+	}
+	var b strings.Builder
+	if Print(&b, Run(context.Background(), cfg, Options{})) {
+		t.Fatalf("two roles cannot serve:\n%s", b.String())
+	}
+	got := b.String()
+	for _, want := range []string{
+		"✗ role hub (hub.model = embed): cannot write text (completion), which the hub needs: its plans are structured output (Ollama lists: embedding)\n" +
+			"    fix: installed models that can write text (completion): big, old, small; choose one with `bulkhead --model NAME` (the hub and every spoke), or set hub.model in /home/ada/.config/bulkhead/config.yaml\n",
+		"✗ role spokes (spokes.model = small): cannot call tools, which a spoke needs: an app's functions are its tools (Ollama lists: completion)\n" +
+			"    fix: installed models that can call tools: big, old; choose one with `bulkhead --model NAME` (the hub and every spoke), or set spokes.model in /home/ada/.config/bulkhead/config.yaml (now set by --model)\n",
+		"✓ role mail's spoke (apps.mail.model = big): can call tools; thinks (shown with ctrl+t)\n",
+		"✓ role clock's spoke (apps.clock.model = old): Ollama does not say what it can do (an older server); taken as able\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "notes") {
+		t.Errorf("an app on the spokes' model is the spokes' role:\n%s", got)
+	}
+
+	// An app's own model that cannot call tools names its own key.
+	cfg.Hub.Model, cfg.Spokes.Model = "big", "big"
+	cfg.Apps = map[string]config.App{"mail": {Model: "small"}}
+	b.Reset()
+	if Print(&b, Run(context.Background(), cfg, Options{})) {
+		t.Fatalf("mail's spoke cannot serve:\n%s", b.String())
+	}
+	if want := "✗ role mail's spoke (apps.mail.model = small): cannot call tools, which a spoke needs: an app's functions are its tools (Ollama lists: completion)\n" +
+		"    fix: installed models that can call tools: big, old; choose one by setting apps.mail.model in /home/ada/.config/bulkhead/config.yaml\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("lacks %q:\n%s", want, b.String())
 	}
 }

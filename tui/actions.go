@@ -39,6 +39,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.appsKey(msg)
 	case overlayMemory:
 		return m.memoryKey(msg)
+	case overlayModels:
+		return m.modelsKey(msg)
+	}
+	if cmd, ok := m.menuKey(msg); ok {
+		return cmd
 	}
 	switch {
 	case key.Matches(msg, m.keys.Perms):
@@ -117,8 +122,7 @@ func (m *Model) send() tea.Cmd {
 	if strings.TrimSpace(q) == "" {
 		return nil
 	}
-	if cmd, ok := m.command(strings.TrimSpace(q)); ok {
-		m.input.reset()
+	if cmd, ok := m.slash(q); ok {
 		return cmd
 	}
 	q, private, ok := privateQuery(q)
@@ -147,26 +151,6 @@ func (m *Model) send() tea.Cmd {
 		return tea.Batch(createChat(m.b, m.chat.chat.Private, r.id), m.tick())
 	}
 	return tea.Batch(m.startRun(r), m.tick())
-}
-
-// command runs a slash command typed in the input: /permissions, /log
-// (the manager's action log), /apps, /memory and /trusted (/private is a
-// query: send). Any other text is a query, even one that starts with a
-// slash.
-func (m *Model) command(q string) (tea.Cmd, bool) {
-	switch q {
-	case "/permissions", "/grants":
-		return m.openManager(tabGrants), true
-	case "/log":
-		return m.openManager(tabLog), true
-	case "/apps":
-		return m.openApps(), true
-	case "/memory":
-		return m.openMemory(), true
-	case "/trusted":
-		return m.toggleTrusted(), true
-	}
-	return nil, false
 }
 
 // startRun hands a run to a worker and returns the Cmd that reads it.

@@ -133,6 +133,14 @@ var scenes = []struct {
 		d.key(keyDown)
 		return d
 	}},
+	// The slash command menu over a chat, as "/" is typed.
+	{"slashmenu", func(t *testing.T, w, h int) *driver {
+		r := newRig(t, replies(ollamatest.Text("An answer.")))
+		d := newDriver(t, r.options(), w, h)
+		d.ask("hello")
+		d.typeText("/")
+		return d
+	}},
 	{"vanilla", func(t *testing.T, w, h int) *driver {
 		r := newRig(t, replies(ollamatest.Text("One context, every app: nothing is isolated.")))
 		opts := r.options()

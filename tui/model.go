@@ -88,6 +88,9 @@ type Options struct {
 	// and the configured models are checked at start and whenever Ollama
 	// is found down, and what fails is shown with its fix until it works.
 	Setup *Setup
+	// Models, when set, lists the installed models and switches the
+	// session's model (/model, modelsview.go).
+	Models Models
 	// Mouse starts with the mouse captured (ui.mouse): the wheel scrolls,
 	// and selecting text takes shift+drag. Off, the terminal selects text
 	// as anywhere else, and pgup/pgdn scroll. f2 switches.
@@ -118,6 +121,10 @@ type Model struct {
 	pull    *pullDialog
 	notice  string
 	setup   setupState // the setup panel (setup.go)
+
+	// The slash command menu (slash.go) and /model's list (modelsview.go).
+	menu   slashMenu
+	models *modelsDialog
 
 	run     *turnRun
 	nextID  int
@@ -286,6 +293,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 	case permsMsg:
 		m.onPerms(msg)
+	case modelsMsg:
+		m.onModels(msg)
+	case modelSetMsg:
+		m.onModelSet(msg)
 	case exportMsg:
 		m.onExport(msg)
 	case appsMsg:
@@ -465,6 +476,8 @@ func (m Model) parts() ([]string, string) {
 		}
 	case m.overlay != overlayNone && !m.overlay.full():
 		top = overlayOn(top, m.dialog(), m.width, m.height-1)
+	case !full:
+		top = m.withMenu(top) // the slash command menu, when it shows
 	}
 	bar := m.bar
 	bar.waiting = m.waiting()
@@ -479,6 +492,8 @@ func (m Model) dialog() string {
 		return helpView(m.th, m.keys, m.width, h)
 	case overlayChats:
 		return m.list.view(m.th, dialogWidth(m.width), h, m.now())
+	case overlayModels:
+		return m.modelsView(m.width, h)
 	case overlayPull:
 		if m.pull != nil {
 			return m.pull.view(m.th, m.width, h, m.opts.Ollama != nil)

@@ -20,6 +20,7 @@ const (
 	overlayManager    // the permission manager, a full screen (manager.go)
 	overlayApps       // the apps screen, a full screen (appsview.go)
 	overlayMemory     // the memory screen, a full screen (memoryview.go)
+	overlayModels     // /model's list of installed models (modelsview.go)
 )
 
 // full reports whether o is a full screen rather than a dialog.
@@ -76,7 +77,8 @@ func helpView(th theme, keys keyMap, width, height int) string {
 	}
 	// A private query is not logged: it is gone when the UI exits.
 	lines = append(lines, th.key.Render("/private <query>")+"  no memory in, nothing saved; shown until you quit",
-		"", th.dim.Render("chats: ↑/↓ · enter open · n new · p private · d delete"))
+		th.key.Render("/")+"  commands, with a menu: "+slashNames(),
+		th.dim.Render("chats: ↑/↓ · enter open · n new · p private · d delete"))
 	for _, l := range permHelp {
 		lines = append(lines, th.dim.Render(l))
 	}

@@ -296,7 +296,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case modelsMsg:
 		m.onModels(msg)
 	case modelSetMsg:
-		m.onModelSet(msg)
+		return m.onModelSet(msg)
 	case exportMsg:
 		m.onExport(msg)
 	case appsMsg:

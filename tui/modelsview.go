@@ -157,30 +157,40 @@ func (m *Model) onModels(msg modelsMsg) {
 	}
 }
 
-func (m *Model) onModelSet(msg modelSetMsg) {
+// switchedNotice begins the notice of a switch made.
+const switchedNotice = "the hub and the spokes now use "
+
+// onModelSet takes a switch's answer; a switch made while the setup
+// panel shows checks the models again, so choosing an installed model
+// there opens the chat.
+func (m *Model) onModelSet(msg modelSetMsg) tea.Cmd {
 	var inc *llm.IncapableError
 	switch {
 	case msg.err == nil:
 		h, s := m.opts.Models.Current()
 		m.bar.hubModel, m.bar.spokeModel = h, s
-		m.notice = "the hub and the spokes now use " + msg.name + " for this session (the config file is unchanged; apps with a model of their own keep it)"
-		return
+		m.notice = switchedNotice + msg.name + " for this session (the config file is unchanged; apps with a model of their own keep it)"
+		if m.setup.opts != nil && m.setup.phase == setupModels {
+			return m.setupCheck()
+		}
+		return nil
 	case errors.Is(msg.err, hub.ErrBusy):
 		m.notice = "a turn is running — switch models once it ends (esc cancels it)"
-		return
+		return nil
 	case errors.Is(msg.err, errNoModel), errors.Is(msg.err, errNoTools):
 		m.notice = "cannot switch: " + msg.name + " " + msg.err.Error()
 	case errors.As(msg.err, &inc):
 		m.notice = "cannot switch: " + msg.name + " " + errNoTools.Error()
 	default:
 		m.notice = "cannot switch to " + msg.name + ": " + msg.err.Error()
-		return
+		return nil
 	}
 	if len(msg.tools) > 0 {
 		m.notice += " — installed models that can: " + strings.Join(msg.tools, ", ")
 	} else {
 		m.notice += " — no installed model can call tools; pull one (ollama pull qwen3:1.7b)"
 	}
+	return nil
 }
 
 // modelsKey drives /model's list.

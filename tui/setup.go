@@ -165,16 +165,28 @@ func (m Model) setupRoles() []modelCheck {
 		}
 		out = append(out, modelCheck{model: model, roles: []role{r}})
 	}
+	spokes := m.spokeModelNow()
 	add(m.b.HubModel(), role{"the hub", "hub.model", llm.CapCompletion})
-	add(m.opts.SpokeModel, role{"the spokes", "spokes.model", llm.CapTools})
+	add(spokes, role{"the spokes", "spokes.model", llm.CapTools})
 	if m.opts.Registry != nil && m.opts.AppModel != nil {
 		for _, app := range m.opts.Registry.Names() {
-			if md := m.opts.AppModel(app); md != m.opts.SpokeModel {
+			if md := m.opts.AppModel(app); md != spokes {
 				add(md, role{app + "'s spoke", "apps." + app + ".model", llm.CapTools})
 			}
 		}
 	}
 	return out
+}
+
+// spokeModelNow is the spokes' model now: the configured one until
+// /model switches it (Options.Models).
+func (m Model) spokeModelNow() string {
+	if m.opts.Models != nil {
+		if _, s := m.opts.Models.Current(); s != "" {
+			return s
+		}
+	}
+	return m.opts.SpokeModel
 }
 
 // setupCheck starts a check now.
@@ -312,7 +324,7 @@ func (m *Model) onSetup(msg setupMsg) tea.Cmd {
 	s.tries, s.down, s.version, s.models = 0, nil, msg.version, msg.models
 	if !slices.ContainsFunc(s.models, modelCheck.problem) {
 		if s.phase != setupReady && s.phase != setupChecking || s.wasDown {
-			if !strings.HasPrefix(m.notice, "pulled ") {
+			if !strings.HasPrefix(m.notice, "pulled ") && !strings.HasPrefix(m.notice, switchedNotice) {
 				m.notice = "Ollama " + oneLine(s.version) + " answers"
 			}
 			m.notice += " — the chat is ready"

@@ -461,3 +461,45 @@ func TestSetupNoModelCanServe(t *testing.T) {
 	mustShow(t, v, "✗ hub-model is not installed — the model of the hub and the spokes",
 		"No installed model can call tools — pull one", "For the hub alone (hub.model): tiny", "hub.model / spokes.model in")
 }
+
+// TestSetupModelCommandChoosesAnInstalledModel: with the spokes' model
+// missing and offline, the panel offers /model NAME; choosing an
+// installed model that can call tools there checks again and opens the
+// chat, no restart.
+func TestSetupModelCommandChoosesAnInstalledModel(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Text("x")), hubModel)
+	f := &fakeOllama{up: true, pullErr: offlinePull, models: map[string][]string{
+		hubModel:       {llm.CapCompletion, llm.CapTools},
+		"qwen2.5:0.5b": {llm.CapCompletion, llm.CapTools},
+		"tiny":         {llm.CapCompletion},
+	}}
+	fm := &fakeModels{hub: hubModel, spoke: spokeModel, list: []llm.ModelInfo{
+		{Name: hubModel, Capabilities: []string{"completion", "tools"}},
+		{Name: "qwen2.5:0.5b", Capabilities: []string{"completion", "tools"}},
+		{Name: "tiny", Capabilities: []string{"completion"}},
+	}}
+	opts := setupOptions(r, f, "")
+	opts.Models = fm
+	d := newDriver(t, opts, 120, 40)
+	d.key(char('y'))
+	d.idle()
+	mustShow(t, d.view(), "Installed models that can call tools: hub-model, qwen2.5:0.5b", "Choose one: /model NAME, or run bulkhead --model NAME")
+
+	d.typeText("/model tiny")
+	d.key(keyEnter)
+	d.idle()
+	if n := d.model().notice; !strings.Contains(n, "cannot switch: tiny cannot call tools") || !strings.Contains(d.view(), "spoke-model is not installed") {
+		t.Fatalf("a model that cannot call tools must be refused, the panel kept: %q", n)
+	}
+	d.send(ctrl('u'))
+	d.typeText("/model qwen2.5:0.5b")
+	d.key(keyEnter)
+	d.idle()
+	if strings.Contains(d.view(), "is not installed") {
+		t.Fatalf("the panel must close once an installed model serves:\n%s", d.view())
+	}
+	if n := d.model().notice; !strings.Contains(n, "now use qwen2.5:0.5b for this session") || !strings.Contains(n, "the chat is ready") {
+		t.Errorf("notice %q", n)
+	}
+}

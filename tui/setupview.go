@@ -205,7 +205,7 @@ func (m Model) choices(p *panelText, c modelCheck, file string) {
 		}
 	}
 	how := "Choose one: quit (ctrl+c) and run " + th.key.Render("bulkhead --model NAME") + " (the hub and every spoke)"
-	if modelCommand {
+	if m.opts.Models != nil {
 		how = "Choose one: " + th.key.Render("/model NAME") + ", or run " + th.key.Render("bulkhead --model NAME") + " (the hub and every spoke)"
 	}
 	p.add(4, how+", or set "+strings.Join(keys, " / ")+" in "+file)
@@ -213,9 +213,6 @@ func (m Model) choices(p *panelText, c modelCheck, file string) {
 		p.add(4, th.dim.Render("Or pull it yourself (ollama pull "+oneLine(c.model)+"): this screen notices."))
 	}
 }
-
-// modelCommand says whether the input has /model NAME.
-const modelCommand = false
 
 // rolesNeeding says which roles need cp: "the spokes need".
 func rolesNeeding(rs []role, cp string) string {

@@ -292,6 +292,16 @@ type capable interface {
 	ModelsThatCan(ctx context.Context, capability string) ([]string, error)
 }
 
+// refusedUpFront reports whether a turn's error is canServe's refusal
+// and nothing else: the hub's own words (only the hub makes an
+// *llm.IncapableError), the app not yet run, the model names Ollama's.
+// It is stored as said, not masked: its advice ("--model, or …") reads
+// to the guard as text addressing the assistant.
+func refusedUpFront(err error) bool {
+	var inc *llm.IncapableError
+	return errors.As(err, &inc) && err.Error() == inc.Error()
+}
+
 // canServe checks, before anything is asked, that app's spoke model can
 // call tools — an app's spoke works through them. A model that cannot is
 // refused with the installed models that can; a server that does not

@@ -125,4 +125,10 @@ func TestModelWithoutToolsIsRefusedUpFront(t *testing.T) {
 	if len(p.Calls()) != 0 {
 		t.Fatalf("a dialog opened before the refusal: %+v", p.Calls())
 	}
+	// The refusal is the hub's own words, not an app's: the turn keeps
+	// it as said (the guard would mask its "--model, or ..." whole).
+	turns, err := rig.Op.Turns(chat.ID)
+	if err != nil || len(turns) != 1 || turns[0].Error != inc.Error() {
+		t.Fatalf("the stored turn must keep the refusal: %v %+v", err, turns)
+	}
 }

@@ -145,7 +145,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			it.Error = runErr.Error()
 		}
 		it.Meta, _ = json.Marshal(meta)
-		stored, spans := o.masked(ctx, tr, it, meta)
+		stored, spans := o.masked(ctx, tr, it, meta, refusedUpFront(runErr))
 		if err := rs.ns.Update(stored); err != nil && runErr == nil {
 			runErr = fmt.Errorf("log the answer: %w", err)
 		}
@@ -244,15 +244,19 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 
 // masked is the hub's record of a turn as stored: when an app worked on
 // it, the answer, the error and the thinking (all read app output) are
-// masked (invariant 7). The user's own words are kept as typed.
-func (o *Operator) masked(ctx context.Context, tr *turnRun, it memory.Interaction, meta turnMeta) (memory.Interaction, []MaskedSpan) {
+// masked (invariant 7) — but for the hub's own refusal of a spoke model
+// before the app ran (refusedUpFront), which read none. The user's own
+// words are kept as typed.
+func (o *Operator) masked(ctx context.Context, tr *turnRun, it memory.Interaction, meta turnMeta, refused bool) (memory.Interaction, []MaskedSpan) {
 	if tr == nil || o.opts.Vanilla || !tr.plan.usesApps() {
 		return it, nil
 	}
 	ctx = context.WithoutCancel(ctx)
 	var found []guard.Finding
 	it.Output, found = o.maskWith(ctx, tr, hubOwner, "the answer", it.Output)
-	it.Error = o.mask(ctx, tr, hubOwner, "the error", it.Error)
+	if !refused {
+		it.Error = o.mask(ctx, tr, hubOwner, "the error", it.Error)
+	}
 	if meta.Thinking != "" {
 		meta.Thinking = o.mask(ctx, tr, hubOwner, "the thinking", meta.Thinking)
 		it.Meta, _ = json.Marshal(meta)

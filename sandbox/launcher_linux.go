@@ -42,6 +42,7 @@ func Status() (int, error) {
 // returns at once. Call it first thing in main and in TestMain.
 func Launch() {
 	if len(os.Args) < 2 || os.Args[1] != Arg {
+		launchable.Store(true)
 		return
 	}
 	os.Exit(launch(os.Args[2:]))
@@ -79,11 +80,13 @@ func launch(args []string) int {
 		ll.RODirs(systemRead...).IgnoreIfMissing(),
 		ll.RWFiles(systemWrite...).IgnoreIfMissing(),
 	}
-	if len(ro) > 0 {
-		rules = append(rules, ll.RODirs(ro...).IgnoreIfMissing())
-	}
-	if len(rw) > 0 {
-		rules = append(rules, ll.RWDirs(rw...).IgnoreIfMissing())
+	// A granted path may be a folder or a single file (an executable
+	// whose folder holds more than it should read): Landlock takes a
+	// file's rights apart from a folder's.
+	roDirs, roFiles := split(ro)
+	rwDirs, rwFiles := split(rw)
+	for _, r := range []ll.FSRule{ll.RODirs(roDirs...), ll.ROFiles(roFiles...), ll.RWDirs(rwDirs...), ll.RWFiles(rwFiles...)} {
+		rules = append(rules, r.IgnoreIfMissing())
 	}
 	if err := ll.V5.BestEffort().RestrictPaths(rules...); err != nil {
 		return fail("restrict the command with Landlock: " + err.Error())
@@ -109,6 +112,18 @@ func launch(args []string) int {
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	sweep()
 	return code
+}
+
+// split sorts paths into folders and other files.
+func split(paths []string) (dirs, files []string) {
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			files = append(files, p)
+		} else {
+			dirs = append(dirs, p)
+		}
+	}
+	return dirs, files
 }
 
 // sweep kills and reaps every process left that is ours: what the command

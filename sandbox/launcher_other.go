@@ -18,6 +18,7 @@ func Status() (int, error) { return 0, ErrNoLandlock }
 // Launch runs the command without a ruleset when started as a launcher.
 func Launch() {
 	if len(os.Args) < 2 || os.Args[1] != Arg {
+		launchable.Store(true)
 		return
 	}
 	os.Exit(126)

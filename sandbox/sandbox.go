@@ -33,11 +33,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
 // Arg is the first argument that makes bulkhead a launcher.
 const Arg = "__bulkhead_sandbox"
+
+// launchable is set once Launch has returned: this executable, started
+// with Arg, becomes a launcher.
+var launchable atomic.Bool
 
 // Policy is what one command may touch.
 type Policy struct {
@@ -99,6 +104,11 @@ func Command(ctx context.Context, p Policy, dir, name string, args ...string) (*
 		cmd.Env = append(os.Environ(), p.Env...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		return cmd, func() {}, nil
+	}
+	if !launchable.Load() {
+		// This executable would start itself and run its own main (or
+		// its tests) again instead of the command.
+		return nil, nil, errors.New("sandbox: this program never called sandbox.Launch, so it cannot be a launcher")
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -192,3 +192,18 @@ func Stricter(a, b Effect) Effect {
 // RequestFunctionality is the tool every app spoke has for asking the hub
 // for a catalog functionality another app provides.
 const RequestFunctionality = "request_functionality"
+
+type privateKey struct{}
+
+// WithPrivate marks ctx as a private turn's (a private query, or a turn
+// of a private chat): an out-of-process app called with it writes nothing
+// of what it says on the side (its stderr) to bulkhead's log.
+func WithPrivate(ctx context.Context) context.Context {
+	return context.WithValue(ctx, privateKey{}, true)
+}
+
+// IsPrivate reports whether ctx is a private turn's (WithPrivate).
+func IsPrivate(ctx context.Context) bool {
+	p, _ := ctx.Value(privateKey{}).(bool)
+	return p
+}

@@ -8,6 +8,8 @@ package config
 //	    args: [-y, "@modelcontextprotocol/server-filesystem", /home/me/notes]
 //	    env: {API_TOKEN: "..."}            # or a list: ["API_TOKEN=..."]
 //	    dir: ~/notes                       # its working folder (optional)
+//	    folders: [~/notes]                 # what its sandbox may read and write
+//	    read: [~/docs]                     # ... and only read
 //	    # url: http://127.0.0.1:8080/mcp   # ... or a streamable-HTTP endpoint
 //	    tools:                             # per tool, by the server's tool name
 //	      read_text_file: {functionality: fs.read}
@@ -55,6 +57,9 @@ type MCPServer struct {
 	Dir     string
 	// URL is a streamable-HTTP endpoint, instead of a command.
 	URL string
+	// Folders are the folders a stdio server may read and write, Read
+	// those it may only read, in its sandbox (absolute, ~ expanded).
+	Folders, Read []string
 	// Tools configures tools by their MCP name.
 	Tools map[string]MCPTool
 	// Catalog holds new catalog entries this server's tools may provide.
@@ -174,9 +179,9 @@ func (l *loader) mcpServer(k string, m map[string]any, exact bool) MCPServer {
 	}
 	for f := range m {
 		switch f {
-		case "command", "args", "env", "dir", "url", "tools", "catalog", "model", "host":
+		case "command", "args", "env", "dir", "folders", "read", "url", "tools", "catalog", "model", "host":
 		default:
-			l.mfail(k+"."+f, "unknown key (servers take command, args, env, dir, url, tools, catalog, model, host)")
+			l.mfail(k+"."+f, "unknown key (servers take command, args, env, dir, folders, read, url, tools, catalog, model, host)")
 		}
 	}
 	s.Command, s.URL = str("command"), str("url")
@@ -189,7 +194,7 @@ func (l *loader) mcpServer(k string, m map[string]any, exact bool) MCPServer {
 		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			l.mfail(k+".url", fmt.Sprintf("%q is not an http or https URL", s.URL))
 		}
-		for _, f := range []string{"args", "env", "dir"} {
+		for _, f := range []string{"args", "env", "dir", "folders", "read"} {
 			if _, ok := m[f]; ok {
 				l.mfail(k+"."+f, "only for a command, not a url")
 			}
@@ -204,13 +209,27 @@ func (l *loader) mcpServer(k string, m map[string]any, exact bool) MCPServer {
 	}
 	s.Env = l.mcpEnv(k+".env", m["env"], exact)
 	if d := str("dir"); d != "" {
-		if strings.HasPrefix(d, "~/") {
-			if home, err := os.UserHomeDir(); err == nil {
-				d = filepath.Join(home, d[2:])
-			}
+		s.Dir = absPath(d)
+	}
+	for _, g := range []struct {
+		key string
+		to  *[]string
+	}{{"folders", &s.Folders}, {"read", &s.Read}} {
+		v, ok := m[g.key]
+		if !ok || v == nil {
+			continue
 		}
-		if abs, err := filepath.Abs(d); err == nil {
-			s.Dir = abs
+		dirs, err := cast.ToStringSliceE(v)
+		if _, isList := v.([]any); err != nil || !isList {
+			l.mfail(k+"."+g.key, "want a list of folders, like [~/notes]")
+			continue
+		}
+		for _, d := range dirs {
+			if d = strings.TrimSpace(d); d == "" {
+				l.mfail(k+"."+g.key, "an empty folder name")
+				continue
+			}
+			*g.to = append(*g.to, absPath(d))
 		}
 	}
 	if s.Model = str("model"); s.Model != "" && !modelName.MatchString(s.Model) {
@@ -226,6 +245,19 @@ func (l *loader) mcpServer(k string, m map[string]any, exact bool) MCPServer {
 	s.Tools = l.mcpTools(k+".tools", m["tools"])
 	s.Catalog = l.mcpCatalog(k+".catalog", m["catalog"], exact)
 	return s
+}
+
+// absPath is d absolute, with a leading ~/ for the home folder.
+func absPath(d string) string {
+	if d == "~" || strings.HasPrefix(d, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			d = filepath.Join(home, d[1:])
+		}
+	}
+	if abs, err := filepath.Abs(d); err == nil {
+		return abs
+	}
+	return d
 }
 
 func (l *loader) mcpEnv(k string, v any, exact bool) map[string]string {

@@ -48,7 +48,11 @@ func Install(enable []string, workspace string, servers map[string]config.MCPSer
 	}
 	var list []apps.App
 	var errs []error
-	mcpApps, cat, err := installMCP(names, servers, cache, log)
+	dataDir := ""
+	if cache != nil {
+		dataDir = filepath.Dir(cache.Dir()) // MCPCache(dataDir)
+	}
+	mcpApps, cat, err := installMCP(names, servers, dataDir, cache, log)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -91,7 +95,7 @@ func MCPCache(dataDir string) *mcp.Cache { return mcp.NewCache(filepath.Join(dat
 // are sorted by app. `bulkhead doctor` runs it.
 func RefreshMCP(ctx context.Context, cfg config.Config) []mcp.Refreshed {
 	var out []mcp.Refreshed
-	cfgs, cat, err := mcpServers(enabled(cfg.Enable, cfg.MCP), cfg.MCP)
+	cfgs, cat, err := mcpServers(enabled(cfg.Enable, cfg.MCP), cfg.MCP, cfg.DataDir)
 	if err != nil {
 		out = append(out, mcp.Refreshed{App: "mcp", Err: err})
 	}
@@ -139,8 +143,8 @@ func enabled(enable []string, servers map[string]config.MCPServer) []string {
 
 // installMCP installs the enabled MCP servers as apps (from cache where it
 // can), over the built-in catalog extended by their entries.
-func installMCP(names []string, servers map[string]config.MCPServer, cache *mcp.Cache, log *slog.Logger) ([]apps.App, *apps.Catalog, error) {
-	cfgs, cat, err := mcpServers(names, servers)
+func installMCP(names []string, servers map[string]config.MCPServer, dataDir string, cache *mcp.Cache, log *slog.Logger) ([]apps.App, *apps.Catalog, error) {
+	cfgs, cat, err := mcpServers(names, servers, dataDir)
 	if cat == nil {
 		return nil, nil, err
 	}
@@ -166,8 +170,9 @@ func installMCP(names []string, servers map[string]config.MCPServer, cache *mcp.
 
 // mcpServers turns the enabled servers' config into mcp.Server, and builds
 // the catalog: the built-in one plus the entries they declare. A nil
-// catalog means none could be built.
-func mcpServers(names []string, servers map[string]config.MCPServer) (map[string]mcp.Server, *apps.Catalog, error) {
+// catalog means none could be built. No server's sandbox may reach
+// dataDir.
+func mcpServers(names []string, servers map[string]config.MCPServer, dataDir string) (map[string]mcp.Server, *apps.Catalog, error) {
 	builtin := map[string]bool{"files": true, "notes": true, "shell": true, "clock": true, "calc": true}
 	for _, a := range demo.Apps() {
 		builtin[a.Manifest().Name] = true
@@ -184,7 +189,11 @@ func mcpServers(names []string, servers map[string]config.MCPServer) (map[string
 			errs = append(errs, fmt.Errorf("mcp.%s: %q is the name of a built-in app; give the server another name", n, n))
 			continue
 		}
-		s := mcp.Server{Command: c.Command, Args: c.Args, Env: c.Env, Dir: c.Dir, URL: c.URL, Model: c.Model, Tools: map[string]mcp.ToolConfig{}}
+		s := mcp.Server{Command: c.Command, Args: c.Args, Env: c.Env, Dir: c.Dir, URL: c.URL, Model: c.Model, Tools: map[string]mcp.ToolConfig{},
+			Folders: c.Folders, Read: c.Read}
+		if dataDir != "" {
+			s.Private = []string{dataDir}
+		}
 		for t, tc := range c.Tools {
 			s.Tools[t] = mcp.ToolConfig{Functionality: tc.Functionality, Effect: apps.Effect(tc.Effect), Key: tc.Key}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/guard"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
@@ -174,6 +175,10 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		return turn, nil
 	}
 
+	if rs.private {
+		// Out-of-process apps keep a private turn out of bulkhead's log.
+		ctx = apps.WithPrivate(ctx)
+	}
 	tr = o.startTurn(rs, it, emit)
 	tr.session = permissions.SessionOf(ctx)
 	defer o.endTurn(tr)

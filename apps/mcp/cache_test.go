@@ -35,7 +35,7 @@ func counted(t *testing.T, dir string) (Server, string) {
 	if _, err := os.Stat(filepath.Join(dir, "version")); err == nil {
 		args = append(args, "-version-file", filepath.Join(dir, "version"))
 	}
-	return Server{Command: TestServer, Args: args, Tools: map[string]ToolConfig{"echo": {Functionality: "test.echo"}}}, log
+	return Server{Command: TestServer, Args: args, Folders: []string{dir}, Tools: map[string]ToolConfig{"echo": {Functionality: "test.echo"}}}, log
 }
 
 func open(t *testing.T, cfg Server, cache *Cache) *App {

@@ -58,14 +58,14 @@ func TestInstallMCPServers(t *testing.T) {
 // With a warm cache, engine.Install starts no MCP server: each was listed
 // once, by the first Install, and the apps are the same.
 func TestInstallFromTheCache(t *testing.T) {
-	dir := t.TempDir()
-	log := filepath.Join(dir, "starts")
+	dir, logs := t.TempDir(), t.TempDir() // the data directory; the servers' own folder
+	log := filepath.Join(logs, "starts")
 	servers := map[string]config.MCPServer{
-		"alpha": {Command: mcp.TestServer, Args: []string{"-starts", log}, Tools: map[string]config.MCPTool{"echo": {Functionality: "test.shout"}},
+		"alpha": {Command: mcp.TestServer, Args: []string{"-starts", log}, Folders: []string{logs}, Tools: map[string]config.MCPTool{"echo": {Functionality: "test.shout"}},
 			Catalog: []config.MCPCatalogEntry{{Name: "test.shout", Description: "Shout.", Effect: "read",
 				Request:  map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}},
 				Response: map[string]any{"type": "object", "properties": map[string]any{"content": map[string]any{"type": "string"}}}}}},
-		"beta": {Command: mcp.TestServer, Args: []string{"-starts", log}},
+		"beta": {Command: mcp.TestServer, Args: []string{"-starts", log}, Folders: []string{logs}},
 	}
 	cache := engine.MCPCache(dir)
 	count := func() int {

@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // instance is one spoke's connection to the server: a child process (or
@@ -28,6 +29,11 @@ type instance struct {
 	mu     sync.Mutex
 	conn   *conn
 	closed bool
+	// private: the instance has served a private turn (apps.IsPrivate):
+	// its servers' stderr is withheld from the log from then on. A
+	// private query's spokes have instances of their own, a private
+	// chat's serve only it.
+	private atomic.Bool
 }
 
 func (in *instance) Manifest() apps.Manifest { return in.app.manifest }
@@ -47,6 +53,9 @@ func (in *instance) Call(ctx context.Context, c apps.Call) (json.RawMessage, err
 	}
 	if err := in.app.staleErr(); err != nil {
 		return nil, err
+	}
+	if apps.IsPrivate(ctx) {
+		in.private.Store(true)
 	}
 	if in.conn == nil {
 		cn, err := in.start(ctx)
@@ -114,9 +123,12 @@ type conn struct {
 	httpCtx    context.Context
 	httpCancel context.CancelFunc
 	// stdio servers only
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed once the process is waited for
-	exitErr error
+	cmd       *exec.Cmd
+	sandboxed bool          // cmd is the sandbox's launcher
+	exited    chan struct{} // closed once the process is waited for
+	exitErr   error
+	gate      *stderrGate  // the app's: what its servers may log
+	private   *atomic.Bool // the instance's: withhold stderr
 	// what went wrong with the stream
 	over    atomic.Bool  // a message exceeded the frame limit
 	readErr atomic.Value // the first read error that is not EOF (error text)
@@ -129,7 +141,7 @@ func frameLimit(maxOutput int) int { return max(4*maxOutput, 1<<20) }
 // the MCP session.
 func (in *instance) connect(ctx context.Context) (*conn, error) {
 	a := in.app
-	c := &conn{log: a.log, max: frameLimit(a.cfg.MaxOutput)}
+	c := &conn{log: a.log, max: frameLimit(a.cfg.MaxOutput), gate: a.stderr, private: &in.private}
 	var transport sdk.Transport
 	if a.cfg.URL != "" {
 		c.http = http.DefaultTransport.(*http.Transport).Clone()
@@ -147,7 +159,8 @@ func (in *instance) connect(ctx context.Context) (*conn, error) {
 		Logger:       a.log.With("component", "mcp-client"),
 		Capabilities: &sdk.ClientCapabilities{},
 		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) {
-			a.log.Info("server log", "level", r.Params.Level, "logger", r.Params.Logger, "data", fmt.Sprint(r.Params.Data))
+			// rate-limited and kept out of the log in a private turn, as stderr is
+			a.stderr.line("server log", fmt.Appendf(nil, "%s %s: %v", r.Params.Level, r.Params.Logger, r.Params.Data), in.private.Load())
 		},
 	})
 	cs, err := client.Connect(ctx, transport, nil)
@@ -186,26 +199,41 @@ func (c *conn) start(cfg Server) (sdk.Transport, error) {
 		inW.Close()
 		return nil, err
 	}
-	cmd := exec.Command(cfg.Command, cfg.Args...)
-	cmd.Dir, cmd.Env = cfg.Dir, childEnv(cfg.Env)
+	pol, exe, err := policy(cfg)
+	var cmd *exec.Cmd
+	cleanup := func() {}
+	if err == nil {
+		cmd, cleanup, err = sandbox.Command(context.Background(), pol, cfg.Dir, exe, cfg.Args...)
+	}
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
 	cmd.Stdin, cmd.Stdout = inR, outW
-	stderr := &lineLog{log: c.log}
+	stderr := &stderrLog{gate: c.gate, private: c.private}
 	cmd.Stderr = stderr
-	cmd.WaitDelay = time.Second // a grandchild holding stderr cannot block Wait
-	ownGroup(cmd)
+	if pol.Unconfined {
+		cmd.WaitDelay = time.Second // a grandchild holding stderr cannot block Wait
+	}
+	c.sandboxed = !pol.Unconfined
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
 	if err != nil {
+		cleanup()
 		inW.Close()
 		outR.Close()
 		return nil, err
 	}
 	c.cmd, c.exited = cmd, make(chan struct{})
-	c.log.Info("started MCP server", "pid", cmd.Process.Pid, "command", cfg.Command)
+	c.log.Info("started MCP server", "pid", cmd.Process.Pid, "command", exe, "sandboxed", c.sandboxed)
 	go func() {
 		defer stderr.flush()
 		c.exitErr = cmd.Wait()
+		cleanup()
 		c.log.Info("MCP server exited", "pid", cmd.Process.Pid, "status", fmt.Sprint(c.exitErr))
 		close(c.exited)
 	}()
@@ -227,7 +255,7 @@ func (c *conn) stop(graceful bool) {
 		return
 	}
 	if !graceful {
-		killGroup(c.cmd, true)
+		c.kill()
 	}
 	if c.session != nil {
 		_ = c.session.Close() // closes our ends of the pipes: the server reads EOF
@@ -236,15 +264,27 @@ func (c *conn) stop(graceful bool) {
 		select {
 		case <-c.exited:
 		case <-time.After(2 * time.Second):
-			killGroup(c.cmd, false)
-			select {
-			case <-c.exited:
-			case <-time.After(time.Second):
-			}
+			c.kill()
 		}
 	}
 	killGroup(c.cmd, true) // whatever is left of the group
 	<-c.exited
+}
+
+// kill ends the server and whatever it started. A sandboxed server's
+// launcher does it on SIGTERM (killing a launcher outright would orphan
+// the server's children); one that has not exited within a few seconds
+// is killed.
+func (c *conn) kill() {
+	if !c.sandboxed {
+		killGroup(c.cmd, true)
+		return
+	}
+	killGroup(c.cmd, false)
+	select {
+	case <-c.exited:
+	case <-time.After(3 * time.Second):
+	}
 }
 
 // healthy reports whether a call error left the connection usable: the
@@ -294,20 +334,6 @@ func (c *conn) explain(ctx context.Context, err error) error {
 		}
 	}
 	return fmt.Errorf("the MCP server failed: %v", err)
-}
-
-// childEnv is a minimal environment plus the configured variables.
-func childEnv(extra map[string]string) []string {
-	var env []string
-	for _, k := range []string{"HOME", "PATH", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "TMPDIR"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	for k, v := range extra {
-		env = append(env, k+"="+v)
-	}
-	return env
 }
 
 // limited caps the bytes of one line (one JSON-RPC message) on the
@@ -399,33 +425,4 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 		return 0, errTooLarge
 	}
 	return n, err
-}
-
-// lineLog writes a child's stderr to the log, a line at a time.
-type lineLog struct {
-	log *slog.Logger
-	buf []byte
-}
-
-func (w *lineLog) Write(p []byte) (int, error) {
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			break
-		}
-		w.log.Info("server stderr", "line", clip(string(w.buf[:i]), 4000))
-		w.buf = w.buf[i+1:]
-	}
-	if len(w.buf) > 4000 {
-		w.flush()
-	}
-	return len(p), nil
-}
-
-func (w *lineLog) flush() {
-	if len(w.buf) > 0 {
-		w.log.Info("server stderr", "line", clip(string(w.buf), 4000))
-		w.buf = w.buf[:0]
-	}
 }

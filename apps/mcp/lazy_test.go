@@ -26,7 +26,7 @@ func TestFirstRoutedTurnStartsTheServer(t *testing.T) {
 		return strings.Count(string(b), "\n")
 	}
 	cfg := alpha()
-	cfg.Args = []string{"-starts", log}
+	cfg.Args, cfg.Folders = []string{"-starts", log}, []string{dir}
 	cache := mcp.NewCache(filepath.Join(dir, "cache"))
 	cat := mcp.CatalogForTests(t)
 	warm, err := mcp.Open("alpha", cfg, cat, cache, nil)

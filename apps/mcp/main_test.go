@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // TestServer is the path of the suite's MCP server (internal/testserver),
@@ -15,6 +17,7 @@ import (
 var TestServer string
 
 func TestMain(m *testing.M) {
+	sandbox.Launch() // servers run through this binary as their launcher
 	os.Exit(run(m))
 }
 

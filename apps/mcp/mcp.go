@@ -40,10 +40,16 @@
 // App methods are safe for concurrent use; an instance serialises its
 // calls.
 //
-// A stdio child gets a minimal environment (HOME, PATH, USER, LOGNAME,
-// SHELL, TERM, LANG, LC_ALL, TMPDIR) plus Server.Env: bulkhead's own
-// variables, which may hold secrets, are not passed on. Its stderr goes to
-// the log, line by line, never to the terminal. It is advertised no client
+// A stdio child runs in the sandbox (package sandbox; what it may touch
+// is in sandbox.go): a minimal environment (sandbox.Environ: PATH, the
+// locale, a HOME and TMPDIR of its own) plus Server.Env — bulkhead's own
+// variables, which may hold secrets, are not passed on — and on Linux a
+// Landlock ruleset: it reads the system's folders and its installation,
+// Server.Read, and reads and writes Server.Folders; never the data
+// directory. What it starts dies with it. Its stderr and its MCP log
+// messages go to the log, never to the terminal, rate-limited per app
+// (stderr.go: a flood is dropped and counted), and withheld (counted)
+// once the instance has served a private turn. It is advertised no client
 // capabilities (no roots, sampling or elicitation): it cannot reach the
 // model or ask the user anything.
 //
@@ -116,6 +122,16 @@ type Server struct {
 	Dir     string
 	// URL is a streamable-HTTP endpoint, instead of a command.
 	URL string
+	// Folders are the folders a stdio server may read and write, Read
+	// those it may only read (config mcp.<name>.folders and .read);
+	// besides them it reads only the system's folders and its own
+	// installation (see sandbox.go).
+	Folders, Read []string
+	// Private are folders no grant may reach: bulkhead's data directory.
+	Private []string
+	// Unconfined runs a stdio server without the sandbox, with bulkhead's
+	// full environment: for tests that show the sandbox bites.
+	Unconfined bool
 	// Tools configures tools by their MCP name (or their function name).
 	Tools map[string]ToolConfig
 	// Catalog declares new catalog entries (see CatalogEntries).
@@ -189,7 +205,8 @@ type App struct {
 	cache  *Cache // nil: none
 	key    string // cacheKey(cfg)
 	shared *instance
-	built  // from listed
+	stderr *stderrGate // what its servers write to the log
+	built              // from listed
 	listed listing
 
 	sumOnce sync.Once
@@ -271,6 +288,7 @@ func prepare(name string, cfg Server, cache *Cache, log *slog.Logger) (*App, err
 		return nil, fmt.Errorf("mcp %s: give a command or a url", name)
 	}
 	a := &App{name: name, cfg: cfg, log: log.With("app", name), cache: cache, key: cacheKey(cfg)}
+	a.stderr = newStderrGate(a.log)
 	a.shared = &instance{app: a}
 	return a, nil
 }

@@ -56,7 +56,7 @@ func TestNPMFilesystem(t *testing.T) {
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	file := filepath.Join(dir, "hello.txt")
 	os.WriteFile(file, []byte("hello from npm"), 0o600)
-	cfg := mcp.Server{Command: bin, Args: []string{dir},
+	cfg := mcp.Server{Command: bin, Args: []string{dir}, Folders: []string{dir}, // its sandbox grants the folder it serves
 		Tools: map[string]mcp.ToolConfig{"read_text_file": {Functionality: "fs.read"}, "write_file": {Functionality: "fs.write"}},
 		Catalog: []mcp.CatalogEntry{
 			entry("fs.read", apps.EffectRead, `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`, contentResult),
@@ -161,7 +161,7 @@ func TestNPMServersTalkOnlyThroughTheHub(t *testing.T) {
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	file := filepath.Join(dir, "note.txt")
 	os.WriteFile(file, []byte("the secret plan"), 0o600)
-	fsCfg := mcp.Server{Command: fsBin, Args: []string{dir},
+	fsCfg := mcp.Server{Command: fsBin, Args: []string{dir}, Folders: []string{dir},
 		Tools:   map[string]mcp.ToolConfig{"read_text_file": {Functionality: "fs.read"}},
 		Catalog: []mcp.CatalogEntry{entry("fs.read", apps.EffectRead, `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`, contentResult)}}
 	evCfg := mcp.Server{Command: evBin, Args: []string{"stdio"},

@@ -4,7 +4,5 @@ package mcp
 
 import "os/exec"
 
-func ownGroup(*exec.Cmd) {}
-
 // killGroup kills the child (there are no process groups to signal).
 func killGroup(cmd *exec.Cmd, _ bool) { _ = cmd.Process.Kill() }

@@ -3,6 +3,9 @@
 // survive. It speaks stdio, or streamable HTTP with -http ADDR (it prints
 // the URL on its first line of stdout).
 //
+// probe tries to read and to write the files it is given (the sandbox's
+// tests); -stderr-flood writes to stderr without pause (the fault suite).
+//
 // For the tests of the tool-list cache: -starts FILE appends a line to
 // FILE each time the server starts; -version-file FILE reads the version
 // it reports from FILE's first line, and adds a read-only tool "shiny"
@@ -32,9 +35,10 @@ func yes() *bool { t := true; return &t }
 func no() *bool  { f := false; return &f }
 
 var (
-	textArg = json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)
-	noArgs  = json.RawMessage(`{"type":"object","properties":{}}`)
-	noteArg = json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"}},"required":["title"]}`)
+	textArg  = json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)
+	noArgs   = json.RawMessage(`{"type":"object","properties":{}}`)
+	probeArg = json.RawMessage(`{"type":"object","properties":{"read":{"type":"string"},"write":{"type":"string"}}}`)
+	noteArg  = json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"}},"required":["title"]}`)
 )
 
 func text(s string) *sdk.CallToolResult {
@@ -101,6 +105,26 @@ func newServer(version string, shiny bool) *sdk.Server {
 		go cmd.Wait()
 		return text(fmt.Sprint(cmd.Process.Pid)), nil
 	})
+	add("probe", "Try to read a file and to write a file; say what happened.", probeArg, read, func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var in struct{ Read, Write string }
+		_ = json.Unmarshal(r.Params.Arguments, &in)
+		var out []string
+		if in.Read != "" {
+			if b, err := os.ReadFile(in.Read); err != nil {
+				out = append(out, "read failed: "+err.Error())
+			} else {
+				out = append(out, "read: "+string(b))
+			}
+		}
+		if in.Write != "" {
+			if err := os.WriteFile(in.Write, []byte("written by the server"), 0o600); err != nil {
+				out = append(out, "write failed: "+err.Error())
+			} else {
+				out = append(out, "wrote "+in.Write)
+			}
+		}
+		return text(strings.Join(out, "\n")), nil
+	})
 	if shiny {
 		add("shiny", "A tool of a later version.", noArgs, read, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return text("shiny"), nil
@@ -121,7 +145,18 @@ func main() {
 	addr := flag.String("http", "", "serve streamable HTTP on this address")
 	starts := flag.String("starts", "", "append a line to this file at each start")
 	versionFile := flag.String("version-file", "", "read the version (and +shiny) from this file")
+	flood := flag.Bool("stderr-flood", false, "write lines to stderr as fast as it can, from the start")
 	flag.Parse()
+	if *flood {
+		go func() {
+			line := []byte(strings.Repeat("flood ", 20) + "\n")
+			for {
+				if _, err := os.Stderr.Write(line); err != nil {
+					return
+				}
+			}
+		}()
+	}
 	if *starts != "" {
 		f, err := os.OpenFile(*starts, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 		if err != nil {

@@ -1,0 +1,238 @@
+package mcp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/bulkhead-dev/bulkhead/sandbox"
+)
+
+// The sandbox of a stdio server (package sandbox): a minimal environment
+// (sandbox.Environ) plus Server.Env, and on Linux a Landlock ruleset that
+// lets it read the system's folders and
+//
+//   - read its own installation: the folder of its executable (as named
+//     and with links resolved); for a program installed by npm (a path
+//     through node_modules) the folder that holds node_modules (the npm
+//     prefix); and the same for the interpreter a script names on its #!
+//     line (node, python) where PATH finds it;
+//   - for npx or npm, read and write the npm cache (~/.npm or
+//     $npm_config_cache), which is passed on as npm_config_cache, since
+//     the server's HOME is a temporary folder of its own;
+//   - read Server.Read and read and write Server.Folders (config
+//     mcp.<name>.read and mcp.<name>.folders), and nothing else: not its
+//     working folder (Dir) nor the workspace unless they are listed there.
+//
+// No grant reaches into a Server.Private folder (bulkhead's data
+// directory) or holds one: a configured grant that would is refused (the
+// server does not start); an automatic one is narrowed to the executable
+// file itself, or dropped. An automatic grant is never the root, the home
+// folder or a folder above it.
+
+// policy is the sandbox policy of a stdio server and the executable to
+// run (the command found on PATH).
+func policy(cfg Server) (sandbox.Policy, string, error) {
+	env := make([]string, 0, len(cfg.Env))
+	for k, v := range cfg.Env {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	pathEnv, ok := cfg.Env["PATH"]
+	if !ok {
+		pathEnv = os.Getenv("PATH")
+	}
+	exe, err := lookPath(cfg.Command, pathEnv, cfg.Dir)
+	if err != nil {
+		return sandbox.Policy{}, "", err
+	}
+	if cfg.Unconfined {
+		return sandbox.Policy{Unconfined: true, Env: env}, exe, nil
+	}
+	private := make([]string, 0, len(cfg.Private))
+	for _, p := range cfg.Private {
+		if p != "" {
+			private = append(private, realPath(p))
+		}
+	}
+	overlaps := func(d string) string {
+		for _, p := range private {
+			if within(d, p) || within(p, d) {
+				return p
+			}
+		}
+		return ""
+	}
+	var p sandbox.Policy
+	p.Env = env
+	for _, g := range []struct {
+		key  string
+		dirs []string
+		to   *[]string
+	}{{"folders", cfg.Folders, &p.ReadWrite}, {"read", cfg.Read, &p.ReadOnly}} {
+		for _, d := range g.dirs {
+			if !filepath.IsAbs(d) {
+				return p, "", fmt.Errorf("%s: %q is not an absolute path", g.key, d)
+			}
+			if o := overlaps(realPath(d)); o != "" {
+				return p, "", fmt.Errorf("%s: %s would reach bulkhead's data directory (%s); grant a folder that neither holds it nor lies in it", g.key, d, o)
+			}
+			*g.to = append(*g.to, d)
+		}
+	}
+	home, _ := os.UserHomeDir()
+	safe := func(d string) bool {
+		d = realPath(d)
+		return d != "/" && (home == "" || !within(realPath(home), d)) && overlaps(d) == ""
+	}
+	// grant grants a folder of the installation read-only, or the file
+	// alone where the folder is too wide.
+	grant := func(dir, file string) {
+		switch {
+		case safe(dir):
+			p.ReadOnly = append(p.ReadOnly, dir)
+		case file != "" && overlaps(realPath(file)) == "":
+			p.ReadOnly = append(p.ReadOnly, file)
+		}
+	}
+	install := func(exe string) {
+		grant(filepath.Dir(exe), exe)
+		real, err := filepath.EvalSymlinks(exe)
+		if err != nil {
+			return
+		}
+		grant(filepath.Dir(real), real)
+		if i := strings.Index(real, string(filepath.Separator)+"node_modules"+string(filepath.Separator)); i > 0 {
+			grant(real[:i], "")
+		}
+	}
+	install(exe)
+	if interp := interpreter(exe, pathEnv); interp != "" {
+		install(interp)
+	}
+	if b := filepath.Base(exe); b == "npx" || b == "npm" {
+		cache, ok := cfg.Env["npm_config_cache"]
+		if !ok {
+			if cache = os.Getenv("npm_config_cache"); cache == "" && home != "" {
+				cache = filepath.Join(home, ".npm")
+			}
+		}
+		if cache != "" && overlaps(realPath(cache)) == "" && (home == "" || !within(realPath(home), realPath(cache))) {
+			_ = os.MkdirAll(cache, 0o700)
+			p.ReadWrite = append(p.ReadWrite, cache)
+			p.Env = append(p.Env, "npm_config_cache="+cache)
+		}
+	}
+	p.ReadOnly = slices.Compact(p.ReadOnly)
+	return p, exe, nil
+}
+
+// lookPath finds a command as exec.LookPath does, on the PATH the server
+// gets; a relative path with a slash is taken from dir.
+func lookPath(name, pathEnv, dir string) (string, error) {
+	if strings.Contains(name, "/") {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return "", err
+		}
+		if err := executable(abs); err != nil {
+			return "", &exec.Error{Name: name, Err: err}
+		}
+		return abs, nil
+	}
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue // never the current folder
+		}
+		if p := filepath.Join(d, name); executable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
+}
+
+func executable(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return fs.ErrPermission
+	}
+	return nil
+}
+
+// interpreter is the program a script's #! line names ("env node": node
+// on PATH), or "".
+func interpreter(exe, pathEnv string) string {
+	f, err := os.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := f.Read(head)
+	line, ok := bytes.CutPrefix(head[:n], []byte("#!"))
+	if !ok {
+		return ""
+	}
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	fields := strings.Fields(string(line))
+	if len(fields) == 0 {
+		return ""
+	}
+	prog := fields[0]
+	if filepath.Base(prog) == "env" {
+		prog = ""
+		for _, f := range fields[1:] {
+			if !strings.HasPrefix(f, "-") && !strings.Contains(f, "=") {
+				prog = f
+				break
+			}
+		}
+	}
+	if prog == "" {
+		return ""
+	}
+	p, err := lookPath(prog, pathEnv, "/")
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// realPath is an absolute, cleaned path with its links resolved as far
+// as they exist.
+func realPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return p
+	}
+	// resolve the part that exists
+	dir, rest := filepath.Dir(p), filepath.Base(p)
+	if dir == p {
+		return p
+	}
+	return filepath.Join(realPath(dir), rest)
+}
+
+// within reports whether p is dir or lies in it.
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+string(filepath.Separator))
+}

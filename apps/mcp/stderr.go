@@ -1,0 +1,147 @@
+package mcp
+
+import (
+	"bytes"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// What a server may write to bulkhead's log on the side (its stderr and
+// its MCP log messages), per app, all its processes together: a token
+// bucket of lines and one of bytes, each with a burst. A line the bucket
+// cannot pay for is dropped, and the count of dropped lines is logged
+// once per window ("N lines of stderr dropped"), so a server that floods
+// its stderr cannot grow bulkhead.log.
+const (
+	stderrLines      = 10       // lines a second
+	stderrLineBurst  = 100      // lines at once
+	stderrBytes      = 8 << 10  // bytes a second
+	stderrByteBurst  = 64 << 10 // bytes at once
+	stderrWindow     = 5 * time.Second
+	stderrLineMax    = 4000 // bytes of one line that are logged
+	stderrPartialMax = 4000 // a line longer than this is logged in pieces
+)
+
+// stderrGate rate-limits what an app's servers write to the log, and
+// withholds what they write during a private turn (counting it instead:
+// a private query's words may be in it).
+type stderrGate struct {
+	log *slog.Logger
+	now func() time.Time
+
+	mu            sync.Mutex
+	lines, bytes  float64 // tokens
+	last          time.Time
+	dropped, held int
+	reported      time.Time
+}
+
+func newStderrGate(log *slog.Logger) *stderrGate {
+	return &stderrGate{log: log, now: time.Now, lines: stderrLineBurst, bytes: stderrByteBurst}
+}
+
+// line logs (or drops, or withholds) one line; what names where it came
+// from ("server stderr", "server log").
+func (g *stderrGate) line(what string, text []byte, private bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.now()
+	if !g.last.IsZero() {
+		dt := now.Sub(g.last).Seconds()
+		g.lines = min(stderrLineBurst, g.lines+dt*stderrLines)
+		g.bytes = min(stderrByteBurst, g.bytes+dt*stderrBytes)
+	}
+	g.last = now
+	if g.reported.IsZero() {
+		g.reported = now // the first window starts with the first line
+	}
+	if len(text) > stderrLineMax {
+		text = text[:stderrLineMax]
+	}
+	switch {
+	case private:
+		g.held++
+	case g.lines >= 1 && g.bytes >= float64(len(text)):
+		g.lines--
+		g.bytes -= float64(len(text))
+		g.log.Info(what, "line", clip(string(text), stderrLineMax))
+	default:
+		g.dropped++
+	}
+	if now.Sub(g.reported) >= stderrWindow {
+		g.reportLocked(now)
+	}
+}
+
+// report logs the counts of dropped and withheld lines not yet logged.
+func (g *stderrGate) report() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.reportLocked(g.now())
+}
+
+func (g *stderrGate) reportLocked(now time.Time) {
+	if g.dropped > 0 {
+		g.log.Warn(plural(g.dropped, "line")+" of stderr dropped", "limit", "10 lines or 8 KiB a second")
+	}
+	if g.held > 0 {
+		g.log.Info(plural(g.held, "line") + " withheld during a private turn")
+	}
+	if g.dropped > 0 || g.held > 0 {
+		g.reported = now
+	}
+	g.dropped, g.held = 0, 0
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// stderrLog is one server process's stderr: whole lines to the app's
+// gate, withheld while private says so.
+type stderrLog struct {
+	gate    *stderrGate
+	private *atomic.Bool
+	buf     []byte
+}
+
+func (w *stderrLog) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			w.buf = append(w.buf, p...)
+			if len(w.buf) > stderrPartialMax {
+				w.flushLine()
+			}
+			break
+		}
+		if len(w.buf) > 0 {
+			w.buf = append(w.buf, p[:i]...)
+			w.flushLine()
+		} else {
+			w.gate.line("server stderr", p[:i], w.private.Load())
+		}
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (w *stderrLog) flushLine() {
+	w.gate.line("server stderr", w.buf, w.private.Load())
+	w.buf = w.buf[:0]
+}
+
+// flush logs a last line without its newline and the counts left.
+func (w *stderrLog) flush() {
+	if len(w.buf) > 0 {
+		w.flushLine()
+	}
+	w.gate.report()
+}

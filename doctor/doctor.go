@@ -1,8 +1,10 @@
 // Package doctor checks that bulkhead can run here and says how to fix
 // what cannot: the configuration, the Ollama server, the configured
-// models, the data directory, and the enabled MCP servers (each started
-// and listed live, which refreshes its cached tool list). It is used by
-// `bulkhead doctor`. Run is safe to call from several goroutines.
+// models (installed, and able to serve their role, as Ollama's /api/show
+// capabilities say), the data directory, and the enabled MCP servers
+// (each started and listed live, which refreshes its cached tool list).
+// It is used by `bulkhead doctor`. Run is safe to call from several
+// goroutines.
 package doctor
 
 import (

@@ -163,3 +163,73 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// A stderr flood: an MCP server that writes to its stderr without pause,
+// from its start to its end. Its turn ends in time with the tool's
+// answer, bulkhead.log stays small (a burst and a trickle of the lines,
+// and the count of those dropped), RSS stays under the cap, and the next
+// turn works.
+func TestFaultStderrFlood(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	server := filepath.Join(t.TempDir(), "testserver")
+	goBuild(t, server, "./apps/mcp/internal/testserver")
+	echoPlan := ollamatest.JSON(map[string]any{"steps": []map[string]any{{"id": "s1", "functionality": "test.echo", "query": "echo", "depends_on": []string{}}}})
+	srv := ollamatest.NewScripted(t, func(req *api.ChatRequest) ollamatest.Reply {
+		if len(req.Format) > 0 {
+			return echoPlan
+		}
+		for _, m := range req.Messages {
+			if m.Role == "tool" {
+				return ollamatest.Text("all well: " + m.Content)
+			}
+		}
+		if len(req.Tools) > 0 {
+			args := api.NewToolCallFunctionArguments()
+			args.Set("text", "hi")
+			return ollamatest.Reply{ToolCalls: []api.ToolCall{{Function: api.ToolCallFunction{Name: "echo", Arguments: args}}}}
+		}
+		return ollamatest.Text("all well")
+	}, "m")
+	cfg := filepath.Join(dir, "config.yaml")
+	yaml := `enable: [flood]
+permissions:
+  rules:
+    - {effect: allow, kind: exec, object: flood}
+mcp:
+  flood:
+    command: ` + server + `
+    args: [-stderr-flood]
+    tools: {echo: {functionality: test.echo}}
+    catalog:
+      - name: test.echo
+        description: Echo a text.
+        effect: read
+        request: {type: object, properties: {text: {type: string}}, required: [text]}
+        response: {type: object, properties: {content: {type: string}}, required: [content]}
+`
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	args := []string{"ask", "--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", data}
+	const within, logCap = 60 * time.Second, 256 << 10
+	for _, q := range []string{"echo hi", "echo hi again"} { // the second turn is the next one
+		out, errOut, code, took, rss := asBulkhead(t, nil, append(args, q)...)
+		if code != 0 || !strings.Contains(out, "echo: hi") {
+			t.Fatalf("%q: exit %d\nstdout %q\nstderr %q", q, code, clip(out), clip(errOut))
+		}
+		fi, err := os.Stat(filepath.Join(data, "bulkhead.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took > within || rss > rssCap || fi.Size() > logCap {
+			t.Fatalf("%q: took %s (bound %s), peak RSS %d MB (cap %d MB), bulkhead.log %d KB (cap %d KB)", q, took, within, rss>>20, rssCap>>20, fi.Size()>>10, logCap>>10)
+		}
+		b, _ := os.ReadFile(filepath.Join(data, "bulkhead.log"))
+		if !strings.Contains(string(b), "lines of stderr dropped") {
+			t.Fatalf("%q: the log does not count the dropped lines:\n%s", q, clip(string(b)))
+		}
+		t.Logf("stderr flood, %q: exit %d after %s, peak RSS %d MB, bulkhead.log %d KB", q, code, took.Round(10*time.Millisecond), rss>>20, fi.Size()>>10)
+	}
+}

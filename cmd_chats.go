@@ -8,9 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
+	"github.com/bulkhead-dev/bulkhead/serve"
 )
 
 // newChats is `bulkhead chats`: the kept chats, from the command line.
@@ -27,8 +28,8 @@ the one ` + "`bulkhead --chat ID`" + ` and ` + "`ask --chat ID`" + ` take.`,
 		Short: "Every kept chat, most recently used first: id, last use, turns, title",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withEngine(cmd, g, func(eng *engine.Engine) error {
-				chats, err := eng.Hub.Chats()
+			return withClient(cmd, g, "chats", func(cfg config.Config, c *serve.Client) error {
+				chats, err := c.Chats()
 				if err != nil {
 					return err
 				}
@@ -39,11 +40,11 @@ the one ` + "`bulkhead --chat ID`" + ` and ` + "`ask --chat ID`" + ` take.`,
 					Turns   uint64    `json:"turns"`
 				}
 				var rows []row
-				for _, c := range chats {
-					if c.Private {
+				for _, ch := range chats {
+					if ch.Private {
 						continue
 					}
-					last, _, err := eng.Hub.TurnsBefore(c.ID, 0, 1)
+					last, _, err := c.TurnsBefore(ch.ID, 0, 1)
 					if err != nil {
 						return err
 					}
@@ -51,7 +52,7 @@ the one ` + "`bulkhead --chat ID`" + ` and ` + "`ask --chat ID`" + ` take.`,
 					if len(last) > 0 {
 						n = last[0].Seq
 					}
-					rows = append(rows, row{c.ID, c.Title, c.Updated, n})
+					rows = append(rows, row{ch.ID, ch.Title, ch.Updated, n})
 				}
 				return printSafely(cmd.OutOrStdout(), asJSON, func(w io.Writer) error {
 					if asJSON {
@@ -109,11 +110,11 @@ the one ` + "`bulkhead --chat ID`" + ` and ` + "`ask --chat ID`" + ` take.`,
 		Short: "Delete a chat: its turns, and what every app remembers of it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withEngine(cmd, g, func(eng *engine.Engine) error {
-				if _, err := eng.Hub.Chat(args[0]); err != nil {
+			return withClient(cmd, g, "chats", func(cfg config.Config, c *serve.Client) error {
+				if _, err := c.Chat(args[0]); err != nil {
 					return &exitError{2, fmt.Errorf("no chat %s (bulkhead chats list shows them)", termtext.OneLine(args[0]))}
 				}
-				if err := eng.Hub.DeleteChat(args[0]); err != nil {
+				if err := c.DeleteChat(args[0]); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "deleted chat %s\n", termtext.OneLine(args[0]))
@@ -125,18 +126,18 @@ the one ` + "`bulkhead --chat ID`" + ` and ` + "`ask --chat ID`" + ` take.`,
 	return cmd
 }
 
-// withChat opens the engine and reads one chat with every turn.
+// withChat reads one chat with every turn.
 func withChat(cmd *cobra.Command, g *globals, id string, fn func(hub.Chat, []hub.Turn) error) error {
-	return withEngine(cmd, g, func(eng *engine.Engine) error {
-		c, err := eng.Hub.Chat(id)
+	return withClient(cmd, g, "chats", func(cfg config.Config, c *serve.Client) error {
+		ch, err := c.Chat(id)
 		if err != nil {
 			return &exitError{2, fmt.Errorf("no chat %s (bulkhead chats list shows them)", termtext.OneLine(id))}
 		}
-		turns, err := eng.Hub.Turns(id)
+		turns, err := c.Turns(id)
 		if err != nil {
 			return err
 		}
-		return fn(c, turns)
+		return fn(ch, turns)
 	})
 }
 

@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ollama/ollama/api"
 
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/memory/memorytest"
+	"github.com/bulkhead-dev/bulkhead/serve"
 )
 
 func TestChatsCLI(t *testing.T) {
@@ -114,6 +116,15 @@ func TestDeletedChatIsGoneFromDisk(t *testing.T) {
 	gone, _ := ask("My name is Zephyrine and I travel from May 3 to May 7")[0]["chat"].(string)
 	ask("--chat", gone, "what rhymes with Quixotically?")
 	kept, _ := ask("My name is Ada")[0]["chat"].(string)
+	// The files are read with the data directory closed: the serving
+	// process, started by the first ask, stops.
+	stop := func() {
+		t.Helper()
+		if err := serve.Stop(dir, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop()
 	hits, err := memorytest.Find(dir, "Zephyrine", "Quixotically")
 	if err != nil || len(hits) == 0 {
 		t.Fatalf("before rm the scan should find the chat: %v %v", hits, err)
@@ -121,6 +132,7 @@ func TestDeletedChatIsGoneFromDisk(t *testing.T) {
 	if out, _, code := run(t, "chats", "rm", gone, "--data-dir", dir, "--config", cfg); code != 0 {
 		t.Fatalf("rm: exit %d %s", code, out)
 	}
+	stop()
 	hits, err = memorytest.Find(dir, "Zephyrine", "Quixotically")
 	if err != nil || len(hits) > 0 {
 		t.Fatalf("after rm the data directory still holds the chat: %v %v", hits, err)

@@ -8,10 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/serve"
 )
 
 // newMemory is `bulkhead memory`: what the hub and each app remember.
@@ -30,17 +31,17 @@ text masked. Private chats and private queries leave nothing here.`,
 		Short: "Summaries and facts of one owner, or of all",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withEngine(cmd, g, func(eng *engine.Engine) error {
+			return withClient(cmd, g, "memory", func(cfg config.Config, c *serve.Client) error {
 				owners := args
 				if len(owners) == 0 {
 					var err error
-					if owners, err = eng.Hub.MemoryOwners(); err != nil {
+					if owners, err = c.MemoryOwners(); err != nil {
 						return err
 					}
 				}
 				var all []hub.OwnerMemory
 				for _, ow := range owners {
-					m, err := eng.Hub.Memory(ow)
+					m, err := c.Memory(ow)
 					if err != nil {
 						return &exitError{2, err}
 					}
@@ -54,7 +55,7 @@ text masked. Private chats and private queries leave nothing here.`,
 						if i > 0 {
 							fmt.Fprintln(w)
 						}
-						printMemory(w, eng.Hub, m)
+						printMemory(w, c, m)
 					}
 					return nil
 				})
@@ -68,8 +69,8 @@ text masked. Private chats and private queries leave nothing here.`,
 		Short: "Delete everything an app remembers (its whole namespace, its data included) and the hub's record of it; for hub, the hub's summaries, facts and records",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withEngine(cmd, g, func(eng *engine.Engine) error {
-				if err := eng.Hub.Forget(args[0]); err != nil {
+			return withClient(cmd, g, "memory", func(cfg config.Config, c *serve.Client) error {
+				if err := c.Forget(args[0]); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "forgot %s\n", termtext.OneLine(args[0]))
@@ -83,8 +84,8 @@ text masked. Private chats and private queries leave nothing here.`,
 		Short: "Every owner's memory as one JSON document",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withEngine(cmd, g, func(eng *engine.Engine) error {
-				all, err := eng.Hub.ExportMemory()
+			return withClient(cmd, g, "memory", func(cfg config.Config, c *serve.Client) error {
+				all, err := c.ExportMemory()
 				if err != nil {
 					return err
 				}
@@ -105,7 +106,7 @@ func writeJSON(w io.Writer, v any) error {
 // printMemory writes one owner's memory as text, with chat titles. w
 // must show control characters as visible escapes (printSafely): the
 // summaries and facts hold app- and model-authored text.
-func printMemory(w io.Writer, op *hub.Operator, m hub.OwnerMemory) {
+func printMemory(w io.Writer, op chatReader, m hub.OwnerMemory) {
 	fmt.Fprintln(w, cell(m.Owner))
 	printLongTerm(w, op, "  ", m.Summaries, m.Entities)
 	if r := m.Record; r != nil && (len(r.Summaries) > 0 || len(r.Entities) > 0) {
@@ -114,7 +115,12 @@ func printMemory(w io.Writer, op *hub.Operator, m hub.OwnerMemory) {
 	}
 }
 
-func printLongTerm(w io.Writer, op *hub.Operator, indent string, sums []memory.Summary, es []memory.Entity) {
+// chatReader reads a chat (for its title).
+type chatReader interface {
+	Chat(id string) (hub.Chat, error)
+}
+
+func printLongTerm(w io.Writer, op chatReader, indent string, sums []memory.Summary, es []memory.Entity) {
 	if len(sums) == 0 && len(es) == 0 {
 		fmt.Fprintln(w, indent+"(nothing remembered)")
 		return

@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/serve"
 )
 
 func TestMemoryCLI(t *testing.T) {
@@ -61,18 +64,33 @@ func TestMemoryCLI(t *testing.T) {
 	if answerOf(priv) == "" {
 		t.Fatalf("private query: %v", priv)
 	}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+	// While the serving process runs (files it replaces meanwhile are
+	// skipped), and after it has closed the data directory.
+	for _, stop := range []bool{false, true} {
+		if stop {
+			if err := serve.Stop(dir, 30*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s holds the private query", path)
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
 			return err
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		b, err := os.ReadFile(path)
-		if bytes.Contains(b, []byte(secret)) {
-			t.Errorf("%s holds the private query", path)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 
 	if out, _, code := run(t, "memory", "forget", "vanilla", "--data-dir", dir); code != 0 || !strings.Contains(out, "forgot vanilla") {

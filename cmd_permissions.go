@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,9 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/serve"
 )
 
 // newPermissions is `bulkhead permissions`: the grants, the rules and the
@@ -30,8 +30,8 @@ func newPermissions(g *globals) *cobra.Command {
 		Short: "Every stored grant (signature-checked) and every config rule",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withEngine(cmd, g, func(eng *engine.Engine) error {
-				return printSafely(cmd.OutOrStdout(), asJSON, func(w io.Writer) error { return printGrants(w, eng, asJSON) })
+			return withClient(cmd, g, "permissions", func(cfg config.Config, c *serve.Client) error {
+				return printSafely(cmd.OutOrStdout(), asJSON, func(w io.Writer) error { return printGrants(w, c, cfg, asJSON) })
 			})
 		},
 	}
@@ -47,15 +47,15 @@ func newPermissions(g *globals) *cobra.Command {
 			if (len(args) == 1) == (app != "" || all) || (app != "" && all) {
 				return &exitError{2, errors.New("give exactly one of: a grant ID, --app NAME, --all")}
 			}
-			return withEngine(cmd, g, func(eng *engine.Engine) error {
+			return withClient(cmd, g, "permissions", func(cfg config.Config, c *serve.Client) error {
 				var err error
 				switch {
 				case len(args) == 1:
-					err = eng.Broker.Revoke(args[0])
+					err = c.Revoke(args[0])
 				case all:
-					err = eng.Broker.RevokeAll("")
+					err = c.RevokeAll("")
 				default:
-					err = eng.Broker.RevokeAll(app)
+					err = c.RevokeAll(app)
 				}
 				if err != nil {
 					return err
@@ -75,8 +75,8 @@ func newPermissions(g *globals) *cobra.Command {
 		Short: "The action log: every request, its decision and who decided",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withEngine(cmd, g, func(eng *engine.Engine) error {
-				acts, err := eng.Broker.Actions()
+			return withClient(cmd, g, "permissions", func(cfg config.Config, c *serve.Client) error {
+				acts, err := c.Actions()
 				if err != nil {
 					return err
 				}
@@ -88,20 +88,6 @@ func newPermissions(g *globals) *cobra.Command {
 	logCmd.Flags().StringVar(&grep, "grep", "", "only entries containing this text")
 	cmd.AddCommand(list, revoke, logCmd)
 	return cmd
-}
-
-// withEngine opens the core without starting Ollama.
-func withEngine(cmd *cobra.Command, g *globals, fn func(*engine.Engine) error) error {
-	cfg, err := g.load(cmd)
-	if err != nil {
-		return err
-	}
-	eng, err := engine.Open(context.WithoutCancel(cmd.Context()), cfg, engine.Options{})
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	return fn(eng)
 }
 
 // printSafely runs print with a writer over w that shows control
@@ -120,8 +106,8 @@ func printSafely(w io.Writer, asJSON bool, print func(io.Writer) error) error {
 	return err
 }
 
-func printGrants(w io.Writer, eng *engine.Engine, asJSON bool) error {
-	grants := eng.Broker.Grants()
+func printGrants(w io.Writer, c *serve.Client, cfg config.Config, asJSON bool) error {
+	grants := c.Grants()
 	if asJSON {
 		enc := json.NewEncoder(w)
 		for _, gr := range grants {
@@ -162,9 +148,9 @@ func printGrants(w io.Writer, eng *engine.Engine, asJSON bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if len(eng.Config.Rules) > 0 {
+	if len(cfg.Rules) > 0 {
 		fmt.Fprintln(w, "\nRules:")
-		for _, r := range eng.Config.Rules {
+		for _, r := range cfg.Rules {
 			fmt.Fprintf(w, "  %-5s kind=%s subject=%s object=%s function=%s   (%s)\n", r.Effect, or(r.Kind), or(r.Subject), or(r.Object), or(r.Function), r.Where)
 		}
 	}

@@ -30,6 +30,7 @@ const rssCap = 300 << 20
 // output, exit code, wall time and peak RSS.
 func asBulkhead(t *testing.T, env []string, args ...string) (string, string, int, time.Duration, int64) {
 	t.Helper()
+	stopServingAfter(t, args)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)

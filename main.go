@@ -21,6 +21,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/headless"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
+	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 	"github.com/bulkhead-dev/bulkhead/tui"
 )
@@ -68,6 +69,10 @@ func report(err error, w io.Writer) int {
 // vanillaWarning is the first line `ask --vanilla` writes (to stderr).
 const vanillaWarning = "bulkhead: --vanilla is the UNSAFE baseline for comparison: one model context with every app and one memory, nothing isolated, nothing asked (its calls are still in `bulkhead permissions log`)"
 
+// extraCommands are added to the root command (the binary's tests add a
+// scripted client of the serving process).
+var extraCommands []func(*globals) *cobra.Command
+
 type globals struct {
 	configFile, ollamaHost, model, dataDir string
 	vanilla                                bool
@@ -95,14 +100,21 @@ Run without a command to open the chat.`,
 				return err
 			}
 			p := tui.NewPrompter()
-			eng, err := engine.Open(cmd.Context(), cfg, engine.Options{StartOllama: true, Vanilla: g.vanilla, Prompter: p})
+			// The chat is a client of the process serving the data
+			// directory, started if need be; Ollama's own state (the
+			// setup panel, pulls) is asked here.
+			cli, err := g.connect(cmd, cfg, "tui", p)
 			if err != nil {
 				return err
 			}
-			defer eng.Close()
+			defer cli.Close()
+			ollama, err := llm.New(cfg.LLM("hub"), nil)
+			if err != nil {
+				return &exitError{2, err}
+			}
 			opts := tui.Options{
-				Backend:    eng.Hub,
-				Ollama:     eng.Ollama,
+				Backend:    cli,
+				Ollama:     ollama,
 				SpokeModel: cfg.Spokes.Model,
 				Theme:      cfg.Theme,
 				Mouse:      cfg.Mouse,
@@ -111,15 +123,15 @@ Run without a command to open the chat.`,
 				Private:    private,
 				Prompter:   p,
 				Vanilla:    g.vanilla,
-				Broker:     eng.Broker,
+				Broker:     cli,
 				DataDir:    cfg.DataDir,
-				Registry:   eng.Apps,
+				Registry:   cli,
 				AppModel:   func(app string) string { return cfg.LLM(app).Model },
 				AppSource:  map[string]string{},
-				Apps:       eng.Hub,
+				Apps:       cli,
 				// The first screen: Ollama and the models checked, and
 				// what fails shown with its fix until it works.
-				Setup: &tui.Setup{Host: eng.Ollama.Host(), HostFrom: cfg.From["ollama.host"], ConfigFile: cfg.File},
+				Setup: &tui.Setup{Host: ollama.Host(), HostFrom: cfg.From["ollama.host"], ConfigFile: cfg.File},
 			}
 			if cfg.File == "" {
 				opts.Setup.ConfigFile = config.DefaultFile()
@@ -146,7 +158,10 @@ Run without a command to open the chat.`,
 	pf.BoolVar(&g.vanilla, "vanilla", false, "UNSAFE baseline for comparison: one context with every app, one memory, no dialogs")
 	root.Flags().BoolVar(&private, "private", false, "start in a private chat: nothing of it is written to disk")
 	root.Flags().StringVar(&resume, "chat", "", "resume the chat with this id")
-	root.AddCommand(newAsk(g), newDoctor(g), newVersion(), newPermissions(g), newMemory(g), newChats(g))
+	root.AddCommand(newAsk(g), newDoctor(g), newVersion(), newPermissions(g), newMemory(g), newChats(g), newServe(g))
+	for _, c := range extraCommands {
+		root.AddCommand(c(g))
+	}
 	return root
 }
 
@@ -212,13 +227,21 @@ Exit status: 0 answered, 1 the request failed, 2 bad flags or configuration.`,
 			if g.vanilla {
 				fmt.Fprintln(cmd.ErrOrStderr(), vanillaWarning)
 			}
-			eng, err := engine.Open(cmd.Context(), cfg, engine.Options{StartOllama: true, Vanilla: g.vanilla, Prompter: prompter})
+			cli, err := g.connect(cmd, cfg, "ask", prompter)
 			if err != nil {
 				return err
 			}
-			defer eng.Close()
-			opts.Unavailable = eng.OllamaErr
-			return headless.Run(cmd.Context(), eng.Hub, query, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			defer cli.Close()
+			opts.Unavailable = cli.OllamaErr()
+			err = headless.Run(cmd.Context(), cli, query, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if !opts.Private {
+				// The memory upkeep this turn brought due finishes before
+				// the command returns, as it did in a process of its own.
+				if werr := cli.WaitMemory(); werr != nil && err == nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "bulkhead: memory updates:", termtext.Sanitize(werr.Error()))
+				}
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -248,7 +271,13 @@ starting the server. Run it after updating an MCP server.`,
 			if err != nil {
 				return err
 			}
-			if !doctor.Print(cmd.OutOrStdout(), doctor.Run(cmd.Context(), cfg, doctor.Options{MCP: engine.RefreshMCP})) {
+			dopts := doctor.Options{MCP: engine.RefreshMCP}
+			// A served data directory is reported as such, not opened.
+			if cli, err := g.served(cmd, cfg, "doctor"); err == nil {
+				defer cli.Close()
+				dopts.Served = func(ctx context.Context) (string, bool) { return servedDetail(ctx, cli) }
+			}
+			if !doctor.Print(cmd.OutOrStdout(), doctor.Run(cmd.Context(), cfg, dopts)) {
 				return &exitError{1, errors.New("some checks failed")}
 			}
 			return nil

@@ -13,6 +13,13 @@ import (
 // tests that need real processes.
 func TestMain(m *testing.M) {
 	sandbox.Launch()
+	// A serving process this binary starts is this binary, as bulkhead;
+	// it exits soon once unused.
+	serveEnv = []string{asMainEnv + "=1"}
+	extraCommands = append(extraCommands, newTestClient)
+	if os.Getenv(idleEnv) == "" {
+		os.Setenv(idleEnv, "5s")
+	}
 	if os.Getenv(asMainEnv) == "1" {
 		main()
 		os.Exit(0)

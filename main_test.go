@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ollama/ollama/api"
 
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/serve"
 )
 
 // run executes the command line in-process and returns stdout, stderr and
@@ -19,6 +21,7 @@ import (
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	stopServingAfter(t, args)
 	var out, errOut bytes.Buffer
 	root := newRoot()
 	root.SetArgs(args)
@@ -30,6 +33,25 @@ func run(t *testing.T, args ...string) (string, string, int) {
 		code = report(err, &errOut)
 	}
 	return out.String(), errOut.String(), code
+}
+
+// stopServingAfter stops, when t ends, the process that serves the data
+// directory args name (a command starts one when none does), so that
+// none outlives its test's folder.
+func stopServingAfter(t testing.TB, args []string) {
+	for i, a := range args {
+		dir, ok := strings.CutPrefix(a, "--data-dir=")
+		if a == "--data-dir" && i+1 < len(args) {
+			dir, ok = args[i+1], true
+		}
+		if ok {
+			t.Cleanup(func() {
+				if err := serve.Stop(dir, 30*time.Second); err != nil {
+					t.Errorf("stop serving %s: %v", dir, err)
+				}
+			})
+		}
+	}
 }
 
 func events(t *testing.T, out string) []map[string]any {

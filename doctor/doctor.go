@@ -23,6 +23,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // Check is one finding.
@@ -39,6 +40,10 @@ type Options struct {
 	// cached list and checks the app built from it (engine.RefreshMCP);
 	// nil skips the MCP checks.
 	MCP func(ctx context.Context, cfg config.Config) []mcp.Refreshed
+	// Served says which process serves the data directory and how many
+	// clients it has ("", false: none serves it); the database is then
+	// that process's, and is not opened here.
+	Served func(ctx context.Context) (string, bool)
 }
 
 // Run performs every check; it never stops at the first failure.
@@ -102,7 +107,12 @@ func Run(ctx context.Context, cfg config.Config, opts Options) []Check {
 		}
 	}
 	out = append(out, roleChecks(ctx, cfg, reachable)...)
-	out = append(out, dataDir(cfg.DataDir)...)
+	out = append(out, sandboxCheck(sandbox.Status))
+	if by, ok := servedBy(ctx, opts); ok {
+		out = append(out, Check{Name: "data directory", OK: true, Detail: cfg.DataDir}, Check{Name: "memory database", OK: true, Detail: by})
+	} else {
+		out = append(out, dataDir(cfg.DataDir)...)
+	}
 	if opts.MCP != nil {
 		out = append(out, mcpChecks(opts.MCP(ctx, cfg), cfg)...)
 	}
@@ -246,6 +256,14 @@ func mcpChecks(rs []mcp.Refreshed, cfg config.Config) []Check {
 		out = append(out, Check{Name: name, OK: true, Detail: fmt.Sprintf("%s %s, %d tools; %s", r.Server, r.Version, r.Tools, cache)})
 	}
 	return out
+}
+
+// servedBy asks opts.Served, if set.
+func servedBy(ctx context.Context, opts Options) (string, bool) {
+	if opts.Served == nil {
+		return "", false
+	}
+	return opts.Served(ctx)
 }
 
 func dataDir(dir string) []Check {

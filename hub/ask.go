@@ -242,7 +242,13 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	meta.Thinking = res.Thinking
 	meta.Results = tr.results
 	if err != nil {
-		return finish(res.Text, res.Status, err)
+		status := res.Status
+		if status == "" || status == memory.StatusError {
+			// A turn whose context ended (its client went away, say) is
+			// cancelled, whichever step noticed.
+			status = spokes.StatusOf(ctx, err)
+		}
+		return finish(res.Text, status, err)
 	}
 	return finish(res.Text, memory.StatusOK, nil)
 }

@@ -420,3 +420,14 @@ func (c counted) Chat(ctx context.Context, req llm.Request, fn func(llm.Chunk)) 
 }
 
 func (c counted) Model() string { return c.m.Model() }
+
+// WaitMemory waits for the long-term memory updates already due (those
+// a full batch or an idle chat brought due, not the batches still
+// filling) to finish, or for ctx: a short-lived client of a serving
+// process waits so, as a process of its own waited at its close.
+func (o *Operator) WaitMemory(ctx context.Context) error {
+	if o.mem == nil {
+		return nil
+	}
+	return o.mem.flush(ctx, false)
+}

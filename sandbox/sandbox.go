@@ -141,3 +141,13 @@ func Command(ctx context.Context, p Policy, dir, name string, args ...string) (*
 
 // ErrNoLandlock is what Status reports on a kernel without Landlock.
 var ErrNoLandlock = errors.New("this kernel has no Landlock: out-of-process apps run with a minimal environment and die with bulkhead, but can read and write whatever your user can")
+
+// Summary says in a line what the operating-system bulkhead holds, for
+// the ABI version and error Status returned; ok is false without
+// Landlock (degraded).
+func Summary(abi int, err error) (line string, ok bool) {
+	if err != nil {
+		return "no Landlock — degraded: MCP servers and shell commands still get a minimal environment and die with bulkhead, but can read and write whatever your user can (bulkhead's data directory too)", false
+	}
+	return fmt.Sprintf("Landlock ABI %d — MCP servers and shell commands are confined: they read the system's folders and their own installation, and write only the folders their config grants; never bulkhead's data directory", abi), true
+}

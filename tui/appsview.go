@@ -11,6 +11,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // Installed is the set of installed apps (*apps.Registry satisfies it).
@@ -291,7 +292,7 @@ func effects(th theme, fs []apps.Function) cell {
 }
 
 func (v *appsView) view(th theme, w, h int, working map[string]bool, canSwitch bool) string {
-	title := titleBar(th, w, "Apps", []string{plural(len(v.list), "app") + " installed"}, -1, "")
+	title := titleBar(th, w, "Apps", []string{plural(len(v.list), "app") + " installed", sandboxNote()}, -1, "")
 	second := " Every app runs alone, behind its own spoke · space enables / disables it"
 	if !canSwitch {
 		second = " Every app runs alone, behind its own spoke · enable / disable: not available"
@@ -415,4 +416,16 @@ func appDetail(th theme, a appInfo, running bool) []styled {
 		out = append(out, styled{text: line})
 	}
 	return out
+}
+
+// sandboxStatus is sandbox.Status (tests fix it).
+var sandboxStatus = sandbox.Status
+
+// sandboxNote says in the apps screen's title whether the operating-system
+// bulkhead of out-of-process apps holds (`bulkhead doctor` says more).
+func sandboxNote() string {
+	if abi, err := sandboxStatus(); err == nil {
+		return fmt.Sprintf("sandbox: Landlock ABI %d, MCP and shell confined", abi)
+	}
+	return "sandbox: no Landlock, degraded (see bulkhead doctor)"
 }

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bulkhead-dev/bulkhead/config"
+	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/serve"
+)
+
+// idleEnv overrides how long a serving process stays once unused.
+const idleEnv = "BULKHEAD_SERVE_IDLE"
+
+// serveEnv is added to the environment of a serving process this one
+// starts (tests make their binary act as bulkhead).
+var serveEnv []string
+
+func newServe(g *globals) *cobra.Command {
+	var idle time.Duration
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the data directory to every bulkhead on it (started on demand; exits when unused)",
+		Long: `Serve the data directory: this process holds its database, grant key,
+spokes and MCP servers, and every other bulkhead on it — the chat, ask,
+permissions, memory, chats, doctor — is its client, over a socket in the
+data directory (bulkhead.sock, the user's alone).
+
+Any bulkhead command starts it when none serves the directory, so there
+is no need to run it by hand; it exits once no client has been connected
+for --idle (env ` + idleEnv + `). See docs/architecture.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			if v := os.Getenv(idleEnv); v != "" && !cmd.Flags().Changed("idle") {
+				if idle, err = time.ParseDuration(v); err != nil {
+					return &exitError{2, fmt.Errorf("%s: %w", idleEnv, err)}
+				}
+			}
+			eng, err := engine.Open(cmd.Context(), cfg, engine.Options{StartOllama: true, Vanilla: g.vanilla})
+			if errors.Is(err, memory.ErrInUse) {
+				// Another process holds it: the clients find that one.
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			defer eng.Close()
+			return serve.Serve(cmd.Context(), eng, serve.Options{Fingerprint: serve.Fingerprint(cfg, g.vanilla), Version: versionString(), Idle: idle})
+		},
+	}
+	cmd.Flags().DurationVar(&idle, "idle", serve.DefaultIdle, "exit once no client has been connected for this long")
+	return cmd
+}
+
+// connect opens a session with the process serving cfg's data directory,
+// starting one when none does. p answers this client's permission
+// dialogs.
+func (g *globals) connect(cmd *cobra.Command, cfg config.Config, kind string, p permissions.Prompter) (*serve.Client, error) {
+	return serve.Connect(cmd.Context(), serve.ConnectOptions{
+		DataDir: cfg.DataDir, Fingerprint: serve.Fingerprint(cfg, g.vanilla), Version: versionString(),
+		Kind: kind, Prompter: p, Start: g.starter(cmd, cfg),
+	})
+}
+
+// served opens a session with the serving process if there is one.
+func (g *globals) served(cmd *cobra.Command, cfg config.Config, kind string) (*serve.Client, error) {
+	return serve.Connect(cmd.Context(), serve.ConnectOptions{
+		DataDir: cfg.DataDir, Fingerprint: serve.Fingerprint(cfg, g.vanilla), Version: versionString(), Kind: kind,
+	})
+}
+
+// starter starts `bulkhead serve` for cfg's data directory with this
+// command's configuration — the same config file and flags, the same
+// environment and folder, the data directory and workspace as resolved
+// here — detached from this process (its own session, no terminal), so
+// that it outlives it.
+func (g *globals) starter(cmd *cobra.Command, cfg config.Config) func() (<-chan error, error) {
+	return func() (<-chan error, error) {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"serve", "--data-dir", cfg.DataDir, "--workspace", cfg.Workspace}
+		for _, name := range []string{"config", "ollama-host", "model", "apps"} {
+			if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+				args = append(args, "--"+name, f.Value.String())
+			}
+		}
+		if g.vanilla {
+			args = append(args, "--vanilla")
+		}
+		errPath := filepath.Join(cfg.DataDir, "serve.err")
+		errFile, err := os.OpenFile(errPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		defer errFile.Close()
+		c := exec.Command(exe, args...)
+		c.Env = append(os.Environ(), serveEnv...)
+		c.Stderr = errFile
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := c.Start(); err != nil {
+			return nil, err
+		}
+		exited := make(chan error, 1)
+		go func() {
+			err := c.Wait()
+			if err != nil {
+				// Its own message (a bad configuration, say), with its
+				// exit status.
+				b, _ := os.ReadFile(errPath)
+				if msg := strings.TrimSpace(string(b)); msg != "" {
+					err = errors.New(strings.TrimPrefix(msg, "bulkhead: "))
+				} else {
+					err = fmt.Errorf("bulkhead serve: %w", err)
+				}
+				if c.ProcessState.ExitCode() == 2 {
+					err = &exitError{2, err}
+				}
+			}
+			exited <- err
+		}()
+		return exited, nil
+	}
+}
+
+// withClient runs fn with a session of the serving process (started if
+// need be), for the commands that read and change the data directory.
+func withClient(cmd *cobra.Command, g *globals, kind string, fn func(config.Config, *serve.Client) error) error {
+	cfg, err := g.load(cmd)
+	if err != nil {
+		return err
+	}
+	c, err := g.connect(cmd, cfg, kind, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return fn(cfg, c)
+}
+
+// servedDetail is doctor's line for a served data directory.
+func servedDetail(ctx context.Context, c *serve.Client) (string, bool) {
+	st, err := c.Status()
+	if err != nil {
+		return "", false
+	}
+	clients := "no other client"
+	if n := len(st.Clients); n > 0 {
+		clients = fmt.Sprintf("%d other client(s): %s", n, strings.Join(st.Clients, ", "))
+	}
+	return fmt.Sprintf("served by bulkhead serve, pid %d (bulkhead %s, since %s), %s, %d turn(s) running; it exits after %s unused", st.Pid, st.Version, st.Since, clients, st.Turns, st.IdleExit), true
+}

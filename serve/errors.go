@@ -1,0 +1,188 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/bulkhead-dev/bulkhead/config"
+	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+)
+
+// WireError is an error as it crosses the socket: its message, and the
+// kind and fields a client needs to act on it as on the error itself
+// (errors.Is and errors.As hold on the client for the kinds below).
+type WireError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+
+	Host         string   `json:"host,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	Role         string   `json:"role,omitempty"`
+	Capability   string   `json:"capability,omitempty"`
+	Hint         string   `json:"hint,omitempty"`
+	Cause        string   `json:"cause,omitempty"`
+	Alternatives []string `json:"alternatives,omitempty"`
+	Partial      string   `json:"partial,omitempty"`
+}
+
+// The kinds of WireError.
+const (
+	kindCanceled     = "canceled"
+	kindBusy         = "busy"
+	kindUnreachable  = "unreachable"
+	kindModelMissing = "model_missing"
+	kindIncapable    = "incapable"
+	kindCut          = "cut"
+	kindUnknownGrant = "unknown_grant"
+	kindNotFound     = "not_found"
+	kindConfig       = "config"
+	kindDiskFull     = "disk_full"
+	kindOther        = "error"
+)
+
+// toWire describes err for the client; nil for nil.
+func toWire(err error) *WireError {
+	if err == nil {
+		return nil
+	}
+	w := &WireError{Kind: kindOther, Message: err.Error()}
+	var (
+		down *llm.UnreachableError
+		miss *llm.ModelMissingError
+		inc  *llm.IncapableError
+		cut  *llm.StreamCutError
+	)
+	switch {
+	case errors.As(err, &cut):
+		w.Kind, w.Partial = kindCut, cut.Partial.Message.Content
+		if cut.Err != nil {
+			w.Cause = cut.Err.Error()
+		}
+	case errors.Is(err, context.Canceled):
+		w.Kind = kindCanceled
+	case errors.Is(err, hub.ErrBusy):
+		w.Kind = kindBusy
+	case errors.As(err, &down):
+		w.Kind, w.Host, w.Hint = kindUnreachable, down.Host, down.Hint
+		if down.Err != nil {
+			w.Cause = down.Err.Error()
+		}
+	case errors.As(err, &miss):
+		w.Kind, w.Model, w.Host = kindModelMissing, miss.Model, miss.Host
+	case errors.As(err, &inc):
+		w.Kind, w.Model, w.Role, w.Capability, w.Alternatives = kindIncapable, inc.Model, inc.Role, inc.Capability, inc.Alternatives
+	case errors.Is(err, permissions.ErrUnknownGrant):
+		w.Kind = kindUnknownGrant
+	case errors.Is(err, memory.ErrNotFound):
+		w.Kind = kindNotFound
+	case errors.Is(err, config.ErrInvalid):
+		w.Kind = kindConfig
+	case errors.Is(err, engine.ErrDiskFull):
+		w.Kind = kindDiskFull
+	}
+	return w
+}
+
+// remoteError is an error of the serving process: its exact message, and
+// beneath it (Unwrap) an error of its kind for errors.Is and errors.As.
+type remoteError struct {
+	msg   string
+	cause error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.cause }
+
+// err rebuilds the error w describes; nil for nil.
+func (w *WireError) err() error {
+	if w == nil {
+		return nil
+	}
+	var cause error
+	switch w.Kind {
+	case kindCanceled:
+		cause = context.Canceled
+	case kindBusy:
+		cause = hub.ErrBusy
+	case kindUnreachable:
+		u := &llm.UnreachableError{Host: w.Host, Hint: w.Hint}
+		if w.Cause != "" {
+			u.Err = errors.New(w.Cause)
+		}
+		cause = u
+	case kindModelMissing:
+		cause = &llm.ModelMissingError{Model: w.Model, Host: w.Host}
+	case kindIncapable:
+		cause = &llm.IncapableError{Model: w.Model, Role: w.Role, Capability: w.Capability, Alternatives: w.Alternatives}
+	case kindCut:
+		c := &llm.StreamCutError{}
+		c.Partial.Message.Content = w.Partial
+		if w.Cause != "" {
+			c.Err = errors.New(w.Cause)
+		}
+		cause = c
+	case kindUnknownGrant:
+		cause = permissions.ErrUnknownGrant
+	case kindNotFound:
+		cause = memory.ErrNotFound
+	case kindConfig:
+		cause = config.ErrInvalid
+	case kindDiskFull:
+		cause = engine.ErrDiskFull
+	}
+	return &remoteError{msg: w.Message, cause: cause}
+}
+
+// codeOf is the JSON-RPC error code of a kind: application errors sit in
+// the range the specification leaves to servers.
+func codeOf(kind string) int64 {
+	switch kind {
+	case kindCanceled:
+		return -32001
+	case kindBusy:
+		return -32002
+	default:
+		return -32000
+	}
+}
+
+// rpcError is err as a JSON-RPC error, its WireError in Data.
+func rpcError(err error) *jsonrpc2.Error {
+	w := toWire(err)
+	e := &jsonrpc2.Error{Code: codeOf(w.Kind), Message: w.Message}
+	e.SetError(w)
+	return e
+}
+
+// fromRPC turns the error of a call back into the serving process's
+// error; an error of the connection itself says the serving process went
+// away.
+func fromRPC(err error) error {
+	if err == nil {
+		return nil
+	}
+	var re *jsonrpc2.Error
+	if errors.As(err, &re) {
+		if re.Data != nil {
+			var w WireError
+			if json.Unmarshal(*re.Data, &w) == nil && w.Kind != "" {
+				return w.err()
+			}
+		}
+		return errors.New(re.Message)
+	}
+	if errors.Is(err, jsonrpc2.ErrClosed) {
+		return ErrGone
+	}
+	return err
+}
+
+// ErrGone says that the serving process went away during a call.
+var ErrGone = errors.New("the bulkhead serving this data directory went away (it may have crashed; run the command again to start it anew)")

@@ -1,0 +1,211 @@
+package serve
+
+import (
+	"encoding/json"
+
+	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/apps/mcp"
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+)
+
+// Protocol is the version of what client and serving process say to each
+// other. A client speaks only its own: a serving process of another
+// protocol is replaced when it is idle, else refused with a message that
+// says how to stop it. Bump it with any change to the methods or types
+// below that an older peer would misread.
+const Protocol = 1
+
+// The methods a client calls on the serving process.
+const (
+	mHello        = "hello"
+	mStatus       = "status"
+	mShutdown     = "shutdown"
+	mNewChat      = "chat.new"
+	mChats        = "chat.list"
+	mChat         = "chat.get"
+	mTurns        = "chat.turns"
+	mTurnsBefore  = "chat.turns_before"
+	mDeleteChat   = "chat.delete"
+	mAsk          = "turn.ask"
+	mRetry        = "turn.retry"
+	mCancel       = "turn.cancel" // a notification
+	mWorking      = "hub.working"
+	mNoteRevealed = "turn.note_revealed"
+	mOwners       = "memory.owners"
+	mMemory       = "memory.get"
+	mExport       = "memory.export"
+	mForget       = "memory.forget"
+	mWaitMemory   = "memory.wait"
+	mGrants       = "permissions.grants"
+	mRevoke       = "permissions.revoke"
+	mRevokeAll    = "permissions.revoke_all"
+	mActions      = "permissions.actions"
+	mTrusted      = "permissions.trusted"
+	mSetTrusted   = "permissions.set_trusted"
+	mApps         = "apps.list"
+	mSetEnabled   = "apps.set_enabled"
+	mRefresh      = "apps.refresh"
+)
+
+// The methods the serving process calls on a client.
+const (
+	mEvent  = "turn.event" // a notification: one event of a running turn
+	mPrompt = "permissions.prompt"
+)
+
+// Hello opens a session.
+type Hello struct {
+	Protocol int    `json:"protocol"`
+	Version  string `json:"version"`
+	// Config is the fingerprint of the client's configuration: a serving
+	// process runs one configuration, and a client of another is told so.
+	Config string `json:"config"`
+	Pid    int    `json:"pid"`
+	// Kind names the client for doctor ("tui", "ask", "permissions"…).
+	Kind string `json:"kind"`
+}
+
+// Welcome is the serving process's answer to Hello.
+type Welcome struct {
+	Protocol int    `json:"protocol"`
+	Version  string `json:"version"`
+	Config   string `json:"config"`
+	Pid      int    `json:"pid"`
+	// Session is the client's session: its session grants, trusted mode
+	// and dialogs are its own.
+	Session string `json:"session"`
+	// Busy is true when other clients are connected or turns run: a
+	// mismatched process that is not busy may be replaced.
+	Busy bool `json:"busy"`
+	// Ollama is why the serving process could not reach or start Ollama,
+	// if so.
+	Ollama *WireError `json:"ollama,omitempty"`
+	// HubModel and SpokeModel are the models of the session.
+	HubModel string `json:"hub_model"`
+}
+
+// Status is what doctor shows of the serving process.
+type Status struct {
+	Pid      int      `json:"pid"`
+	Version  string   `json:"version"`
+	Protocol int      `json:"protocol"`
+	Since    string   `json:"since"` // RFC 3339
+	Clients  []string `json:"clients"`
+	Turns    int      `json:"turns"` // turns running now
+	DataDir  string   `json:"data_dir"`
+	Socket   string   `json:"socket"`
+	IdleExit string   `json:"idle_exit"` // how long it stays once idle
+}
+
+// ChatID names a chat.
+type ChatID struct {
+	ID string `json:"id"`
+}
+
+// NewChatParams asks for a new chat.
+type NewChatParams struct {
+	Private bool `json:"private"`
+}
+
+// TurnsBeforeParams pages a chat's turns backwards.
+type TurnsBeforeParams struct {
+	ID     string `json:"id"`
+	Before uint64 `json:"before"`
+	N      int    `json:"n"`
+}
+
+// TurnsPage is one page of turns.
+type TurnsPage struct {
+	Turns []hub.Turn `json:"turns"`
+	More  bool       `json:"more"`
+}
+
+// AskParams runs one turn. Token names it for its events and for
+// cancelling it.
+type AskParams struct {
+	Token string         `json:"token"`
+	Chat  string         `json:"chat"`
+	Query string         `json:"query"`
+	Opts  hub.AskOptions `json:"opts"`
+	Seq   uint64         `json:"seq,omitempty"` // turn.retry: the turn to run again
+}
+
+// CancelParams cancels the turn of a token.
+type CancelParams struct {
+	Token string `json:"token"`
+}
+
+// EventParams carries one event of the turn of Token.
+type EventParams struct {
+	Token string    `json:"token"`
+	Event WireEvent `json:"event"`
+}
+
+// WireEvent is a hub.Event whose error travels typed.
+type WireEvent struct {
+	hub.Event
+	Err *WireError `json:"Err,omitempty"`
+}
+
+// RevealedParams notes that the user revealed a masked span.
+type RevealedParams struct {
+	Chat string `json:"chat"`
+	Seq  uint64 `json:"seq"`
+	Kind string `json:"kind"`
+}
+
+// Owner names a memory owner.
+type Owner struct {
+	Owner string `json:"owner"`
+}
+
+// GrantID names a grant.
+type GrantID struct {
+	ID string `json:"id"`
+}
+
+// Subject names whose grants to revoke ("" every one).
+type Subject struct {
+	Subject string `json:"subject"`
+}
+
+// Switch is a boolean setting.
+type Switch struct {
+	On bool `json:"on"`
+}
+
+// AppSwitch enables or disables an app.
+type AppSwitch struct {
+	App string `json:"app"`
+	On  bool   `json:"on"`
+}
+
+// AppInfo is one installed app as the apps screen shows it.
+type AppInfo struct {
+	Manifest apps.Manifest  `json:"manifest"`
+	Enabled  bool           `json:"enabled"`
+	MCP      bool           `json:"mcp"`
+	Remote   bool           `json:"remote"`
+	Tools    []mcp.ToolInfo `json:"tools,omitempty"`
+}
+
+// PromptParams is a permission dialog for the client whose turn asked.
+type PromptParams struct {
+	Request permissions.Request `json:"request"`
+}
+
+// RefreshResult is the outcome of listing an MCP app's tools again.
+type RefreshResult struct {
+	mcp.Refreshed
+	Err *WireError `json:"Err,omitempty"`
+}
+
+// rawOf encodes v, or null.
+func rawOf(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
+}

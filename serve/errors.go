@@ -42,6 +42,7 @@ const (
 	kindCut          = "cut"
 	kindUnknownGrant = "unknown_grant"
 	kindNotFound     = "not_found"
+	kindNoChat       = "no_chat"
 	kindConfig       = "config"
 	kindDiskFull     = "disk_full"
 	kindOther        = "error"
@@ -80,6 +81,8 @@ func toWire(err error) *WireError {
 		w.Kind, w.Model, w.Role, w.Capability, w.Alternatives = kindIncapable, inc.Model, inc.Role, inc.Capability, inc.Alternatives
 	case errors.Is(err, permissions.ErrUnknownGrant):
 		w.Kind = kindUnknownGrant
+	case errors.Is(err, hub.ErrNoChat):
+		w.Kind = kindNoChat
 	case errors.Is(err, memory.ErrNotFound):
 		w.Kind = kindNotFound
 	case errors.Is(err, config.ErrInvalid):
@@ -130,6 +133,8 @@ func (w *WireError) err() error {
 		cause = c
 	case kindUnknownGrant:
 		cause = permissions.ErrUnknownGrant
+	case kindNoChat:
+		cause = hub.ErrNoChat
 	case kindNotFound:
 		cause = memory.ErrNotFound
 	case kindConfig:

@@ -62,6 +62,8 @@ type Server struct {
 type session struct {
 	id   string
 	conn *jsonrpc2.Conn
+	// ready is closed once conn is set: calls wait for it.
+	ready chan struct{}
 	// ctx ends when the client goes away: its turns are cancelled.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -169,8 +171,9 @@ func (s *Server) stop() { s.quitOnce.Do(func() { close(s.quit) }) }
 // open starts a session on c.
 func (s *Server) open(c net.Conn) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ss := &session{id: newToken(), ctx: ctx, cancel: cancel, turns: map[string]context.CancelFunc{}}
+	ss := &session{id: newToken(), ctx: ctx, cancel: cancel, turns: map[string]context.CancelFunc{}, ready: make(chan struct{})}
 	h := jsonrpc2.AsyncHandler(jsonrpc2.HandlerWithError(func(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+		<-ss.ready
 		res, err := s.handle(ss, req)
 		if err != nil {
 			return nil, rpcError(err)
@@ -181,6 +184,7 @@ func (s *Server) open(c net.Conn) {
 	s.sessions[ss.id] = ss
 	s.mu.Unlock()
 	ss.conn = jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(c, jsonrpc2.VarintObjectCodec{}), h, jsonrpc2.SetLogger(quiet))
+	close(ss.ready)
 	go func() {
 		<-ss.conn.DisconnectNotify()
 		s.drop(ss)

@@ -1,0 +1,224 @@
+package serve_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/bulkhead-dev/bulkhead/config"
+	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/serve"
+)
+
+// served runs an engine on a fresh data directory behind a serving
+// process's socket, in this process, until the test ends.
+func served(t testing.TB, script ollamatest.Script, fingerprint string) config.Config {
+	cfg, _ := servedEngine(t, script, fingerprint)
+	return cfg
+}
+
+// servedEngine is served, with the engine.
+func servedEngine(t testing.TB, script ollamatest.Script, fingerprint string) (config.Config, *engine.Engine) {
+	t.Helper()
+	srv := ollamatest.NewScripted(t, script, "m")
+	// A short folder: the socket path must fit (longer ones go through
+	// /proc/self/fd, tested apart).
+	dir, err := filepathShort(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Config{DataDir: dir, Ollama: config.Ollama{Host: srv.Host()}, Enable: []string{"clock"}, Workspace: t.TempDir(),
+		Hub: config.Owner{Model: "m", History: 4}, Spokes: config.Owner{Model: "m", History: 4}}
+	eng, err := engine.Open(context.Background(), cfg, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve.Serve(ctx, eng, serve.Options{Fingerprint: fingerprint, Version: "test"}) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		eng.Close()
+	})
+	// Wait for the socket.
+	for i := 0; ; i++ {
+		if _, err := serve.Query(dir); err == nil {
+			break
+		} else if i > 500 {
+			t.Fatalf("not serving: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return cfg, eng
+}
+
+func filepathShort(t testing.TB) (string, error) {
+	return filepath.Join(t.TempDir(), "d"), nil
+}
+
+func connect(t testing.TB, cfg config.Config, fingerprint string, p permissions.Prompter) *serve.Client {
+	t.Helper()
+	c, err := serve.Connect(context.Background(), serve.ConnectOptions{DataDir: cfg.DataDir, Fingerprint: fingerprint, Version: "test", Kind: "test", Prompter: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+type promptFunc func(context.Context, permissions.Request) (permissions.Decision, error)
+
+func (f promptFunc) Prompt(ctx context.Context, r permissions.Request) (permissions.Decision, error) {
+	return f(ctx, r)
+}
+
+var clockPlan = ollamatest.JSON(map[string]any{"steps": []map[string]any{{"id": "s1", "functionality": "clock.now", "query": "what time is it", "depends_on": []string{}}}})
+
+// A turn's events reach its client in order, with its answer last, and
+// the turn it gets is the one kept.
+func TestATurnAcrossTheSocket(t *testing.T) {
+	cfg := served(t, ollamatest.Planned(ollamatest.JSON(map[string]any{"steps": []map[string]any{{"id": "s1", "functionality": "chat", "query": "hi", "depends_on": []string{}}}}),
+		func(*api.ChatRequest) ollamatest.Reply {
+			return ollamatest.Reply{Chunks: []string{"one ", "two ", "three"}}
+		}), "fp")
+	c := connect(t, cfg, "fp", nil)
+	chat, err := c.NewChat(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []hub.EventKind
+	var tokens string
+	turn, err := c.AskWith(context.Background(), chat.ID, "hello", hub.AskOptions{}, func(ev hub.Event) {
+		kinds = append(kinds, ev.Kind)
+		if ev.Kind == hub.EventToken {
+			tokens += ev.Text
+		}
+	})
+	if err != nil || turn.Answer != "one two three" || tokens != "one two three" {
+		t.Fatalf("turn %+v err %v tokens %q", turn, err, tokens)
+	}
+	if kinds[len(kinds)-1] != hub.EventAnswer {
+		t.Fatalf("events %v: the answer must come last", kinds)
+	}
+	kept, _, err := c.TurnsBefore(chat.ID, 0, 1)
+	if err != nil || len(kept) != 1 || kept[0].Answer != turn.Answer || kept[0].Status != memory.StatusOK {
+		t.Fatalf("kept %+v %v", kept, err)
+	}
+}
+
+// A permission dialog goes to the client whose turn asked, never to
+// another; a client's private chat is gone once it leaves.
+func TestSessionsAreApart(t *testing.T) {
+	cfg := served(t, ollamatest.Planned(clockPlan, ollamatest.Gullible()), "fp")
+	asked := map[string]int{}
+	prompter := func(name string) permissions.Prompter {
+		return promptFunc(func(_ context.Context, r permissions.Request) (permissions.Decision, error) {
+			asked[name]++
+			return permissions.Decision{RequestID: r.ID, Answer: permissions.AnswerSession, Allowed: true, Source: permissions.SourceUser}, nil
+		})
+	}
+	a := connect(t, cfg, "fp", prompter("a"))
+	b := connect(t, cfg, "fp", prompter("b"))
+	chat, _ := a.NewChat(false)
+	if _, err := a.Ask(context.Background(), chat.ID, "what time is it", nil); err != nil {
+		t.Fatal(err)
+	}
+	if asked["a"] != 1 || asked["b"] != 0 {
+		t.Fatalf("dialogs: %v, want a's alone", asked)
+	}
+	// a's session grant is a's: b is asked again, a is not.
+	chatB, _ := b.NewChat(false)
+	if _, err := b.Ask(context.Background(), chatB.ID, "what time is it", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Ask(context.Background(), chat.ID, "and now?", nil); err != nil {
+		t.Fatal(err)
+	}
+	if asked["a"] != 1 || asked["b"] != 1 {
+		t.Fatalf("dialogs: %v, want one each", asked)
+	}
+	if len(b.Grants()) != 1 || len(a.Grants()) != 1 || a.Grants()[0].ID == b.Grants()[0].ID {
+		t.Fatalf("each session lists its own session grant: a %v b %v", a.Grants(), b.Grants())
+	}
+	// Trusted mode is a session's own.
+	a.SetTrusted(true)
+	if !a.Trusted() || b.Trusted() {
+		t.Fatal("trusted mode must be the session's own")
+	}
+
+	priv, err := a.NewChat(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Chat(priv.ID); err != nil {
+		t.Fatalf("the private chat lives while its client does: %v", err)
+	}
+	a.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := b.Chat(priv.ID)
+		if errors.Is(err, hub.ErrNoChat) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the private chat of a client gone: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Errors cross the socket typed: errors.Is and errors.As hold on the
+// client as in the serving process, with the same words.
+func TestErrorsCrossTyped(t *testing.T) {
+	cfg := served(t, ollamatest.Planned(ollamatest.JSON(map[string]any{"steps": []map[string]any{{"id": "s1", "functionality": "chat", "query": "hi", "depends_on": []string{}}}}),
+		func(*api.ChatRequest) ollamatest.Reply {
+			return ollamatest.Reply{Chunks: []string{"partial "}, CutAfter: 1}
+		}), "fp")
+	c := connect(t, cfg, "fp", nil)
+	if _, err := c.Chat("no-such-chat"); !errors.Is(err, hub.ErrNoChat) || err.Error() != "no such chat: no-such-chat" {
+		t.Fatalf("an unknown chat: %v", err)
+	}
+	if err := c.Revoke("no-such-grant"); !errors.Is(err, permissions.ErrUnknownGrant) {
+		t.Fatalf("an unknown grant: %v", err)
+	}
+	chat, _ := c.NewChat(false)
+	turn, err := c.Ask(context.Background(), chat.ID, "hello", nil)
+	var cut *llm.StreamCutError
+	if !errors.As(err, &cut) || cut.Partial.Message.Content != "partial " || turn.Status != memory.StatusCut || !strings.Contains(err.Error(), "cut off") {
+		t.Fatalf("a cut stream: %v (turn %+v)", err, turn)
+	}
+}
+
+// A client of another configuration is told so while the serving
+// process is busy, and replaces it when it is not.
+func TestAnotherConfiguration(t *testing.T) {
+	cfg := served(t, ollamatest.Gullible(), "one")
+	busy := connect(t, cfg, "one", nil)
+	started := 0
+	start := func() (<-chan error, error) { started++; return nil, errors.New("no start in this test") }
+	_, err := serve.Connect(context.Background(), serve.ConnectOptions{DataDir: cfg.DataDir, Fingerprint: "two", Version: "test", Start: start})
+	if err == nil || !strings.Contains(err.Error(), "configuration differs") || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("a busy process of another configuration: %v", err)
+	}
+	busy.Close()
+	_, err = serve.Connect(context.Background(), serve.ConnectOptions{DataDir: cfg.DataDir, Fingerprint: "two", Version: "test", Start: start})
+	if started != 1 || err == nil || !strings.Contains(err.Error(), "no start in this test") {
+		t.Fatalf("an idle process of another configuration is replaced (then one started): started %d, err %v", started, err)
+	}
+	if _, err := serve.Query(cfg.DataDir); !errors.Is(err, serve.ErrNotServed) {
+		t.Fatalf("the replaced process must be gone: %v", err)
+	}
+}

@@ -448,6 +448,14 @@ func (c *Client) Working() []string {
 	return w
 }
 
+// BackgroundCalls counts the model calls of the memory upkeep since the
+// serving process started.
+func (c *Client) BackgroundCalls() int64 {
+	var n int64
+	_ = c.call(mBackground, nil, &n)
+	return n
+}
+
 // HubModel is the hub's model.
 func (c *Client) HubModel() string { return c.Welcome().HubModel }
 

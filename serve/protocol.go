@@ -31,6 +31,7 @@ const (
 	mRetry        = "turn.retry"
 	mCancel       = "turn.cancel" // a notification
 	mWorking      = "hub.working"
+	mBackground   = "hub.background_calls"
 	mNoteRevealed = "turn.note_revealed"
 	mOwners       = "memory.owners"
 	mMemory       = "memory.get"

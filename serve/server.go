@@ -339,6 +339,8 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		return nil, nil
 	case mWorking:
 		return op.Working(), nil
+	case mBackground:
+		return op.BackgroundCalls(), nil
 	case mNoteRevealed:
 		var p RevealedParams
 		if err := params(req, &p); err != nil {

@@ -222,3 +222,40 @@ func TestAnotherConfiguration(t *testing.T) {
 		t.Fatalf("the replaced process must be gone: %v", err)
 	}
 }
+
+// Turns of different chats do not wait for each other, from any client;
+// a second request to a busy chat gets the busy error.
+func TestChatsRunAtOnce(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan string, 4)
+	plan := ollamatest.JSON(map[string]any{"steps": []map[string]any{{"id": "s1", "functionality": "chat", "query": "hi", "depends_on": []string{}}}})
+	cfg := served(t, ollamatest.Planned(plan, func(req *api.ChatRequest) ollamatest.Reply {
+		q := req.Messages[len(req.Messages)-1].Content
+		if strings.Contains(q, "hold") {
+			entered <- q
+			<-release
+		}
+		return ollamatest.Text("done")
+	}), "fp")
+	a := connect(t, cfg, "fp", nil)
+	b := connect(t, cfg, "fp", nil)
+	chat, _ := a.NewChat(false)
+	held := make(chan error, 1)
+	go func() {
+		_, err := a.Ask(context.Background(), chat.ID, "hold on", nil)
+		held <- err
+	}()
+	<-entered
+	// Another chat answers while the first is held.
+	other, _ := b.NewChat(false)
+	if turn, err := b.Ask(context.Background(), other.ID, "quick one", nil); err != nil || turn.Answer != "done" {
+		t.Fatalf("another chat must not wait: %+v %v", turn, err)
+	}
+	if _, err := b.Ask(context.Background(), chat.ID, "me too", nil); !errors.Is(err, hub.ErrBusy) {
+		t.Fatalf("a busy chat: %v, want the busy error", err)
+	}
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+}

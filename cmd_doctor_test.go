@@ -15,10 +15,14 @@ func TestDoctorRefreshesTheMCPCache(t *testing.T) {
 	dir := t.TempDir()
 	server := filepath.Join(dir, "testserver")
 	goBuild(t, server, "./apps/mcp/internal/testserver")
-	version := filepath.Join(dir, "version")
+	// The server's sandbox lets it read the version file only where its
+	// config grants (read:), not beside its executable, which shares a
+	// folder with the data directory here.
+	versionDir := t.TempDir()
+	version := filepath.Join(versionDir, "version")
 	os.WriteFile(version, []byte("1.0.0"), 0o600)
 	cfg := filepath.Join(dir, "config.yaml")
-	os.WriteFile(cfg, []byte("enable: [builtin, mcp]\nmcp:\n  tester:\n    command: "+server+"\n    args: [-version-file, "+version+"]\n"), 0o600)
+	os.WriteFile(cfg, []byte("enable: [builtin, mcp]\nmcp:\n  tester:\n    command: "+server+"\n    args: [-version-file, "+version+"]\n    read: ["+versionDir+"]\n"), 0o600)
 	srv := ollamatest.NewScripted(t, ollamatest.Queue(t), "m")
 	data := filepath.Join(dir, "data")
 	doctor := func() string {

@@ -103,7 +103,7 @@ func New(t testing.TB, c Config) *Rig {
 		t.Fatal(err)
 	}
 	hc, _ := llm.New(llm.Config{Host: srv.Host(), Model: hubModel}, nil)
-	opts := hub.Options{Store: store, HubModel: hc, Apps: reg, Broker: broker, History: 4, SpokeHistory: 4, CallTimeout: 5 * time.Second,
+	opts := hub.Options{Store: store, HubModel: hc, Apps: reg, Broker: broker, History: 4, SpokeHistory: 4, CallTimeout: 30 * time.Second,
 		SpokeModel: func(app string) (spokes.Model, error) {
 			return llm.New(llm.Config{Host: srv.Host(), Model: spokeModel(app)}, nil)
 		},

@@ -88,13 +88,13 @@ func (c *Client) open(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 			if w.Protocol != Protocol {
 				why = fmt.Sprintf("it is bulkhead %s, speaking protocol %d; this is bulkhead %s, speaking %d", w.Version, w.Protocol, opts.Version, Protocol)
 			}
-			if w.Busy && attempt < 10 {
+			if w.Busy && attempt < 50 {
 				// A client that just left may not be gone yet.
 				conn.Close()
 				time.Sleep(100 * time.Millisecond)
 				continue
 			}
-			if w.Busy || attempt >= 10 {
+			if w.Busy || attempt >= 50 {
 				conn.Close()
 				return nil, w, fmt.Errorf("the data directory %s is served by another bulkhead (pid %d), and %s; it is in use: finish there, or use another --data-dir (it exits by itself once unused)", opts.DataDir, w.Pid, why)
 			}
@@ -115,7 +115,7 @@ func (c *Client) open(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 		if err := start(ctx, sock, opts); err != nil {
 			return nil, w, err
 		}
-		attempt = 9 // a process started for this client is not replaced
+		attempt = 49 // a process started for this client is not replaced
 	}
 }
 

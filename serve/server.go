@@ -262,19 +262,14 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		ss.mu.Lock()
 		ss.hello = &h
 		ss.mu.Unlock()
-		s.mu.Lock()
-		busy := len(s.sessions) > 1 || s.turns > 0
-		s.mu.Unlock()
+		busy := s.busy(ss)
 		s.log.Info("client", "session", ss.id, "kind", h.Kind, "pid", h.Pid, "version", h.Version)
 		return Welcome{Protocol: Protocol, Version: s.opts.Version, Config: s.opts.Fingerprint, Pid: os.Getpid(),
 			Session: ss.id, Busy: busy, Ollama: toWire(s.eng.OllamaErr), HubModel: op.HubModel()}, nil
 	case mStatus:
 		return s.status(ss), nil
 	case mShutdown:
-		s.mu.Lock()
-		busy := len(s.sessions) > 1 || s.turns > 0
-		s.mu.Unlock()
-		if busy {
+		if s.busy(ss) {
 			return nil, errOthers
 		}
 		s.log.Info("asked to exit", "by", ss.id)
@@ -424,6 +419,32 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		return RefreshResult{Refreshed: out, Err: toWire(out.Err)}, nil
 	}
 	return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "no such method: " + req.Method}
+}
+
+// busy says whether another client than ss is connected (one whose
+// connection has closed is leaving) or a turn runs.
+func (s *Server) busy(ss *session) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turns > 0 {
+		return true
+	}
+	for _, o := range s.sessions {
+		if o == ss {
+			continue
+		}
+		select {
+		case <-o.ready:
+			select {
+			case <-o.conn.DisconnectNotify():
+				continue
+			default:
+			}
+		default:
+		}
+		return true
+	}
+	return false
 }
 
 // errOthers refuses a shutdown while other clients use the process.

@@ -50,10 +50,10 @@ type Client struct {
 
 	reconnect sync.Mutex // one reconnection at a time
 	mu        sync.Mutex
-	conn    *jsonrpc2.Conn
-	welcome Welcome
-	asks    map[string]func(hub.Event)
-	apps    []AppInfo
+	conn      *jsonrpc2.Conn
+	welcome   Welcome
+	asks      map[string]func(hub.Event)
+	apps      []AppInfo
 }
 
 // Connect opens a session with the process serving opts.DataDir,

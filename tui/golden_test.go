@@ -136,7 +136,9 @@ var scenes = []struct {
 	// The slash command menu over a chat, as "/" is typed.
 	{"slashmenu", func(t *testing.T, w, h int) *driver {
 		r := newRig(t, replies(ollamatest.Text("An answer.")))
-		d := newDriver(t, r.options(), w, h)
+		opts := r.options()
+		opts.Models = newFakeModels() // /model is offered where models can be switched
+		d := newDriver(t, opts, w, h)
 		d.ask("hello")
 		d.typeText("/")
 		return d

@@ -489,7 +489,7 @@ func (m Model) dialog() string {
 	h := m.height - 1
 	switch m.overlay {
 	case overlayHelp:
-		return helpView(m.th, m.keys, m.width, h)
+		return helpView(m.th, m.keys, m.width, h, m.opts.Models != nil)
 	case overlayChats:
 		return m.list.view(m.th, dialogWidth(m.width), h, m.now())
 	case overlayModels:

@@ -108,10 +108,13 @@ func switchModel(base context.Context, ms Models, name string) tea.Cmd {
 	}
 }
 
+// noModels is /model's answer where models cannot be switched.
+const noModels = "switching models is not available here — quit and run bulkhead --model NAME (the hub and every spoke)"
+
 // openModels shows /model's list.
 func (m *Model) openModels() tea.Cmd {
 	if m.opts.Models == nil {
-		m.notice = "switching models is not available here"
+		m.notice = noModels
 		return nil
 	}
 	h, s := m.opts.Models.Current()
@@ -123,7 +126,7 @@ func (m *Model) openModels() tea.Cmd {
 // switchModel starts /model NAME.
 func (m *Model) switchModel(name string) tea.Cmd {
 	if m.opts.Models == nil {
-		m.notice = "switching models is not available here"
+		m.notice = noModels
 		return nil
 	}
 	if m.run != nil {

@@ -65,7 +65,7 @@ func overlayOn(base, dialog string, width, height int) string {
 }
 
 // helpView lists the key bindings. At 24 rows it fits whole.
-func helpView(th theme, keys keyMap, width, height int) string {
+func helpView(th theme, keys keyMap, width, height int, models bool) string {
 	lines := []string{th.boxTitle.Render("Keys") + th.dim.Render(" · esc closes")}
 	kw := 0
 	for _, b := range keys.help() {
@@ -77,7 +77,7 @@ func helpView(th theme, keys keyMap, width, height int) string {
 	}
 	// A private query is not logged: it is gone when the UI exits.
 	lines = append(lines, th.key.Render("/private <query>")+"  no memory in, nothing saved; shown until you quit",
-		th.key.Render("/")+"  commands, with a menu: "+slashNames(),
+		th.key.Render("/")+"  commands, with a menu: "+slashNames(models),
 		th.dim.Render("chats: ↑/↓ · enter open · n new · p private · d delete"))
 	for _, l := range permHelp {
 		lines = append(lines, th.dim.Render(l))

@@ -49,12 +49,16 @@ var slashCommands = []slashCmd{
 }
 
 // slashNames lists, for the help, the commands its key lines do not
-// name already.
-func slashNames() string {
+// name already; /model only where models can be switched.
+func slashNames(models bool) string {
 	var names []string
 	for _, c := range slashCommands {
 		switch c.name {
-		case "/help", "/new", "/chats", "/model", "/log":
+		case "/model":
+			if models {
+				names = append(names, strings.TrimSpace(c.name+" "+c.arg))
+			}
+		case "/help", "/new", "/chats", "/log":
 			names = append(names, strings.TrimSpace(c.name+" "+c.arg))
 		}
 	}
@@ -239,7 +243,7 @@ func (m *Model) menuItems() (string, []slashCmd) {
 	}
 	var out []slashCmd
 	for _, c := range slashCommands {
-		if strings.HasPrefix(c.name, w) {
+		if strings.HasPrefix(c.name, w) && (c.name != "/model" || m.opts.Models != nil) {
 			out = append(out, c)
 		}
 	}

@@ -112,7 +112,9 @@ func TestClosestCommands(t *testing.T) {
 func TestSlashMenu(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, replies(ollamatest.Text("an answer")))
-	d := newDriver(t, r.options(), 100, 30)
+	opts := r.options()
+	opts.Models = newFakeModels()
+	d := newDriver(t, opts, 100, 30)
 	menu := "tab complete"
 
 	d.typeText("/")
@@ -363,13 +365,32 @@ func TestModelCommandWaitsForTheTurn(t *testing.T) {
 	d.idle()
 }
 
-// Without Options.Models, /model is still a command: never sent.
+// Without Options.Models, /model is still a command: never sent; it
+// says how to choose a model instead, and neither the menu nor the help
+// offers it.
 func TestModelCommandWithoutModels(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, func(*api.ChatRequest) ollamatest.Reply { return ollamatest.Text("x") })
 	d := newDriver(t, r.options(), 80, 24)
 	d.ask("/model qwen3:1.7b")
-	if n := len(r.srv.Requests()); n != 0 || !strings.Contains(d.model().notice, "not available") {
+	if n := len(r.srv.Requests()); n != 0 || !strings.Contains(d.model().notice, "not available here — quit and run bulkhead --model NAME") {
 		t.Fatalf("%d requests, notice %q", n, d.model().notice)
+	}
+	// Nor does the menu or the help offer it.
+	d.send(ctrl('u'))
+	d.typeText("/")
+	if v := d.view(); !strings.Contains(v, "/permissions") || strings.Contains(v, "/model") {
+		t.Fatalf("the menu must not offer /model here:\n%s", v)
+	}
+	d.typeText("mo")
+	if v := d.view(); strings.Contains(v, "/model") {
+		t.Fatalf("the menu must not offer /model here:\n%s", v)
+	}
+	d.send(ctrl('u'))
+	d.typeText("/help")
+	d.key(keyEnter)
+	d.idle()
+	if v := d.view(); !strings.Contains(v, "commands, with a menu: /help") || strings.Contains(v, "/model") {
+		t.Fatalf("the help must not name /model here:\n%s", v)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,15 +116,16 @@ func TestFaults(t *testing.T) {
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			faulty := true
+			var faulty atomic.Bool // the handler reads it while a serving process may still call
+			faulty.Store(true)
 			srv := ollamatest.NewScripted(t, func(req *api.ChatRequest) ollamatest.Reply {
 				if len(req.Format) > 0 {
-					if f.plan != nil && faulty {
+					if f.plan != nil && faulty.Load() {
 						return *f.plan
 					}
 					return chatPlan
 				}
-				if faulty {
+				if faulty.Load() {
 					return f.reply
 				}
 				return ollamatest.Text("all well")
@@ -146,7 +148,7 @@ func TestFaults(t *testing.T) {
 			}
 			t.Logf("%s: exit %d after %s, peak RSS %d MB: %s", f.name, code, took.Round(10*time.Millisecond), rss>>20, strings.TrimSpace(clip(errOut)))
 			// The next turn works: the server behaves, the floor is back.
-			faulty = false
+			faulty.Store(false)
 			if f.config != "" && strings.Contains(f.config, "disk_floor") {
 				_ = os.WriteFile(cfg, []byte("enable: [clock]\n"), 0o600)
 			}

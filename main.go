@@ -129,6 +129,7 @@ Run without a command to open the chat.`,
 				AppModel:   func(app string) string { return cfg.LLM(app).Model },
 				AppSource:  map[string]string{},
 				Apps:       cli,
+				Models:     cli,
 				// The first screen: Ollama and the models checked, and
 				// what fails shown with its fix until it works.
 				Setup: &tui.Setup{Host: ollama.Host(), HostFrom: cfg.From["ollama.host"], ConfigFile: cfg.File},

@@ -18,6 +18,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
@@ -456,8 +457,40 @@ func (c *Client) BackgroundCalls() int64 {
 	return n
 }
 
-// HubModel is the hub's model.
+// HubModel is the hub's model as the serving process last said (at
+// hello, or after SetModel): no call out.
 func (c *Client) HubModel() string { return c.Welcome().HubModel }
+
+// Installed lists Ollama's models with what each can do, as the serving
+// process's Ollama says.
+func (c *Client) Installed(ctx context.Context) ([]llm.ModelInfo, error) {
+	var ms []llm.ModelInfo
+	return ms, c.call(mInstalled, nil, &ms)
+}
+
+// SetModel switches the serving process's hub and spokes to an installed
+// model that can call tools, until it exits (the config file is not
+// written). It is refused while other clients are connected: the models
+// are every session's.
+func (c *Client) SetModel(ctx context.Context, name string) error {
+	if err := c.call(mSetModel, ModelName{Name: name}, nil); err != nil {
+		return err
+	}
+	h, _ := c.Current()
+	c.mu.Lock()
+	c.welcome.HubModel = h
+	c.mu.Unlock()
+	return nil
+}
+
+// Current names the hub's model and the spokes'.
+func (c *Client) Current() (hubModel, spokeModel string) {
+	var m CurrentModels
+	if err := c.call(mCurrent, nil, &m); err != nil {
+		return c.Welcome().HubModel, ""
+	}
+	return m.Hub, m.Spoke
+}
 
 // NoteRevealed logs that the user revealed a masked span.
 func (c *Client) NoteRevealed(chat string, seq uint64, kind string) error {

@@ -45,6 +45,7 @@ const (
 	kindNoChat       = "no_chat"
 	kindConfig       = "config"
 	kindDiskFull     = "disk_full"
+	kindNotInstalled = "not_installed"
 	kindOther        = "error"
 )
 
@@ -89,6 +90,8 @@ func toWire(err error) *WireError {
 		w.Kind = kindConfig
 	case errors.Is(err, engine.ErrDiskFull):
 		w.Kind = kindDiskFull
+	case errors.Is(err, engine.ErrNotInstalled):
+		w.Kind = kindNotInstalled
 	}
 	return w
 }
@@ -141,6 +144,8 @@ func (w *WireError) err() error {
 		cause = config.ErrInvalid
 	case kindDiskFull:
 		cause = engine.ErrDiskFull
+	case kindNotInstalled:
+		cause = engine.ErrNotInstalled
 	}
 	return &remoteError{msg: w.Message, cause: cause}
 }

@@ -47,6 +47,9 @@ const (
 	mApps         = "apps.list"
 	mSetEnabled   = "apps.set_enabled"
 	mRefresh      = "apps.refresh"
+	mInstalled    = "models.installed"
+	mSetModel     = "models.set"
+	mCurrent      = "models.current"
 )
 
 // The methods the serving process calls on a client.
@@ -189,6 +192,17 @@ type AppInfo struct {
 	MCP      bool           `json:"mcp"`
 	Remote   bool           `json:"remote"`
 	Tools    []mcp.ToolInfo `json:"tools,omitempty"`
+}
+
+// ModelName names a model.
+type ModelName struct {
+	Name string `json:"name"`
+}
+
+// CurrentModels are the hub's and the spokes' models now.
+type CurrentModels struct {
+	Hub   string `json:"hub"`
+	Spoke string `json:"spoke"`
 }
 
 // PromptParams is a permission dialog for the client whose turn asked.

@@ -259,3 +259,30 @@ func TestChatsRunAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// /model switches the serving process's models for a client alone on
+// it, and is refused while another session would have its models
+// switched under it.
+func TestModelSwitchAcrossTheSocket(t *testing.T) {
+	srvScript := ollamatest.Gullible()
+	cfg := served(t, srvScript, "fp")
+	a := connect(t, cfg, "fp", nil)
+	list, err := a.Installed(context.Background())
+	if err != nil || len(list) == 0 {
+		t.Fatalf("installed: %v %v", list, err)
+	}
+	if err := a.SetModel(context.Background(), "no-such-model"); !errors.Is(err, engine.ErrNotInstalled) {
+		t.Fatalf("an unknown model: %v", err)
+	}
+	if err := a.SetModel(context.Background(), list[0].Name); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := a.Current(); h != list[0].Name || a.HubModel() != list[0].Name {
+		t.Fatalf("current %q, hub model %q, want %q", h, a.HubModel(), list[0].Name)
+	}
+	b := connect(t, cfg, "fp", nil)
+	if err := a.SetModel(context.Background(), list[0].Name); err == nil || !strings.Contains(err.Error(), "other sessions") {
+		t.Fatalf("with another session connected: %v", err)
+	}
+	b.Close()
+}

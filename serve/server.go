@@ -403,6 +403,26 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 			return nil, err
 		}
 		return nil, op.SetEnabled(p.App, p.On)
+	case mInstalled:
+		ctx, cancel := context.WithTimeout(ss.ctx, time.Minute)
+		defer cancel()
+		return s.eng.Installed(ctx)
+	case mCurrent:
+		h, sp := s.eng.Current()
+		return CurrentModels{Hub: h, Spoke: sp}, nil
+	case mSetModel:
+		var p ModelName
+		if err := params(req, &p); err != nil {
+			return nil, err
+		}
+		// The models are the serving process's, every session's: one
+		// session may switch them only while it is alone.
+		if s.busy(ss) {
+			return nil, errors.New("other sessions use this data directory now, and /model would switch their models too; choose the model when they are done, or start bulkhead with --model NAME")
+		}
+		ctx, cancel := context.WithTimeout(ss.ctx, time.Minute)
+		defer cancel()
+		return nil, s.eng.SetModel(ctx, p.Name)
 	case mRefresh:
 		var p Owner
 		if err := params(req, &p); err != nil {

@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -348,5 +351,54 @@ func TestClientKilledWithDialogOpen(t *testing.T) {
 		if strings.HasPrefix(l, "dialog") {
 			t.Fatalf("the other client was shown the dialog: %q", other.seen)
 		}
+	}
+}
+
+// TestOllamaStartedLater: a serving process that started while Ollama
+// was down serves the next command once Ollama answers — no stale
+// "unreachable" from its start.
+func TestOllamaStartedLater(t *testing.T) {
+	srv := ollamatest.NewScripted(t, ollamatest.Gullible(), "m")
+	// A switchable front for the scripted server: down (connections
+	// closed at once) until up is set.
+	var up atomic.Bool
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	backend := strings.TrimPrefix(srv.Host(), "http://")
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if !up.Load() {
+				c.Close()
+				continue
+			}
+			go func() {
+				defer c.Close()
+				b, err := net.Dial("tcp", backend)
+				if err != nil {
+					return
+				}
+				defer b.Close()
+				go func() { _, _ = io.Copy(b, c) }()
+				_, _ = io.Copy(c, b)
+			}()
+		}
+	}()
+	data := filepath.Join(t.TempDir(), "data")
+	args := []string{"ask", "--ollama-host", "http://" + ln.Addr().String(), "--model", "m", "--data-dir", data}
+	_, errOut, code, _, _ := asBulkhead(t, []string{"PATH=/nonexistent"}, append(args, "hello")...)
+	if code == 0 {
+		t.Fatalf("with Ollama down the ask must fail: %s", errOut)
+	}
+	up.Store(true)
+	out, errOut, code, _, _ := asBulkhead(t, []string{"PATH=/nonexistent"}, append(args, "hello again")...)
+	if code != 0 || strings.TrimSpace(out) == "" {
+		t.Fatalf("Ollama is up now: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

@@ -54,6 +54,7 @@ type Server struct {
 	sessions  map[string]*session
 	turns     int
 	idleSince time.Time
+	ollamaUp  bool // Ollama answered after failing at start
 	quit      chan struct{}
 	quitOnce  sync.Once
 }
@@ -265,7 +266,7 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		busy := s.busy(ss)
 		s.log.Info("client", "session", ss.id, "kind", h.Kind, "pid", h.Pid, "version", h.Version)
 		return Welcome{Protocol: Protocol, Version: s.opts.Version, Config: s.opts.Fingerprint, Pid: os.Getpid(),
-			Session: ss.id, Busy: busy, Ollama: toWire(s.eng.OllamaErr), HubModel: op.HubModel()}, nil
+			Session: ss.id, Busy: busy, Ollama: toWire(s.ollama(ss.ctx)), HubModel: op.HubModel()}, nil
 	case mStatus:
 		return s.status(ss), nil
 	case mShutdown:
@@ -469,6 +470,26 @@ func (s *Server) busy(ss *session) bool {
 
 // errOthers refuses a shutdown while other clients use the process.
 var errOthers = errors.New("other clients are connected")
+
+// ollama is why Ollama cannot be used now: the error of the process's
+// start, until Ollama answers (it may have been started since).
+func (s *Server) ollama(ctx context.Context) error {
+	s.mu.Lock()
+	up := s.ollamaUp
+	s.mu.Unlock()
+	if s.eng.OllamaErr == nil || up {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if _, err := s.eng.Ollama.Version(ctx); err != nil {
+		return s.eng.OllamaErr
+	}
+	s.mu.Lock()
+	s.ollamaUp = true
+	s.mu.Unlock()
+	return nil
+}
 
 // GrantView is a grant with whether it failed its check.
 type GrantView struct {

@@ -206,3 +206,14 @@ func fail(msg string) int {
 	fmt.Fprintln(os.Stderr, "bulkhead sandbox: "+msg)
 	return 126
 }
+
+// self is how to start this executable again: through /proc/self/exe,
+// which names the running binary even once its file is gone (a binary
+// built by `go run`, or replaced by an upgrade, while a long-lived
+// serving process still runs it).
+func self() (string, error) {
+	if _, err := os.Stat("/proc/self/exe"); err == nil {
+		return "/proc/self/exe", nil
+	}
+	return os.Executable()
+}

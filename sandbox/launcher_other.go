@@ -23,3 +23,6 @@ func Launch() {
 	}
 	os.Exit(126)
 }
+
+// self is this executable.
+func self() (string, error) { return os.Executable() }

@@ -110,7 +110,7 @@ func Command(ctx context.Context, p Policy, dir, name string, args ...string) (*
 		// its tests) again instead of the command.
 		return nil, nil, errors.New("sandbox: this program never called sandbox.Launch, so it cannot be a launcher")
 	}
-	self, err := os.Executable()
+	exe, err := self()
 	if err != nil {
 		return nil, nil, fmt.Errorf("sandbox: find bulkhead's own executable: %w", err)
 	}
@@ -128,7 +128,7 @@ func Command(ctx context.Context, p Policy, dir, name string, args ...string) (*
 	}
 	argv = append(argv, "--", name)
 	argv = append(argv, args...)
-	cmd := exec.CommandContext(ctx, self, argv...)
+	cmd := exec.CommandContext(ctx, exe, argv...)
 	cmd.Dir = dir
 	cmd.Env = Environ(tmp, p.Env)
 	cmd.SysProcAttr = launcherAttr()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -108,4 +109,44 @@ func TestProcessesDieWithTheirCommand(t *testing.T) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		t.Fatalf("the setsid child %d outlived its command", pid)
 	}
+}
+
+// A long-lived process whose binary was removed (built by `go run`, or
+// replaced by an upgrade) still starts its commands: this test binary,
+// copied, runs a copy of itself that removes its own file and then runs
+// a command through the launcher.
+func TestLauncherOfARemovedBinary(t *testing.T) {
+	if os.Getenv("SANDBOX_TEST_REMOVED") == "1" {
+		return // the helper's part is TestRemovedBinaryHelper
+	}
+	t.Parallel()
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cp := filepath.Join(dir, "copy.test")
+	if err := os.WriteFile(cp, b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(cp, "-test.run=^TestRemovedBinaryHelper$", "-test.v")
+	cmd.Env = append(os.Environ(), "SANDBOX_TEST_REMOVED=1", "SANDBOX_TEST_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "LAUNCHED-OK") {
+		t.Fatalf("a command of a removed binary: %v\n%s", err, out)
+	}
+}
+
+func TestRemovedBinaryHelper(t *testing.T) {
+	if os.Getenv("SANDBOX_TEST_REMOVED") != "1" {
+		t.Skip("run by TestLauncherOfARemovedBinary")
+	}
+	if err := os.Remove(os.Args[0]); err != nil {
+		t.Fatal(err)
+	}
+	out, code := run(t, sandbox.Policy{ReadWrite: []string{os.Getenv("SANDBOX_TEST_DIR")}}, os.Getenv("SANDBOX_TEST_DIR"), "echo LAUNCHED-OK")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	t.Log(strings.TrimSpace(out))
 }

@@ -82,8 +82,19 @@ func (c *Client) open(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 	for attempt := 0; ; attempt++ {
 		conn, w, err := c.hello(ctx, sock)
 		if err == nil {
-			if w.Protocol == Protocol && w.Config == opts.Fingerprint {
+			same := w.Protocol == Protocol && w.Config == opts.Fingerprint
+			if same && (w.Build == build || w.Busy || attempt >= 49) {
 				return conn, w, nil
+			}
+			if same {
+				// Another build of bulkhead, idle: this one serves
+				// instead.
+				_ = conn.Call(ctx, mShutdown, nil, nil)
+				conn.Close()
+				if err := waitGone(ctx, sock, 10*time.Second); err != nil {
+					return nil, w, err
+				}
+				continue
 			}
 			why := fmt.Sprintf("its configuration differs from this one (the config file, flags, OLLAMA_HOST or the workspace folder; %s here, %s there)", opts.Fingerprint, w.Config)
 			if w.Protocol != Protocol {
@@ -203,7 +214,7 @@ func (c *Client) hello(ctx context.Context, sock string) (*jsonrpc2.Conn, Welcom
 		return nil, w, err
 	}
 	conn := jsonrpc2.NewConn(context.Background(), jsonrpc2.NewBufferedStream(nc, jsonrpc2.VarintObjectCodec{}), clientHandler{c}, jsonrpc2.SetLogger(quiet))
-	h := Hello{Protocol: Protocol, Version: c.opts.Version, Config: c.opts.Fingerprint, Pid: os.Getpid(), Kind: c.opts.Kind}
+	h := Hello{Protocol: Protocol, Version: c.opts.Version, Config: c.opts.Fingerprint, Pid: os.Getpid(), Kind: c.opts.Kind, Build: build}
 	if err := conn.Call(ctx, mHello, h, &w); err != nil {
 		conn.Close()
 		if errors.Is(err, jsonrpc2.ErrClosed) {

@@ -68,6 +68,8 @@ type Hello struct {
 	Pid    int    `json:"pid"`
 	// Kind names the client for doctor ("tui", "ask", "permissions"…).
 	Kind string `json:"kind"`
+	// Build identifies the client's binary (Build).
+	Build string `json:"build,omitempty"`
 }
 
 // Welcome is the serving process's answer to Hello.
@@ -85,8 +87,12 @@ type Welcome struct {
 	// Ollama is why the serving process could not reach or start Ollama,
 	// if so.
 	Ollama *WireError `json:"ollama,omitempty"`
-	// HubModel and SpokeModel are the models of the session.
+	// HubModel is the hub's model.
 	HubModel string `json:"hub_model"`
+	// Build identifies the serving process's binary: an idle process of
+	// another build is replaced by the client's own (a rebuilt or
+	// upgraded bulkhead), a busy one is used as it is.
+	Build string `json:"build,omitempty"`
 }
 
 // Status is what doctor shows of the serving process.

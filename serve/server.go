@@ -265,7 +265,7 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		ss.mu.Unlock()
 		busy := s.busy(ss)
 		s.log.Info("client", "session", ss.id, "kind", h.Kind, "pid", h.Pid, "version", h.Version)
-		return Welcome{Protocol: Protocol, Version: s.opts.Version, Config: s.opts.Fingerprint, Pid: os.Getpid(),
+		return Welcome{Protocol: Protocol, Version: s.opts.Version, Config: s.opts.Fingerprint, Pid: os.Getpid(), Build: build,
 			Session: ss.id, Busy: busy, Ollama: toWire(s.ollama(ss.ctx)), HubModel: op.HubModel()}, nil
 	case mStatus:
 		return s.status(ss), nil

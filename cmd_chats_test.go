@@ -35,9 +35,9 @@ func TestChatsCLI(t *testing.T) {
 	ask("--chat", chat, "and of Italy?")
 	ask("--private", "--chat", chat, "PRIVMARK-chats a private question")
 
-	out, _, code := run(t, "chats", "list", "--data-dir", dir)
+	out, errOut, code := run(t, "chats", "list", "--data-dir", dir)
 	if code != 0 || !strings.Contains(out, chat) || !strings.Contains(out, "2 turns") {
-		t.Fatalf("list: exit %d\n%s", code, out)
+		t.Fatalf("list: exit %d\n%s\n%s", code, out, errOut)
 	}
 	out, _, code = run(t, "chats", "list", "--json", "--data-dir", dir)
 	var rows []struct {

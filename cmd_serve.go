@@ -20,6 +20,10 @@ import (
 	"github.com/bulkhead-dev/bulkhead/serve"
 )
 
+// closeWait bounds how long a serving process waits for the store to
+// close at its end.
+const closeWait = time.Minute
+
 // idleEnv overrides how long a serving process stays once unused.
 const idleEnv = "BULKHEAD_SERVE_IDLE"
 
@@ -59,8 +63,27 @@ for --idle (env ` + idleEnv + `). See docs/architecture.md.`,
 			if err != nil {
 				return err
 			}
-			defer eng.Close()
-			return serve.Serve(cmd.Context(), eng, serve.Options{Fingerprint: serve.Fingerprint(cfg, g.vanilla), Version: versionString(), Idle: idle})
+			err = serve.Serve(cmd.Context(), eng, serve.Options{Fingerprint: serve.Fingerprint(cfg, g.vanilla), Version: versionString(), Idle: idle})
+			if errors.Is(err, serve.ErrOrphaned) {
+				// Its files are gone: nothing to close them into.
+				return nil
+			}
+			// A store that cannot close (its disk gone, say) must not keep
+			// the process alive for ever.
+			closed := make(chan error, 1)
+			go func() { closed <- eng.Close() }()
+			select {
+			case cerr := <-closed:
+				if err == nil {
+					err = cerr
+				}
+			case <-time.After(closeWait):
+				eng.Log.Error("the data directory did not close in time; exiting anyway", "wait", closeWait.String())
+				if err == nil {
+					err = fmt.Errorf("the data directory %s did not close within %s", cfg.DataDir, closeWait)
+				}
+			}
+			return err
 		},
 	}
 	cmd.Flags().DurationVar(&idle, "idle", serve.DefaultIdle, "exit once no client has been connected for this long")

@@ -89,9 +89,12 @@ func (c *Client) open(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 			if same {
 				// Another build of bulkhead, idle: this one serves
 				// instead.
-				_ = conn.Call(ctx, mShutdown, nil, nil)
+				if err := conn.Call(ctx, mShutdown, nil, nil); err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
+					// Another client came meanwhile: use it as it is.
+					return conn, w, nil
+				}
 				conn.Close()
-				if err := waitGone(ctx, sock, 10*time.Second); err != nil {
+				if err := waitExit(ctx, w.Pid, 30*time.Second); err != nil {
 					return nil, w, err
 				}
 				continue
@@ -111,9 +114,14 @@ func (c *Client) open(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 				return nil, w, fmt.Errorf("the data directory %s is served by another bulkhead (pid %d), and %s; it is in use: finish there, or use another --data-dir (it exits by itself once unused)", opts.DataDir, w.Pid, why)
 			}
 			// Nobody else uses it: replace it.
-			_ = conn.Call(ctx, mShutdown, nil, nil)
+			if err := conn.Call(ctx, mShutdown, nil, nil); err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
+				// Another client came meanwhile: ask again.
+				conn.Close()
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
 			conn.Close()
-			if err := waitGone(ctx, sock, 10*time.Second); err != nil {
+			if err := waitExit(ctx, w.Pid, 30*time.Second); err != nil {
 				return nil, w, err
 			}
 			continue
@@ -161,6 +169,9 @@ func start(ctx context.Context, sock string, opts ConnectOptions) error {
 		return fmt.Errorf("start bulkhead serve: %w", err)
 	}
 	deadline := time.Now().Add(opts.Wait)
+	// How long a held directory may stay held: a process closing it
+	// takes a moment.
+	held := time.Now().Add(15 * time.Second)
 	for {
 		if c, err := dial(sock); err == nil {
 			c.Close()
@@ -168,16 +179,23 @@ func start(ctx context.Context, sock string, opts ConnectOptions) error {
 		}
 		select {
 		case err := <-exited:
-			if err == nil {
-				// It found the directory held (another process serves
-				// it, or is starting to): try that one.
-				if c, derr := dial(sock); derr == nil {
-					c.Close()
-					return nil
-				}
-				return fmt.Errorf("bulkhead serve exited at once: the data directory %s is held by another bulkhead process that does not serve it", opts.DataDir)
+			if err != nil {
+				return err
 			}
-			return err
+			// It found the directory held: another process serves it,
+			// or is closing it (a replaced one, an older bulkhead).
+			// Try that one, then start again until the deadline.
+			if c, derr := dial(sock); derr == nil {
+				c.Close()
+				return nil
+			}
+			if time.Now().After(held) {
+				return fmt.Errorf("bulkhead serve exited at once: the data directory %s is held by another bulkhead process that does not serve it (an older bulkhead? close it, or use another --data-dir)", opts.DataDir)
+			}
+			time.Sleep(100 * time.Millisecond)
+			if exited, err = opts.Start(); err != nil {
+				return fmt.Errorf("start bulkhead serve: %w", err)
+			}
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(20 * time.Millisecond):
@@ -188,22 +206,26 @@ func start(ctx context.Context, sock string, opts ConnectOptions) error {
 	}
 }
 
-// waitGone waits until nothing listens on sock.
-func waitGone(ctx context.Context, sock string, within time.Duration) error {
+// waitExit waits until the process pid has exited (it has closed the
+// data directory then).
+func waitExit(ctx context.Context, pid int, within time.Duration) error {
 	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		c, err := dial(sock)
-		if err != nil {
-			return nil
+	if pid == os.Getpid() {
+		// Served from this very process (tests): it cannot exit, and
+		// stops serving when Serve returns.
+		return nil
+	}
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the bulkhead serving this data directory (pid %d) did not exit within %s", pid, within)
 		}
-		c.Close()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("the bulkhead serving %s did not exit", filepath.Dir(sock))
+	return nil
 }
 
 // hello dials and says hello.

@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -285,4 +286,41 @@ func TestModelSwitchAcrossTheSocket(t *testing.T) {
 		t.Fatalf("with another session connected: %v", err)
 	}
 	b.Close()
+}
+
+// A serving process whose socket is removed (its data directory deleted)
+// ends, saying so, rather than serving no one for ever.
+func TestSocketRemoved(t *testing.T) {
+	srv := ollamatest.NewScripted(t, ollamatest.Gullible(), "m")
+	dir := filepath.Join(t.TempDir(), "d")
+	cfg := config.Config{DataDir: dir, Ollama: config.Ollama{Host: srv.Host()}, Enable: []string{"clock"}, Workspace: t.TempDir(),
+		Hub: config.Owner{Model: "m", History: 4}, Spokes: config.Owner{Model: "m", History: 4}}
+	eng, err := engine.Open(context.Background(), cfg, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- serve.Serve(context.Background(), eng, serve.Options{Fingerprint: "fp", Idle: time.Hour})
+	}()
+	for i := 0; ; i++ {
+		if _, err := serve.Query(dir); err == nil {
+			break
+		} else if i > 500 {
+			t.Fatalf("not serving: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := os.Remove(serve.SocketPath(dir)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, serve.ErrOrphaned) {
+			t.Fatalf("Serve: %v, want ErrOrphaned", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("still serving a removed socket")
+	}
 }

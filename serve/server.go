@@ -55,6 +55,7 @@ type Server struct {
 	turns     int
 	idleSince time.Time
 	ollamaUp  bool // Ollama answered after failing at start
+	orphaned  bool // the socket (or the whole data directory) was removed
 	quit      chan struct{}
 	quitOnce  sync.Once
 }
@@ -111,6 +112,9 @@ func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
 					// The data directory was removed, or the socket
 					// with it: nobody can reach this process.
 					s.log.Info("socket gone: exiting")
+					s.mu.Lock()
+					s.orphaned = true
+					s.mu.Unlock()
 					s.stop()
 					return
 				}
@@ -159,8 +163,19 @@ func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
 		ss.cancel()
 		ss.running.Wait()
 	}
+	s.mu.Lock()
+	orphaned := s.orphaned
+	s.mu.Unlock()
+	if orphaned {
+		return ErrOrphaned
+	}
 	return nil
 }
+
+// ErrOrphaned is Serve's answer when its socket was removed under it —
+// with the data directory, most likely: the store cannot be closed
+// cleanly there (its files are gone), and the process should just exit.
+var ErrOrphaned = errors.New("the data directory's socket was removed")
 
 // idleTick is how often idleness is checked.
 func idleTick(idle time.Duration) time.Duration {

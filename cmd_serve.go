@@ -58,6 +58,9 @@ for --idle (env ` + idleEnv + `). See docs/architecture.md.`,
 			eng, err := engine.Open(cmd.Context(), cfg, engine.Options{StartOllama: true, Vanilla: g.vanilla})
 			if errors.Is(err, memory.ErrInUse) {
 				// Another process holds it: the clients find that one.
+				if st, qerr := serve.Query(cfg.DataDir); qerr == nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "bulkhead serve: pid %d already serves %s\n", st.Pid, cfg.DataDir)
+				}
 				return nil
 			}
 			if err != nil {

@@ -178,20 +178,26 @@ func servingScript(g *gate) ollamatest.Script {
 	}
 }
 
+// servingArgs starts the serving script behind g and returns the flags
+// of a fresh data directory with the clock app enabled.
+func servingArgs(t *testing.T, g *gate) []string {
+	t.Helper()
+	srv := ollamatest.NewScripted(t, servingScript(g), "m")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("enable: [clock]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", filepath.Join(dir, "data")}
+}
+
 // TestManySessions: with a TUI (its test model) open and one of its turns
 // running, `permissions list`, `memory show` and `doctor` work, and 20
 // concurrent `ask` on the same data directory all answer.
 func TestManySessions(t *testing.T) {
 	g := newGate()
 	defer g.open()
-	srv := ollamatest.NewScripted(t, servingScript(g), "m")
-	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte("enable: [clock]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	common := []string{"--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", data}
+	common := servingArgs(t, g)
 
 	tui := startBulkhead(t, append([]string{"test-client"}, append(common, "a slow question")...)...)
 	tui.expect(t, "chat ")
@@ -297,14 +303,7 @@ func TestServingProcessKilledMidTurn(t *testing.T) {
 func TestClientKilledWithDialogOpen(t *testing.T) {
 	g := newGate()
 	defer g.open()
-	srv := ollamatest.NewScripted(t, servingScript(g), "m")
-	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte("enable: [clock]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	common := []string{"--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", data}
+	common := servingArgs(t, g)
 
 	// Another client is connected the whole time: the dialog must not go
 	// to it.

@@ -31,19 +31,8 @@ func served(t testing.TB, script ollamatest.Script, fingerprint string) config.C
 // servedEngine is served, with the engine.
 func servedEngine(t testing.TB, script ollamatest.Script, fingerprint string) (config.Config, *engine.Engine) {
 	t.Helper()
-	srv := ollamatest.NewScripted(t, script, "m")
-	// A short folder: the socket path must fit (longer ones go through
-	// /proc/self/fd, tested apart).
-	dir, err := filepathShort(t)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := config.Config{DataDir: dir, Ollama: config.Ollama{Host: srv.Host()}, Enable: []string{"clock"}, Workspace: t.TempDir(),
-		Hub: config.Owner{Model: "m", History: 4}, Spokes: config.Owner{Model: "m", History: 4}}
-	eng, err := engine.Open(context.Background(), cfg, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, eng := openEngine(t, script)
+	dir := cfg.DataDir
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve.Serve(ctx, eng, serve.Options{Fingerprint: fingerprint, Version: "test"}) }()
@@ -54,20 +43,36 @@ func servedEngine(t testing.TB, script ollamatest.Script, fingerprint string) (c
 		}
 		eng.Close()
 	})
-	// Wait for the socket.
+	waitServing(t, dir)
+	return cfg, eng
+}
+
+// openEngine opens an engine over a scripted Ollama on a fresh data
+// directory, the clock app enabled.
+func openEngine(t testing.TB, script ollamatest.Script) (config.Config, *engine.Engine) {
+	t.Helper()
+	srv := ollamatest.NewScripted(t, script, "m")
+	// A short folder: the socket path must fit.
+	cfg := config.Config{DataDir: filepath.Join(t.TempDir(), "d"), Ollama: config.Ollama{Host: srv.Host()}, Enable: []string{"clock"}, Workspace: t.TempDir(),
+		Hub: config.Owner{Model: "m", History: 4}, Spokes: config.Owner{Model: "m", History: 4}}
+	eng, err := engine.Open(context.Background(), cfg, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, eng
+}
+
+// waitServing waits until dir is served.
+func waitServing(t testing.TB, dir string) {
+	t.Helper()
 	for i := 0; ; i++ {
 		if _, err := serve.Query(dir); err == nil {
-			break
+			return
 		} else if i > 500 {
 			t.Fatalf("not serving: %v", err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return cfg, eng
-}
-
-func filepathShort(t testing.TB) (string, error) {
-	return filepath.Join(t.TempDir(), "d"), nil
 }
 
 func connect(t testing.TB, cfg config.Config, fingerprint string, p permissions.Prompter) *serve.Client {
@@ -291,27 +296,14 @@ func TestModelSwitchAcrossTheSocket(t *testing.T) {
 // A serving process whose socket is removed (its data directory deleted)
 // ends, saying so, rather than serving no one for ever.
 func TestSocketRemoved(t *testing.T) {
-	srv := ollamatest.NewScripted(t, ollamatest.Gullible(), "m")
-	dir := filepath.Join(t.TempDir(), "d")
-	cfg := config.Config{DataDir: dir, Ollama: config.Ollama{Host: srv.Host()}, Enable: []string{"clock"}, Workspace: t.TempDir(),
-		Hub: config.Owner{Model: "m", History: 4}, Spokes: config.Owner{Model: "m", History: 4}}
-	eng, err := engine.Open(context.Background(), cfg, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, eng := openEngine(t, ollamatest.Gullible())
 	defer eng.Close()
+	dir := cfg.DataDir
 	done := make(chan error, 1)
 	go func() {
 		done <- serve.Serve(context.Background(), eng, serve.Options{Fingerprint: "fp", Idle: time.Hour})
 	}()
-	for i := 0; ; i++ {
-		if _, err := serve.Query(dir); err == nil {
-			break
-		} else if i > 500 {
-			t.Fatalf("not serving: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitServing(t, dir)
 	if err := os.Remove(serve.SocketPath(dir)); err != nil {
 		t.Fatal(err)
 	}

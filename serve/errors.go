@@ -67,10 +67,6 @@ func toWire(err error) *WireError {
 		if cut.Err != nil {
 			w.Cause = cut.Err.Error()
 		}
-	case errors.Is(err, context.Canceled):
-		w.Kind = kindCanceled
-	case errors.Is(err, hub.ErrBusy):
-		w.Kind = kindBusy
 	case errors.As(err, &down):
 		w.Kind, w.Host, w.Hint = kindUnreachable, down.Host, down.Hint
 		if down.Err != nil {
@@ -80,20 +76,31 @@ func toWire(err error) *WireError {
 		w.Kind, w.Model, w.Host = kindModelMissing, miss.Model, miss.Host
 	case errors.As(err, &inc):
 		w.Kind, w.Model, w.Role, w.Capability, w.Alternatives = kindIncapable, inc.Model, inc.Role, inc.Capability, inc.Alternatives
-	case errors.Is(err, permissions.ErrUnknownGrant):
-		w.Kind = kindUnknownGrant
-	case errors.Is(err, hub.ErrNoChat):
-		w.Kind = kindNoChat
-	case errors.Is(err, memory.ErrNotFound):
-		w.Kind = kindNotFound
-	case errors.Is(err, config.ErrInvalid):
-		w.Kind = kindConfig
-	case errors.Is(err, engine.ErrDiskFull):
-		w.Kind = kindDiskFull
-	case errors.Is(err, engine.ErrNotInstalled):
-		w.Kind = kindNotInstalled
+	default:
+		for _, k := range sentinels {
+			if errors.Is(err, k.err) {
+				w.Kind = k.kind
+				break
+			}
+		}
 	}
 	return w
+}
+
+// sentinels are the kinds that are one error value, in the order they
+// are tried (a cancelled turn first).
+var sentinels = []struct {
+	kind string
+	err  error
+}{
+	{kindCanceled, context.Canceled},
+	{kindBusy, hub.ErrBusy},
+	{kindUnknownGrant, permissions.ErrUnknownGrant},
+	{kindNoChat, hub.ErrNoChat},
+	{kindNotFound, memory.ErrNotFound},
+	{kindConfig, config.ErrInvalid},
+	{kindDiskFull, engine.ErrDiskFull},
+	{kindNotInstalled, engine.ErrNotInstalled},
 }
 
 // remoteError is an error of the serving process: its exact message, and
@@ -113,10 +120,6 @@ func (w *WireError) err() error {
 	}
 	var cause error
 	switch w.Kind {
-	case kindCanceled:
-		cause = context.Canceled
-	case kindBusy:
-		cause = hub.ErrBusy
 	case kindUnreachable:
 		u := &llm.UnreachableError{Host: w.Host, Hint: w.Hint}
 		if w.Cause != "" {
@@ -134,18 +137,13 @@ func (w *WireError) err() error {
 			c.Err = errors.New(w.Cause)
 		}
 		cause = c
-	case kindUnknownGrant:
-		cause = permissions.ErrUnknownGrant
-	case kindNoChat:
-		cause = hub.ErrNoChat
-	case kindNotFound:
-		cause = memory.ErrNotFound
-	case kindConfig:
-		cause = config.ErrInvalid
-	case kindDiskFull:
-		cause = engine.ErrDiskFull
-	case kindNotInstalled:
-		cause = engine.ErrNotInstalled
+	default:
+		for _, k := range sentinels {
+			if k.kind == w.Kind {
+				cause = k.err
+				break
+			}
+		}
 	}
 	return &remoteError{msg: w.Message, cause: cause}
 }

@@ -33,6 +33,8 @@ type Options struct {
 	// Idle is how long the process stays with no client before it exits
 	// (0: DefaultIdle).
 	Idle time.Duration
+
+	protocol int // Protocol; another in tests of a mismatch
 }
 
 // memoryWait bounds how long a client may wait for the memory upkeep.
@@ -83,6 +85,9 @@ type session struct {
 func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
 	if opts.Idle <= 0 {
 		opts.Idle = DefaultIdle
+	}
+	if opts.protocol == 0 {
+		opts.protocol = Protocol
 	}
 	s := &Server{eng: eng, opts: opts, sock: SocketPath(eng.Config.DataDir), started: time.Now(),
 		log: eng.Log.With("component", "serve"), sessions: map[string]*session{}, idleSince: time.Now(), quit: make(chan struct{})}
@@ -280,7 +285,7 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		ss.mu.Unlock()
 		busy := s.busy(ss)
 		s.log.Info("client", "session", ss.id, "kind", h.Kind, "pid", h.Pid, "version", h.Version)
-		return Welcome{Protocol: Protocol, Version: s.opts.Version, Config: s.opts.Fingerprint, Pid: os.Getpid(), Build: build,
+		return Welcome{Protocol: s.opts.protocol, Version: s.opts.Version, Config: s.opts.Fingerprint, Pid: os.Getpid(), Build: build,
 			Session: ss.id, Busy: busy, Ollama: toWire(s.ollama(ss.ctx)), HubModel: op.HubModel()}, nil
 	case mStatus:
 		return s.status(ss), nil
@@ -577,7 +582,7 @@ func (s *Server) apps() []AppInfo {
 func (s *Server) status(asking *session) Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Status{Pid: os.Getpid(), Version: s.opts.Version, Protocol: Protocol, Since: s.started.Format(time.RFC3339),
+	st := Status{Pid: os.Getpid(), Version: s.opts.Version, Protocol: s.opts.protocol, Since: s.started.Format(time.RFC3339),
 		Turns: s.turns, DataDir: s.eng.Config.DataDir, Socket: s.sock, IdleExit: s.opts.Idle.String()}
 	for _, ss := range s.sessions {
 		if ss == asking {

@@ -193,4 +193,4 @@ func fromRPC(err error) error {
 }
 
 // ErrGone says that the serving process went away during a call.
-var ErrGone = errors.New("the bulkhead serving this data directory went away (it may have crashed; run the command again to start it anew)")
+var ErrGone = errors.New("the bulkhead serving this data directory went away (it may have crashed); the next request starts another — retry the turn")

@@ -46,6 +46,7 @@ const (
 	kindConfig       = "config"
 	kindDiskFull     = "disk_full"
 	kindNotInstalled = "not_installed"
+	kindOthers       = "others_connected"
 	kindOther        = "error"
 )
 
@@ -101,6 +102,7 @@ var sentinels = []struct {
 	{kindConfig, config.ErrInvalid},
 	{kindDiskFull, engine.ErrDiskFull},
 	{kindNotInstalled, engine.ErrNotInstalled},
+	{kindOthers, errOthers},
 }
 
 // remoteError is an error of the serving process: its exact message, and

@@ -230,3 +230,15 @@ func rawOf(v any) json.RawMessage {
 	}
 	return b
 }
+
+// AskResult is a turn's outcome: the turn as logged, and its error.
+type AskResult struct {
+	Turn hub.Turn   `json:"turn"`
+	Err  *WireError `json:"err,omitempty"`
+}
+
+// GrantView is a grant with whether it failed its check.
+type GrantView struct {
+	permissions.Grant
+	Invalid bool `json:"invalid"`
+}

@@ -159,28 +159,8 @@ func (n *Namespace) Interactions(chat string) ([]Interaction, error) {
 // Recent returns chat's last limit interactions by ascending Seq, reading
 // the log backwards from its end so that the cost does not grow with it.
 func (n *Namespace) Recent(chat string, limit int) ([]Interaction, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	cp := chatLogPrefix(n.prefix, chat)
-	var out []Interaction
-	err := n.s.view(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: cp, Reverse: true})
-		defer it.Close()
-		for it.Seek(lastKeyOf(cp)); it.ValidForPrefix(cp) && len(out) < limit; it.Next() {
-			v, err := decodeInteraction(it.Item())
-			if err != nil {
-				return err
-			}
-			out = append(out, v)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read recent of chat %q in %s: %w", chat, n.owner, err)
-	}
-	slices.Reverse(out)
-	return out, nil
+	out, _, err := n.Before(chat, 0, limit)
+	return out, err
 }
 
 // Before returns up to limit interactions of chat with Seq below before

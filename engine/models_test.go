@@ -5,13 +5,13 @@ import (
 	"errors"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/ollama/ollama/api"
 
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/llm"
 )
@@ -70,26 +70,8 @@ func TestSetModelSwitchesHubAndSpokes(t *testing.T) {
 		t.Fatalf("a model without tools: %v", err)
 	}
 
-	// A turn runs: the switch waits for it to end.
-	tctx, cancel := context.WithCancel(ctx)
-	started := make(chan struct{}, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		eng.Hub.Ask(tctx, chat.ID, "long one", func(e hub.Event) {
-			if e.Kind == hub.EventToken {
-				select {
-				case started <- struct{}{}:
-				default:
-				}
-			}
-		})
-	}()
-	select {
-	case <-started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the long turn never streamed")
-	}
+	// A turn runs: the switch is refused and changes nothing.
+	cancel, done := hubtest.Streaming(t, eng.Hub, chat.ID, "long one")
 	if err := eng.SetModel(ctx, "m2"); !errors.Is(err, hub.ErrBusy) {
 		t.Fatalf("a switch during a turn: %v", err)
 	}

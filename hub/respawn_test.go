@@ -5,11 +5,11 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/ollama/ollama/api"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
@@ -52,26 +52,8 @@ func TestRespawnRestartsSpokesAndWaitsForTurns(t *testing.T) {
 		t.Fatalf("turn %+v err %v", turn, err)
 	}
 
-	// A turn runs: the switch is refused and does not happen.
-	tctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	started := make(chan struct{}, 1)
-	go func() {
-		defer close(done)
-		op.Ask(tctx, chat.ID, "long one", func(e hub.Event) {
-			if e.Kind == hub.EventToken {
-				select {
-				case started <- struct{}{}:
-				default:
-				}
-			}
-		})
-	}()
-	select {
-	case <-started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the long turn never streamed")
-	}
+	// A turn runs: the switch is refused and changes nothing.
+	cancel, done := hubtest.Streaming(t, op, chat.ID, "long one")
 	changed := false
 	if err := op.Respawn(func() { changed = true }); !errors.Is(err, hub.ErrBusy) || changed {
 		t.Fatalf("Respawn during a turn: err %v, changed %v", err, changed)

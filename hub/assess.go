@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,6 +14,36 @@ import (
 // (package guard), for a dialog's warning. It is a second line of
 // defence: no judgement below depends on it finding anything.
 func instructionLike(s string) []string { return guard.Kinds(s) }
+
+// instructionsIn names the kinds of instruction-like text in a call's
+// arguments, leaving out the values that are the user's own (typed,
+// planned from the user's words, a schema default, as prov traced them):
+// a request the user typed ("send an email to bob saying hello") is what
+// the user asked for, not an order slipped into the call. Every other
+// value — an app's output, an unknown one, one past the trace's bound —
+// and every property name is read.
+func instructionsIn(args json.RawMessage, prov []permissions.Provenance) []string {
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		return instructionLike(string(args))
+	}
+	own := map[string]bool{}
+	for _, p := range prov {
+		if p.Trusted() {
+			own[p.Path] = true
+		}
+	}
+	var b strings.Builder
+	walkLeaves(v, "", func(path, _ string, leaf any) {
+		b.WriteString(path)
+		b.WriteString("\n")
+		if s, ok := leaf.(string); ok && !own[path] {
+			b.WriteString(s)
+			b.WriteString("\n")
+		}
+	})
+	return instructionLike(b.String())
+}
 
 // assessment is the hub's judgement of one request: whether the plan
 // expected it (and why not), what cannot be undone, which labels the

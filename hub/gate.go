@@ -176,7 +176,7 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 		prov = tr.ledger.trace(args, fn.KeyArgs(), g.app, fn.Params)
 	}
 	exp, why := g.expectCall(ctx, tr, fn, args)
-	a := assessment{expected: exp, why: why, instructions: instructionLike(string(args)), provenance: prov}
+	a := assessment{expected: exp, why: why, instructions: instructionsIn(args, prov), provenance: prov}
 	switch fn.Effect {
 	case apps.EffectRead:
 		if !exp {
@@ -299,7 +299,7 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 		if len(cands) > 1 {
 			exp, why = false, fmt.Sprintf("%s asked for %s, which %d apps offer (%s): the plan did not choose one", g.app, functionality, len(cands), strings.Join(cands, ", "))
 		}
-		a := assessment{expected: exp, why: why, instructions: instructionLike(string(args)), provenance: prov,
+		a := assessment{expected: exp, why: why, instructions: instructionsIn(args, prov), provenance: prov,
 			irreversible: o.effectOf(c, functionality) == apps.EffectIrreversible,
 			carried:      carried, receiver: c}
 		a.labels = uncleared(a.carried, o.clearance(c))

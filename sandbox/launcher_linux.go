@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	ll "github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
@@ -37,37 +36,38 @@ func Status() (int, error) {
 	return v, nil
 }
 
-// Launch turns this process into the launcher when it was started as one
-// (os.Args[1] == Arg): it runs the command and exits. Otherwise it
-// returns at once. Call it first thing in main and in TestMain.
+// Launch turns this process into the launcher, or one of its stages,
+// when it was started as one (os.Args[1] is Arg or a stage's argument):
+// it does its part and exits. Otherwise it returns at once. Call it first
+// thing in main and in TestMain.
 func Launch() {
-	if len(os.Args) < 2 || os.Args[1] != Arg {
+	if len(os.Args) < 2 {
 		launchable.Store(true)
 		return
 	}
-	os.Exit(launch(os.Args[2:]))
+	switch os.Args[1] {
+	case Arg:
+		os.Exit(launch(os.Args[2:]))
+	case argInit:
+		os.Exit(initStage(os.Args[2:]))
+	case argExec:
+		os.Exit(execStage(os.Args[2:]))
+	case argProbe:
+		os.Exit(probeStage(os.Args[2:]))
+	}
+	launchable.Store(true)
 }
 
+// launch is the launcher: the process bulkhead starts. It runs the
+// command in namespaces of its own where it can (initStage is their
+// first process, and this process carries the command's granted
+// connections), else confines it without them (execStage), and ends
+// everything the command left when the command ends or bulkhead goes.
 func launch(args []string) int {
-	var rw, ro []string
-	i := 0
-	for ; i < len(args) && args[i] != "--"; i += 2 {
-		if i+1 >= len(args) {
-			return fail("a flag without its value")
-		}
-		switch args[i] {
-		case "--rw":
-			rw = append(rw, args[i+1])
-		case "--ro":
-			ro = append(ro, args[i+1])
-		default:
-			return fail("unknown flag " + args[i])
-		}
+	s, name, cargs, err := parseStage(args)
+	if err != nil {
+		return fail(err.Error())
 	}
-	if i+1 >= len(args) {
-		return fail("no command")
-	}
-	name, cargs := args[i+1], args[i+2:]
 	// Orphans of the command (a child that called setsid) become ours,
 	// so that we can end them.
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -76,54 +76,40 @@ func launch(args []string) int {
 	if os.Getppid() == 1 {
 		return fail("bulkhead is gone") // it died before Pdeathsig was set
 	}
-	rules := []ll.Rule{
-		ll.RODirs(systemRead...).IgnoreIfMissing(),
-		ll.RWFiles(systemWrite...).IgnoreIfMissing(),
-	}
-	// A granted path may be a folder or a single file (an executable
-	// whose folder holds more than it should read): Landlock takes a
-	// file's rights apart from a folder's.
-	roDirs, roFiles := split(ro)
-	rwDirs, rwFiles := split(rw)
-	for _, r := range []ll.FSRule{ll.RODirs(roDirs...), ll.ROFiles(roFiles...), ll.RWDirs(rwDirs...), ll.RWFiles(rwFiles...)} {
-		rules = append(rules, r.IgnoreIfMissing())
-	}
-	if err := ll.V5.BestEffort().RestrictPaths(rules...); err != nil {
-		return fail("restrict the command with Landlock: " + err.Error())
-	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	cmd := exec.Command(name, cargs...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fail("start " + name + ": " + startError(err))
+	var child *exec.Cmd
+	var fwd *forwarder
+	if !s.without(Namespaces) {
+		child, fwd, err = startInit(s, name, cargs)
+		if err != nil {
+			child = nil // namespaces refused here: confine without them
+		}
+	}
+	if child == nil {
+		s.Flat = true
+		child = exec.Command(selfPath(), append([]string{argExec, s.encode(), "--", name}, cargs...)...)
+		child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stdout, os.Stderr
+		child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if err := child.Start(); err != nil {
+			return fail("start " + name + ": " + startError(err))
+		}
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { done <- child.Wait() }()
 	code := 0
 	select {
 	case err := <-done:
-		code = exitCode(cmd, err)
+		code = exitCode(child, err)
 	case <-sigs:
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		code = exitCode(cmd, <-done) // 128+9: killed, as a direct run would say
+		_ = syscall.Kill(-child.Process.Pid, syscall.SIGKILL)
+		_ = child.Process.Kill()
+		code = exitCode(child, <-done) // 128+9: killed, as a direct run would say
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = syscall.Kill(-child.Process.Pid, syscall.SIGKILL)
+	fwd.close()
 	sweep()
 	return code
-}
-
-// split sorts paths into folders and other files.
-func split(paths []string) (dirs, files []string) {
-	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			files = append(files, p)
-		} else {
-			dirs = append(dirs, p)
-		}
-	}
-	return dirs, files
 }
 
 // sweep kills and reaps every process left that is ours: what the command
@@ -216,4 +202,12 @@ func self() (string, error) {
 		return "/proc/self/exe", nil
 	}
 	return os.Executable()
+}
+
+func selfPath() string {
+	p, err := self()
+	if err != nil {
+		return os.Args[0]
+	}
+	return p
 }

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"context"
 	"os"
 	"syscall"
 	"time"
@@ -15,13 +16,19 @@ func launcherAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: 
 // Status reports that this system has no Landlock.
 func Status() (int, error) { return 0, ErrNoLandlock }
 
-// Launch runs the command without a ruleset when started as a launcher.
+// Launch refuses to run a command when started as a launcher: this
+// system has none of the layers.
 func Launch() {
-	if len(os.Args) < 2 || os.Args[1] != Arg {
+	if len(os.Args) < 2 || (os.Args[1] != Arg && os.Args[1] != argInit && os.Args[1] != argExec && os.Args[1] != argProbe) {
 		launchable.Store(true)
 		return
 	}
 	os.Exit(126)
+}
+
+// Probe reports that no layer is built for this system.
+func Probe(context.Context, Policy) Report {
+	return Report{Err: "the sandbox is built for Linux only: out-of-process apps run with a minimal environment and nothing else"}
 }
 
 // self is this executable.

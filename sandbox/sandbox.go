@@ -1,31 +1,52 @@
 // Package sandbox runs an out-of-process app's command (an MCP server, a
-// shell command line) behind an operating-system bulkhead: a minimal
-// environment, and on Linux a Landlock ruleset that lets it read the
-// system's own folders and read and write only the folders its policy
-// grants — never bulkhead's data directory, the user's home or anything
-// else. Whatever the command starts dies with it.
+// shell command line) behind an operating-system bulkhead. The command
+// gets a minimal environment and, on Linux, every layer the kernel
+// offers (docs/sandbox.md):
+//
+//   - namespaces (user, pid, mount, network, ipc): the command sees its
+//     own processes only, a /proc of its own, and a network of its own
+//     with nothing in it but what a network grant puts there;
+//   - Landlock: it reads the system's programs and libraries, of /etc
+//     only what programs need to run (no shadow files, no keys), its own
+//     installation, and reads and writes only the folders its policy
+//     grants — never bulkhead's data directory; it connects to no TCP
+//     port but a granted one, to no abstract unix socket outside its
+//     domain, and signals no process outside it;
+//   - seccomp: it opens no unix socket (so no ssh-agent, D-Bus, docker
+//     or bulkhead.sock), no socket of another family, no TCP socket
+//     without a network grant, no io_uring, no keyring;
+//   - no capabilities, and no way to gain any (no_new_privs), whatever
+//     user bulkhead runs as.
+//
+// A network grant (Policy.Net, the user's answer to a `network`
+// permission) is a host and a port. With namespaces, the command's
+// network holds a listener for each granted endpoint (a host name
+// resolves, through the command's own /etc/hosts, to a loopback address
+// of its own), and the launcher outside carries each connection to that
+// host and port and nowhere else. Without namespaces the command reaches
+// the granted ports on any host, and Report says so (degraded).
 //
 // A command is run through bulkhead itself: Command returns an exec.Cmd
 // that starts this executable with the hidden first argument Arg; the
 // binary's main (and a test binary's TestMain) calls Launch first thing,
 // which sees that argument, becomes the launcher, and never returns. The
-// launcher asks to be signalled when bulkhead goes away, makes itself
-// the reaper of every process its command leaves behind (so a child that
-// calls setsid is still its own), restricts itself with Landlock (which
-// its children inherit and cannot shed), starts the command in a process
-// group of its own, and when the command ends — or bulkhead goes away, or
-// the context is cancelled — kills the group and every descendant left,
-// and exits with the command's status.
+// launcher asks to be signalled when bulkhead goes away, starts the
+// namespaces' first process (or, where the kernel or the system refuses
+// namespaces, confines the command itself), and when the command ends —
+// or bulkhead goes away, or the context is cancelled — kills every
+// process the command left and exits with the command's status.
 //
-// On a kernel without Landlock the ruleset is skipped (BestEffort): the
-// environment and the process lifetime still hold. Status says which, for
-// `bulkhead doctor` and the apps screen.
+// On a kernel that lacks a layer, the others still hold; Probe tries from
+// inside what each layer must stop and says which held, for `bulkhead
+// doctor` and the apps screen. A missing layer is named degraded, never
+// silently open.
 //
 // Everything here is safe for concurrent use.
 package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -37,12 +58,29 @@ import (
 	"syscall"
 )
 
-// Arg is the first argument that makes bulkhead a launcher.
+// Arg is the first argument that makes bulkhead a launcher. The stages
+// after it have their own (argInit, argExec, argProbe).
 const Arg = "__bulkhead_sandbox"
+
+const (
+	argInit  = "__bulkhead_sandbox_init"  // the first process of the namespaces
+	argExec  = "__bulkhead_sandbox_exec"  // confines itself and becomes the command
+	argProbe = "__bulkhead_sandbox_probe" // the command Probe runs inside
+)
 
 // launchable is set once Launch has returned: this executable, started
 // with Arg, becomes a launcher.
 var launchable atomic.Bool
+
+// Mechanism is one of the kernel's means the sandbox uses.
+type Mechanism string
+
+// The mechanisms, each a layer of its own.
+const (
+	Namespaces Mechanism = "namespaces" // user, pid, mount, network, ipc
+	Landlock   Mechanism = "landlock"   // files, TCP ports, abstract sockets and signals
+	Seccomp    Mechanism = "seccomp"    // socket families, io_uring, keyrings
+)
 
 // Policy is what one command may touch.
 type Policy struct {
@@ -52,15 +90,54 @@ type Policy struct {
 	// Env is the environment beyond the minimal one (Environ): only what
 	// the app's config passes.
 	Env []string
+	// Net are the endpoints the command may connect to: the network
+	// grants the user gave this app. None: no network at all.
+	Net []Endpoint
 	// Unconfined runs the command directly, with bulkhead's full
 	// environment and no ruleset: for tests that show the sandbox bites.
 	Unconfined bool
+	// Without leaves mechanisms out: for tests that show what each one
+	// stops by itself.
+	Without []Mechanism
+}
+
+// spec is a Policy as it travels to the launcher's stages, in one
+// argument.
+type spec struct {
+	RW, RO  []string    `json:",omitempty"`
+	Net     []Endpoint  `json:",omitempty"`
+	Without []Mechanism `json:",omitempty"`
+	// Flat is set by the launcher for the command's stage when it runs
+	// without namespaces (the network grants are then ports on any
+	// host).
+	Flat bool `json:",omitempty"`
+}
+
+func (s spec) without(m Mechanism) bool { return slices.Contains(s.Without, m) }
+
+func (s spec) encode() string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// parseStage reads a stage's arguments: the spec, "--", the command.
+func parseStage(args []string) (spec, string, []string, error) {
+	var s spec
+	if len(args) < 3 || args[1] != "--" {
+		return s, "", nil, errors.New("want SPEC -- COMMAND [ARGS]")
+	}
+	if err := json.Unmarshal([]byte(args[0]), &s); err != nil {
+		return s, "", nil, fmt.Errorf("the policy: %w", err)
+	}
+	return s, args[2], args[3:], nil
 }
 
 // systemRead are the folders every command may read: the system's
-// programs, libraries and configuration, and the kernel's views of the
-// process. None of them holds the user's data.
-var systemRead = []string{"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys", "/dev", "/run", "/nix", "/snap"}
+// programs and libraries and the kernel's views of the process. None of
+// them holds the user's data. /etc is read file by file (etcRead).
+var systemRead = []string{"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/opt", "/proc", "/sys", "/dev", "/nix", "/snap",
+	// where /etc/resolv.conf leads on systems that manage it
+	"/run/systemd/resolve", "/run/resolvconf"}
 
 // systemWrite are device files every command may write.
 var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
@@ -110,6 +187,11 @@ func Command(ctx context.Context, p Policy, dir, name string, args ...string) (*
 		// its tests) again instead of the command.
 		return nil, nil, errors.New("sandbox: this program never called sandbox.Launch, so it cannot be a launcher")
 	}
+	for _, e := range p.Net {
+		if err := e.Valid(); err != nil {
+			return nil, nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
 	exe, err := self()
 	if err != nil {
 		return nil, nil, fmt.Errorf("sandbox: find bulkhead's own executable: %w", err)
@@ -119,15 +201,8 @@ func Command(ctx context.Context, p Policy, dir, name string, args ...string) (*
 		return nil, nil, fmt.Errorf("sandbox: a temporary folder: %w", err)
 	}
 	cleanup := func() { _ = os.RemoveAll(tmp) }
-	argv := []string{Arg}
-	for _, d := range append(slices.Clone(p.ReadWrite), tmp) {
-		argv = append(argv, "--rw", d)
-	}
-	for _, d := range p.ReadOnly {
-		argv = append(argv, "--ro", d)
-	}
-	argv = append(argv, "--", name)
-	argv = append(argv, args...)
+	s := spec{RW: append(slices.Clone(p.ReadWrite), tmp), RO: p.ReadOnly, Net: p.Net, Without: p.Without}
+	argv := append([]string{Arg, s.encode(), "--", name}, args...)
 	cmd := exec.CommandContext(ctx, exe, argv...)
 	cmd.Dir = dir
 	cmd.Env = Environ(tmp, p.Env)
@@ -141,13 +216,3 @@ func Command(ctx context.Context, p Policy, dir, name string, args ...string) (*
 
 // ErrNoLandlock is what Status reports on a kernel without Landlock.
 var ErrNoLandlock = errors.New("this kernel has no Landlock: out-of-process apps run with a minimal environment and die with bulkhead, but can read and write whatever your user can")
-
-// Summary says in a line what the operating-system bulkhead holds, for
-// the ABI version and error Status returned; ok is false without
-// Landlock (degraded).
-func Summary(abi int, err error) (line string, ok bool) {
-	if err != nil {
-		return "no Landlock — degraded: MCP servers and shell commands still get a minimal environment and die with bulkhead, but can read and write whatever your user can (bulkhead's data directory too)", false
-	}
-	return fmt.Sprintf("Landlock ABI %d — MCP servers and shell commands are confined: they read the system's folders and their own installation, and write only the folders their config grants; never bulkhead's data directory", abi), true
-}

@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,22 +93,47 @@ func TestCommandsGetAMinimalEnvironment(t *testing.T) {
 }
 
 // What a command starts dies with it, even a process that left its group
-// and session (setsid).
+// and session (setsid). The process is found by its arguments: in the
+// sandbox's pid namespace its pid is not the one outside.
+// Both with the namespaces (whose first process ends them all) and
+// without (where the launcher, their reaper, does).
 func TestProcessesDieWithTheirCommand(t *testing.T) {
 	t.Parallel()
+	for i, without := range [][]sandbox.Mechanism{nil, {sandbox.Namespaces}} {
+		t.Run(fmt.Sprint(without), func(t *testing.T) { dieWithCommand(t, without, 3000+i*1000) })
+	}
+}
+
+func dieWithCommand(t *testing.T, without []sandbox.Mechanism, base int) {
 	ws := t.TempDir()
-	out, _ := run(t, sandbox.Policy{ReadWrite: []string{ws}}, ws, "setsid sleep 300 >/dev/null 2>&1 & echo $!; sleep 0.2")
-	pid, err := strconv.Atoi(strings.TrimSpace(strings.Split(out, "\n")[0]))
-	if err != nil {
-		t.Fatalf("no pid in %q", out)
+	secs := strconv.Itoa(base + int(time.Now().UnixNano()%997))
+	out, _ := run(t, sandbox.Policy{ReadWrite: []string{ws}, Without: without}, ws, "setsid sleep "+secs+" >/dev/null 2>&1 & sleep 0.3; echo started")
+	if !strings.Contains(out, "started") {
+		t.Fatalf("the command: %q", out)
+	}
+	find := func() []int {
+		var pids []int
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); string(b) == "sleep\x00"+secs+"\x00" {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+	for len(find()) > 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if syscall.Kill(pid, 0) == nil {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Fatalf("the setsid child %d outlived its command", pid)
+	if left := find(); len(left) > 0 {
+		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("the setsid child %v outlived its command", left)
 	}
 }
 

@@ -92,6 +92,22 @@ func pid(a apps.App) int {
 	return in.conn.cmd.Process.Pid
 }
 
+// byArgs is the pid of the process whose command line is args (0: none).
+func byArgs(args ...string) int {
+	want := strings.Join(args, "\x00") + "\x00"
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); string(b) == want {
+			return pid
+		}
+	}
+	return 0
+}
+
 // procState is a process's state letter from /proc ("" if there is none).
 func procState(pid int) string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -302,7 +318,7 @@ func TestNoZombiesAfterClose(t *testing.T) {
 	}
 	var res struct{ Content string }
 	_ = json.Unmarshal(out, &res)
-	grandchild, _ := strconv.Atoi(res.Content)
+	grandchild := byArgs("sleep", res.Content)
 	child := pid(in)
 	if child == 0 || grandchild == 0 || procState(grandchild) == "" {
 		t.Fatalf("child %d, grandchild %d (%q)", child, grandchild, procState(grandchild))

@@ -1,0 +1,232 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// nsFlags are the namespaces a command runs in: its own user (mapped to
+// the user's uid and gid alone, so that nothing of the host's users is
+// its to claim), processes, mounts, network and System V IPC.
+const nsFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWIPC
+
+// initStatus is what the namespaces' first process says of its setup.
+type initStatus struct {
+	Proc  string `json:"proc,omitempty"`  // why /proc of its own could not be mounted
+	Net   string `json:"net,omitempty"`   // why the loopback interface is not up
+	Hosts string `json:"hosts,omitempty"` // why /etc/hosts is not the command's own
+	// Listening are the endpoints (by index) that have a listener, whose
+	// sockets come with the message, in order.
+	Listening []int             `json:"listening,omitempty"`
+	Failed    map[string]string `json:"failed,omitempty"` // endpoint: why it has none
+}
+
+// startInit starts the namespaces' first process (initStage) and takes
+// the listeners of the command's granted endpoints from it, which the
+// launcher then serves (forward). An error means the namespaces could
+// not be made here (no user namespaces for this user, a container that
+// forbids them): the caller confines the command without them.
+func startInit(s spec, name string, cargs []string) (*exec.Cmd, *forwarder, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	ours, theirs := os.NewFile(uintptr(pair[0]), "control"), os.NewFile(uintptr(pair[1]), "control")
+	defer ours.Close()
+	cmd := exec.Command(selfPath(), append([]string{argInit, s.encode(), "--", name}, cargs...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{theirs} // fd 3
+	uid, gid := os.Getuid(), os.Getgid()
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  nsFlags,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		// to mount /proc and set up the network; the command's stage
+		// drops them all
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP},
+		Setpgid:     true,
+		Pdeathsig:   syscall.SIGKILL,
+	}
+	err = cmd.Start()
+	theirs.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	st, ls, err := handshake(ours, len(s.Net))
+	if err != nil {
+		_ = cmd.Process.Kill() // the first process: the kernel ends the rest
+		_ = cmd.Wait()
+		return nil, nil, err
+	}
+	var fwd *forwarder
+	if len(ls) > 0 {
+		byEndpoint := map[int]net.Listener{}
+		for i, idx := range st.Listening {
+			if idx >= 0 && idx < len(s.Net) && i < len(ls) {
+				byEndpoint[idx] = ls[i]
+			}
+		}
+		fwd = forward(s.Net, byEndpoint)
+	}
+	return cmd, fwd, nil
+}
+
+// handshake reads the first process's status and listeners.
+func handshake(ctl *os.File, n int) (initStatus, []net.Listener, error) {
+	var st initStatus
+	c, err := net.FileConn(ctl)
+	if err != nil {
+		return st, nil, err
+	}
+	defer c.Close()
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return st, nil, errors.New("the control socket is not a unix socket")
+	}
+	_ = uc.SetReadDeadline(time.Now().Add(15 * time.Second))
+	buf, oob := make([]byte, 64<<10), make([]byte, unix.CmsgSpace(4*max(n, 1)))
+	nb, noob, _, _, err := uc.ReadMsgUnix(buf, oob)
+	if err != nil {
+		return st, nil, fmt.Errorf("the sandbox's first process: %w", err)
+	}
+	var fds []int
+	if noob > 0 {
+		msgs, err := unix.ParseSocketControlMessage(oob[:noob])
+		if err != nil {
+			return st, nil, err
+		}
+		for _, m := range msgs {
+			got, err := unix.ParseUnixRights(&m)
+			if err == nil {
+				fds = append(fds, got...)
+			}
+		}
+	}
+	var ls []net.Listener
+	closeAll := func() {
+		for _, l := range ls {
+			l.Close()
+		}
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}
+	if err := json.Unmarshal(buf[:nb], &st); err != nil {
+		closeAll()
+		return st, nil, fmt.Errorf("the sandbox's first process said %q: %w", buf[:nb], err)
+	}
+	for len(fds) > 0 {
+		fd := fds[0]
+		fds = fds[1:]
+		unix.CloseOnExec(fd)
+		f := os.NewFile(uintptr(fd), "listener")
+		l, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			closeAll()
+			return st, nil, err
+		}
+		ls = append(ls, l)
+	}
+	return st, ls, nil
+}
+
+// initStage is the namespaces' first process (pid 1 of the command's pid
+// namespace): it mounts a /proc of the namespace, brings its network up
+// with a listener per granted endpoint (handed to the launcher over fd
+// 3), gives the command its own /etc/hosts, starts the command's stage
+// and reaps every process of the namespace until the command ends. When
+// it exits, the kernel ends whatever else runs in the namespace.
+func initStage(args []string) int {
+	s, name, cargs, err := parseStage(args)
+	if err != nil {
+		return fail(err.Error())
+	}
+	const ctl = 3
+	unix.CloseOnExec(ctl)
+	var st initStatus
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		st.Proc = "make mounts private: " + err.Error()
+	} else if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		st.Proc = "mount /proc: " + err.Error()
+	}
+	var fds []int
+	if err := loUp(); err != nil {
+		st.Net = err.Error()
+	} else if len(s.Net) > 0 {
+		pl := planNet(s.Net)
+		st.Failed = map[string]string{}
+		for i, e := range s.Net {
+			if err := addLoopback(pl.addr[i]); err != nil {
+				st.Failed[e.String()] = "address " + pl.addr[i].String() + ": " + err.Error()
+				continue
+			}
+			fd, err := listenInside(pl.addr[i], e.Port)
+			if err != nil {
+				st.Failed[e.String()] = err.Error()
+				continue
+			}
+			fds = append(fds, fd)
+			st.Listening = append(st.Listening, i)
+		}
+		if slices.ContainsFunc(s.Net, func(e Endpoint) bool { _, err := netipAddr(e.Host); return err != nil }) {
+			if err := bindHosts(pl.hosts); err != nil {
+				st.Hosts = err.Error()
+			}
+		}
+	}
+	msg, _ := json.Marshal(st)
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	err = unix.Sendmsg(ctl, msg, oob, nil, 0)
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+	unix.Close(ctl)
+	if err != nil {
+		return fail("hand the launcher the command's network: " + err.Error())
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	exe := selfPath()
+	p, err := os.StartProcess(exe, append([]string{exe, argExec, s.encode(), "--", name}, cargs...), &os.ProcAttr{
+		Env: os.Environ(), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}, Sys: &syscall.SysProcAttr{Setpgid: true},
+	})
+	if err != nil {
+		return fail("start " + name + ": " + err.Error())
+	}
+	go func() {
+		<-sigs
+		_ = syscall.Kill(-1, syscall.SIGKILL) // every other process of the namespace
+	}()
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 127
+		}
+		if pid == p.Pid {
+			if ws.Signaled() {
+				return 128 + int(ws.Signal())
+			}
+			return ws.ExitStatus()
+		}
+	}
+}

@@ -84,7 +84,7 @@ func addLoopback(a netip.Addr) error {
 		return append(b, v...)
 	}
 	body := []byte{unix.AF_INET, 32, 0, unix.RT_SCOPE_HOST, 0, 0, 0, 0} // ifaddrmsg
-	binary.NativeEndian.PutUint32(body[4:], 1)                           // lo is interface 1 in a new namespace
+	binary.NativeEndian.PutUint32(body[4:], 1)                          // lo is interface 1 in a new namespace
 	body = append(body, attr(unix.IFA_LOCAL, ip[:])...)
 	body = append(body, attr(unix.IFA_ADDRESS, ip[:])...)
 	msg := make([]byte, unix.NLMSG_HDRLEN, unix.NLMSG_HDRLEN+len(body))

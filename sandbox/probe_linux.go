@@ -51,10 +51,10 @@ func try(err error) attempt {
 // findings are the probe's answers.
 type findings struct {
 	Secret, Shadow, Unix, Abstract, TCP, UDP, Environ, Signal, Keyring attempt
-	SeesProber                                                        bool
-	Caps                                                              string // CapEff
-	UserNS, NetNS                                                     bool
-	Seccomp                                                           string // Seccomp: of /proc/self/status
+	SeesProber                                                         bool
+	Caps                                                               string // CapEff
+	UserNS, NetNS                                                      bool
+	Seccomp                                                            string // Seccomp: of /proc/self/status
 }
 
 // Probe runs a command in the sandbox (with p's policy, its own

@@ -1,9 +1,11 @@
 package sandbox_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +20,31 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.Launch()
+	if addr := os.Getenv("SANDBOX_TEST_DIAL"); addr != "" {
+		os.Exit(dialHelper(addr))
+	}
 	os.Exit(m.Run())
+}
+
+// dialHelper is this test binary run as a command in the sandbox: it
+// connects to addr, says hello and prints what comes back, or why it
+// could not.
+func dialHelper(addr string) int {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		fmt.Println("dial failed:", err)
+		return 0
+	}
+	defer c.Close()
+	fmt.Fprintln(c, "hello from inside")
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		fmt.Println("read failed:", err)
+		return 0
+	}
+	fmt.Print("got: ", line)
+	return 0
 }
 
 // run runs a shell line under p in dir and returns its output and exit code.

@@ -44,6 +44,9 @@ type Options struct {
 	// clients it has ("", false: none serves it); the database is then
 	// that process's, and is not opened here.
 	Served func(ctx context.Context) (string, bool)
+	// Sandbox probes the sandbox of out-of-process apps (nil:
+	// sandbox.Probe with no grant).
+	Sandbox func(ctx context.Context) sandbox.Report
 }
 
 // Run performs every check; it never stops at the first failure.
@@ -107,7 +110,11 @@ func Run(ctx context.Context, cfg config.Config, opts Options) []Check {
 		}
 	}
 	out = append(out, roleChecks(ctx, cfg, reachable)...)
-	out = append(out, sandboxCheck(sandbox.Status))
+	probe := opts.Sandbox
+	if probe == nil {
+		probe = func(ctx context.Context) sandbox.Report { return sandbox.Probe(ctx, sandbox.Policy{}) }
+	}
+	out = append(out, sandboxChecks(probe(ctx))...)
 	if by, ok := servedBy(ctx, opts); ok {
 		out = append(out, Check{Name: "data directory", OK: true, Detail: cfg.DataDir}, Check{Name: "memory database", OK: true, Detail: by})
 	} else {

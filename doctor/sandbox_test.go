@@ -7,14 +7,28 @@ import (
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
-// doctor says whether Landlock holds, and what still holds without it.
-func TestSandboxCheck(t *testing.T) {
-	c := sandboxCheck(func() (int, error) { return 5, nil })
-	if !c.OK || !strings.Contains(c.Detail, "Landlock ABI 5") || !strings.Contains(c.Detail, "confined") {
-		t.Fatalf("with Landlock: %+v", c)
+// doctor names each layer and whether it held; a degraded one says what
+// got through and how to get it back.
+func TestSandboxChecks(t *testing.T) {
+	r := sandbox.Report{Namespaces: "operation not permitted", Layers: []sandbox.Layer{
+		{Name: "files", By: "Landlock ABI 7", Holds: true, Detail: "never bulkhead's data directory"},
+		{Name: "network", By: "Landlock ABI 7, seccomp", Holds: false, Detail: "a grant opens its port on every host"},
+		{Name: "unix sockets", By: "nothing", Holds: false, Detail: "connects to no socket of yours", Reached: []string{"a pathname unix socket"}},
+	}}
+	cs := sandboxChecks(r)
+	if len(cs) != 3 {
+		t.Fatalf("%+v", cs)
 	}
-	c = sandboxCheck(func() (int, error) { return 0, sandbox.ErrNoLandlock })
-	if c.OK || !strings.Contains(c.Detail, "degraded") || !strings.Contains(c.Detail, "minimal environment") || c.Fix == "" {
-		t.Fatalf("without Landlock: %+v", c)
+	if !cs[0].OK || cs[0].Name != "sandbox: files" || !strings.Contains(cs[0].Detail, "Landlock ABI 7") || cs[0].Fix != "" {
+		t.Fatalf("a layer that holds: %+v", cs[0])
+	}
+	if cs[1].OK || !strings.Contains(cs[1].Detail, "degraded") || !strings.Contains(cs[1].Fix, "user namespaces") || !strings.Contains(cs[1].Fix, "operation not permitted") {
+		t.Fatalf("a degraded layer: %+v", cs[1])
+	}
+	if cs[2].OK || !strings.Contains(cs[2].Detail, "reached a pathname unix socket") || !strings.Contains(cs[2].Fix, "seccomp") {
+		t.Fatalf("a layer that let something through: %+v", cs[2])
+	}
+	if c := sandboxChecks(sandbox.Report{Err: "no executable"}); len(c) != 1 || c[0].OK || !strings.Contains(c[0].Detail, "no executable") {
+		t.Fatalf("a probe that could not run: %+v", c)
 	}
 }

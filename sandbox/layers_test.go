@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,7 +110,9 @@ func TestEachMechanismBites(t *testing.T) {
 		for _, l := range r.Layers {
 			want := c.reached[l.Name]
 			if abi >= 10 && l.Name == "network" {
-				want = slices.DeleteFunc(slices.Clone(want), func(s string) bool { return strings.HasPrefix(s, "UDP") && !slices.Contains(c.without, sandbox.Landlock) })
+				want = slices.DeleteFunc(slices.Clone(want), func(s string) bool {
+					return strings.HasPrefix(s, "UDP") && !slices.Contains(c.without, sandbox.Landlock)
+				})
 			}
 			if !slices.Equal(l.Reached, want) {
 				t.Errorf("without %v, %s: reached %v, want %v", c.without, l.Name, l.Reached, want)
@@ -127,21 +130,21 @@ func TestEachMechanismBites(t *testing.T) {
 
 // echoServer listens on addr and answers each line with "echo: " and the
 // line; it counts connections.
-func echoServer(t *testing.T, addr string) (net.Listener, *int) {
+func echoServer(t *testing.T, addr string) (net.Listener, *atomic.Int32) {
 	t.Helper()
 	l, err := net.Listen("tcp4", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	n := new(int)
+	n := new(atomic.Int32)
 	go func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			*n++
+			n.Add(1)
 			go func() {
 				defer c.Close()
 				line, _ := bufio.NewReader(c).ReadString('\n')
@@ -208,11 +211,11 @@ func TestNetworkGrantsOpenTheirEndpointAlone(t *testing.T) {
 	if out := dial(t, sandbox.Policy{Net: []sandbox.Endpoint{endpoint(t, "localhost:"+port)}}, "localhost:"+port); out != "got: echo: hello from inside" {
 		t.Fatalf("localhost:%s: %s", port, out)
 	}
-	if *m != 0 {
-		t.Fatalf("the other listener was reached %d times", *m)
+	if m.Load() != 0 {
+		t.Fatalf("the other listener was reached %d times", m.Load())
 	}
-	if *n != 2 {
-		t.Fatalf("the granted listener was reached %d times, want 2", *n)
+	if n.Load() != 2 {
+		t.Fatalf("the granted listener was reached %d times, want 2", n.Load())
 	}
 
 	// A host name this machine resolves to itself: inside, the name is
@@ -232,8 +235,8 @@ func TestNetworkGrantsOpenTheirEndpointAlone(t *testing.T) {
 	if ip := ownIPv4(); ip != "" {
 		l, k := echoServer(t, ip+":0")
 		ep := endpoint(t, l.Addr().String())
-		if out := dial(t, sandbox.Policy{Net: []sandbox.Endpoint{ep}}, ep.String()); out != "got: echo: hello from inside" || *k != 1 {
-			t.Fatalf("address %s: %s (%d connections)", ep, out, *k)
+		if out := dial(t, sandbox.Policy{Net: []sandbox.Endpoint{ep}}, ep.String()); out != "got: echo: hello from inside" || k.Load() != 1 {
+			t.Fatalf("address %s: %s (%d connections)", ep, out, k.Load())
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // Client is a session with the serving process. Its methods are those of
@@ -295,6 +296,16 @@ func (c *Client) SetModel(ctx context.Context, name string) error {
 	c.welcome.HubModel = h
 	c.mu.Unlock()
 	return nil
+}
+
+// SandboxReport is what the serving process's probe of the sandbox of
+// out-of-process apps found.
+func (c *Client) SandboxReport() sandbox.Report {
+	var r sandbox.Report
+	if err := c.call(mSandbox, nil, &r); err != nil {
+		return sandbox.Report{Err: err.Error()}
+	}
+	return r
 }
 
 // Current names the hub's model and the spokes'.

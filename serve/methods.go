@@ -14,6 +14,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // memoryWait bounds how long a client may wait for the memory upkeep.
@@ -198,6 +199,8 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		ctx, cancel := context.WithTimeout(ss.ctx, time.Minute)
 		defer cancel()
 		return nil, s.eng.SetModel(ctx, p.Name)
+	case mSandbox:
+		return s.sandboxReport(ss.ctx), nil
 	case mRefresh:
 		var p Owner
 		if err := params(req, &p); err != nil {
@@ -320,4 +323,11 @@ func params(req *jsonrpc2.Request, v any) error {
 		return fmt.Errorf("%s: bad parameters: %w", req.Method, err)
 	}
 	return nil
+}
+
+// sandboxReport is what a probe of the sandbox of this process's apps
+// found: probed once, at the first asking.
+func (s *Server) sandboxReport(ctx context.Context) sandbox.Report {
+	s.probeOnce.Do(func() { s.probe = sandbox.Probe(ctx, sandbox.Policy{}) })
+	return s.probe
 }

@@ -50,6 +50,7 @@ const (
 	mInstalled    = "models.installed"
 	mSetModel     = "models.set"
 	mCurrent      = "models.current"
+	mSandbox      = "sandbox.report"
 )
 
 // The methods the serving process calls on a client.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // Options says how to serve.
@@ -53,6 +54,9 @@ type Server struct {
 	orphaned  bool // the socket (or the whole data directory) was removed
 	quit      chan struct{}
 	quitOnce  sync.Once
+
+	probeOnce sync.Once
+	probe     sandbox.Report // the sandbox's probe (sandboxReport)
 }
 
 // session is one connected client.

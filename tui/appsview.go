@@ -55,19 +55,23 @@ type appInfo struct {
 // spoke uses, whether a spoke of it works now, and space to enable or
 // disable it (through Options.Apps).
 type appsView struct {
-	list   []appInfo
-	loaded bool
-	err    string
-	cursor int
-	msg    string
-	msgErr bool
-	full   bool
-	scroll int
+	list []appInfo
+	// sandbox is what the serving process's probe of the sandbox found
+	// (nil until it answers, or when Options.Sandbox is nil).
+	sandbox *sandbox.Report
+	loaded  bool
+	err     string
+	cursor  int
+	msg     string
+	msgErr  bool
+	full    bool
+	scroll  int
 }
 
 // appsMsg answers loadApps and toggleApp.
 type appsMsg struct {
 	list    []appInfo
+	sandbox *sandbox.Report
 	working []string
 	err     error
 	msg     string
@@ -77,6 +81,10 @@ type appsMsg struct {
 func readApps(o Options, b Backend) appsMsg {
 	var msg appsMsg
 	msg.working = b.Working()
+	if o.Sandbox != nil {
+		r := o.Sandbox()
+		msg.sandbox = &r
+	}
 	if o.Registry == nil {
 		return msg
 	}
@@ -182,6 +190,9 @@ func (m *Model) onApps(msg appsMsg) {
 		return
 	}
 	v.list, v.loaded = msg.list, true
+	if msg.sandbox != nil {
+		v.sandbox = msg.sandbox
+	}
 	if msg.msg != "" {
 		v.msg, v.msgErr = msg.msg, msg.msgErr
 	}
@@ -292,7 +303,7 @@ func effects(th theme, fs []apps.Function) cell {
 }
 
 func (v *appsView) view(th theme, w, h int, working map[string]bool, canSwitch bool) string {
-	title := titleBar(th, w, "Apps", []string{plural(len(v.list), "app") + " installed", sandboxNote()}, -1, "")
+	title := titleBar(th, w, "Apps", []string{plural(len(v.list), "app") + " installed", sandboxNote(v.sandbox)}, -1, "")
 	second := " Every app runs alone, behind its own spoke · space enables / disables it"
 	if !canSwitch {
 		second = " Every app runs alone, behind its own spoke · enable / disable: not available"
@@ -333,7 +344,7 @@ func (v *appsView) view(th theme, w, h int, working map[string]bool, canSwitch b
 	if v.cursor < len(v.list) {
 		a := v.list[v.cursor]
 		label = a.name
-		detail := wrapLines(appDetail(th, a, working[a.name]), w-1)
+		detail := wrapLines(appDetail(th, a, working[a.name], v.sandbox), w-1)
 		if v.full {
 			v.scroll = max(min(v.scroll, len(detail)-lay.detail), 0)
 			detail = detail[v.scroll:]
@@ -363,7 +374,7 @@ func (v *appsView) view(th theme, w, h int, working map[string]bool, canSwitch b
 }
 
 // appDetail is one app in full. App-authored descriptions are not shown.
-func appDetail(th theme, a appInfo, running bool) []styled {
+func appDetail(th theme, a appInfo, running bool, sb *sandbox.Report) []styled {
 	state := "idle"
 	if running {
 		state = "running (a spoke of it works now)"
@@ -381,7 +392,12 @@ func appDetail(th theme, a appInfo, running bool) []styled {
 	}
 	out = append(out, styled{text: "clearance: " + list(a.m.Clearance) + " · output labels: " + list(a.m.Labels)})
 	if len(a.m.Hosts) > 0 {
-		out = append(out, styled{text: "network: " + list(a.m.Hosts)})
+		out = append(out, styled{text: "network: " + list(a.m.Hosts) + " (each put to you first, as a network permission)"})
+	} else if outOfProcess(a) {
+		out = append(out, styled{text: "network: none (no endpoint in its config)"})
+	}
+	if outOfProcess(a) {
+		out = append(out, sandboxLines(th, sb)...)
 	}
 	provides := map[string]string{}
 	for fn, own := range a.m.Provides {
@@ -418,14 +434,38 @@ func appDetail(th theme, a appInfo, running bool) []styled {
 	return out
 }
 
-// sandboxStatus is sandbox.Status (tests fix it).
-var sandboxStatus = sandbox.Status
-
 // sandboxNote says in the apps screen's title whether the operating-system
 // bulkhead of out-of-process apps holds (`bulkhead doctor` says more).
-func sandboxNote() string {
-	if abi, err := sandboxStatus(); err == nil {
-		return fmt.Sprintf("sandbox: Landlock ABI %d, MCP and shell confined", abi)
+func sandboxNote(r *sandbox.Report) string {
+	if r == nil {
+		return "sandbox: checking…"
 	}
-	return "sandbox: no Landlock, degraded (see bulkhead doctor)"
+	return r.Summary()
+}
+
+// outOfProcess says whether an app runs in a process of its own, behind
+// the sandbox: a stdio MCP server, the shell's commands.
+func outOfProcess(a appInfo) bool { return a.source == "MCP stdio" || a.name == "shell" }
+
+// sandboxLines name each layer of the sandbox and whether it held.
+func sandboxLines(th theme, r *sandbox.Report) []styled {
+	if r == nil {
+		return []styled{{text: "sandbox: being checked", st: th.dim}}
+	}
+	if r.Err != "" {
+		return []styled{{text: "sandbox: not checked — " + clean(r.Err), st: th.err}}
+	}
+	out := []styled{{text: "sandbox (its process, as the probe found it):"}}
+	for _, l := range r.Layers {
+		mark, st := "✓", th.ok
+		if !l.Holds {
+			mark, st = "✗ degraded", th.err
+		}
+		line := fmt.Sprintf("  %s %s — %s (%s)", mark, l.Name, l.Detail, l.By)
+		if len(l.Reached) > 0 {
+			line += "; reached: " + strings.Join(l.Reached, ", ")
+		}
+		out = append(out, styled{text: clean(line), st: st})
+	}
+	return out
 }

@@ -60,10 +60,16 @@ func TestAppsScreen(t *testing.T) {
 	for _, want := range []string{"── docs_fs", "docs_fs · MCP stdio app · model spoke-model · idle · enabled",
 		"runs:   npx -y @modelcontextprotocol/server-filesystem /home/ada/docs", "network: *",
 		"irreversible write_file — tool write_file · annotated write", "read         search_files — tool search_files · open world",
-		"read         read_file — tool read_file · provides files.read"} {
+		"read         read_file — tool read_file · provides files.read",
+		// each layer of its sandbox, and whether it held
+		"sandbox (its process, as the probe found it):", "✓ files — writes only its folders (Landlock ABI 7)",
+		"✗ degraded network — a grant opens its port on every host (Landlock ABI 7, seccomp)"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("MCP detail lacks %q:\n%s", want, v)
 		}
+	}
+	if !strings.Contains(v, "sandbox: degraded — network open") {
+		t.Errorf("the title must name the degraded layer:\n%s", v)
 	}
 
 	d.key(keyUp) // creative_muse: off

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // Backend is what the UI needs of the hub (*hub.Operator satisfies it).
@@ -76,6 +77,9 @@ type Options struct {
 	// Registry is the installed apps, listed by the apps screen (ctrl+a,
 	// /apps); *apps.Registry satisfies it.
 	Registry Installed
+	// Sandbox is what a probe of the sandbox of out-of-process apps found
+	// (the serving process's; called off the UI loop); nil: not shown.
+	Sandbox func() sandbox.Report
 	// Apps enables and disables apps from the apps screen; nil: the toggle
 	// says it is not available.
 	Apps AppSwitch

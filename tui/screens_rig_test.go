@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -214,6 +215,13 @@ func appsRig(t *testing.T, w, h int, sw AppSwitch) *driver {
 	}
 	opts := r.options()
 	opts.Registry, opts.Apps = reg, sw
+	// the golden views are the same on every kernel
+	opts.Sandbox = func() sandbox.Report {
+		return sandbox.Report{Layers: []sandbox.Layer{
+			{Name: "files", By: "Landlock ABI 7", Holds: true, Detail: "writes only its folders"},
+			{Name: "network", By: "Landlock ABI 7, seccomp", Detail: "a grant opens its port on every host"},
+		}}
+	}
 	opts.AppModel = func(app string) string {
 		if app == "symptom_solver" {
 			return "llama3.2:3b"

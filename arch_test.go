@@ -17,6 +17,7 @@ func TestImportArrows(t *testing.T) {
 		"llm":         append([]string{mod}, ui...),
 		"memory":      append([]string{mod}, ui...),
 		"permissions": append([]string{mod}, ui...),
+		"sandbox":     append([]string{mod}, ui...),
 		"apps":        append([]string{mod + "hub", mod + "spokes", mod + "memory", mod + "engine", mod + "llm"}, ui...),
 		"config":      append([]string{mod + "hub", mod + "spokes", mod + "memory", mod + "apps", mod + "permissions"}, ui...),
 		"spokes":      append([]string{mod + "hub", mod + "engine", mod + "headless"}, ui...),

@@ -207,3 +207,25 @@ func IsPrivate(ctx context.Context) bool {
 	p, _ := ctx.Value(privateKey{}).(bool)
 	return p
 }
+
+// Network asks whether an out-of-process app may connect to an endpoint
+// ("host:port") of those its config names, while its process runs: the
+// hub puts it to the user as a `network` permission (DESIGN.md §4).
+type Network interface {
+	AllowNetwork(ctx context.Context, app, endpoint string) bool
+}
+
+type networkKey struct{}
+
+// WithNetwork gives the calls made with ctx someone to ask for network
+// endpoints (the turn's hub). An app's process started without one has
+// no network.
+func WithNetwork(ctx context.Context, n Network) context.Context {
+	return context.WithValue(ctx, networkKey{}, n)
+}
+
+// NetworkOf is the asker WithNetwork put on ctx, or nil.
+func NetworkOf(ctx context.Context) Network {
+	n, _ := ctx.Value(networkKey{}).(Network)
+	return n
+}

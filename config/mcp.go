@@ -10,6 +10,7 @@ package config
 //	    dir: ~/notes                       # its working folder (optional)
 //	    folders: [~/notes]                 # what its sandbox may read and write
 //	    read: [~/docs]                     # ... and only read
+//	    net: [api.example.com:443]         # endpoints it may ask to reach (a network permission each)
 //	    # url: http://127.0.0.1:8080/mcp   # ... or a streamable-HTTP endpoint
 //	    tools:                             # per tool, by the server's tool name
 //	      read_text_file: {functionality: fs.read}
@@ -38,6 +39,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -45,6 +47,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // MCPServer is one MCP server installed as an app.
@@ -60,6 +63,10 @@ type MCPServer struct {
 	// Folders are the folders a stdio server may read and write, Read
 	// those it may only read, in its sandbox (absolute, ~ expanded).
 	Folders, Read []string
+	// Net are the endpoints ("host:port", checked) a stdio server may
+	// ask to reach: each is put to the user as a network permission when
+	// the server starts; none means no network.
+	Net []string
 	// Tools configures tools by their MCP name.
 	Tools map[string]MCPTool
 	// Catalog holds new catalog entries this server's tools may provide.
@@ -179,9 +186,9 @@ func (l *loader) mcpServer(k string, m map[string]any, exact bool) MCPServer {
 	}
 	for f := range m {
 		switch f {
-		case "command", "args", "env", "dir", "folders", "read", "url", "tools", "catalog", "model", "host":
+		case "command", "args", "env", "dir", "folders", "read", "net", "url", "tools", "catalog", "model", "host":
 		default:
-			l.mfail(k+"."+f, "unknown key (servers take command, args, env, dir, folders, read, url, tools, catalog, model, host)")
+			l.mfail(k+"."+f, "unknown key (servers take command, args, env, dir, folders, read, net, url, tools, catalog, model, host)")
 		}
 	}
 	s.Command, s.URL = str("command"), str("url")
@@ -194,7 +201,7 @@ func (l *loader) mcpServer(k string, m map[string]any, exact bool) MCPServer {
 		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			l.mfail(k+".url", fmt.Sprintf("%q is not an http or https URL", s.URL))
 		}
-		for _, f := range []string{"args", "env", "dir", "folders", "read"} {
+		for _, f := range []string{"args", "env", "dir", "folders", "read", "net"} {
 			if _, ok := m[f]; ok {
 				l.mfail(k+"."+f, "only for a command, not a url")
 			}
@@ -230,6 +237,22 @@ func (l *loader) mcpServer(k string, m map[string]any, exact bool) MCPServer {
 				continue
 			}
 			*g.to = append(*g.to, absPath(d))
+		}
+	}
+	if v, ok := m["net"]; ok && v != nil {
+		eps, err := cast.ToStringSliceE(v)
+		if _, isList := v.([]any); err != nil || !isList {
+			l.mfail(k+".net", "want a list of host:port, like [api.example.com:443]")
+		}
+		for _, e := range eps {
+			ep, err := sandbox.ParseEndpoint(e)
+			if err != nil {
+				l.mfail(k+".net", err.Error())
+				continue
+			}
+			if !slices.Contains(s.Net, ep.String()) {
+				s.Net = append(s.Net, ep.String())
+			}
 		}
 	}
 	if s.Model = str("model"); s.Model != "" && !modelName.MatchString(s.Model) {

@@ -20,6 +20,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps/notes"
 	"github.com/bulkhead-dev/bulkhead/apps/shell"
 	"github.com/bulkhead-dev/bulkhead/config"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // Packs are names that enable several apps at once.
@@ -191,6 +192,14 @@ func mcpServers(names []string, servers map[string]config.MCPServer, dataDir str
 		}
 		s := mcp.Server{Command: c.Command, Args: c.Args, Env: c.Env, Dir: c.Dir, URL: c.URL, Model: c.Model, Tools: map[string]mcp.ToolConfig{},
 			Folders: c.Folders, Read: c.Read}
+		for _, e := range c.Net {
+			ep, err := sandbox.ParseEndpoint(e)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("mcp.%s.net: %w", n, err))
+				continue
+			}
+			s.Net = append(s.Net, ep)
+		}
 		if dataDir != "" {
 			s.Private = []string{dataDir}
 		}

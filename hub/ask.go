@@ -182,6 +182,13 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	tr = o.startTurn(rs, it, emit)
 	tr.session = permissions.SessionOf(ctx)
 	defer o.endTurn(tr)
+	// An app's process that this turn starts reaches the endpoints its
+	// config names only as the user allows them (network permissions).
+	if o.opts.Vanilla {
+		ctx = apps.WithNetwork(ctx, vanillaNetwork{o.opts.Broker})
+	} else {
+		ctx = apps.WithNetwork(ctx, netAsker{o: o, tr: tr})
+	}
 	emit = tr.emit
 	emit(Event{Kind: EventStarted})
 	if rs.private {

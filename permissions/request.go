@@ -18,7 +18,7 @@ const (
 	KindData         Kind = "data"         // share hub-held data Object with Subject
 	KindCollab       Kind = "collab"       // Subject asks for a functionality that Object provides, or its answer back
 	KindIrreversible Kind = "irreversible" // Subject performs Function(Args); asks every time
-	KindNetwork      Kind = "network"      // Subject sends data to host Object
+	KindNetwork      Kind = "network"      // Subject's process may connect to endpoint Object ("host:port")
 )
 
 // Kinds lists every kind, in the order the design names them.
@@ -34,9 +34,10 @@ func (k Kind) known() bool {
 }
 
 // needsWarning reports whether a dialog of kind k must carry the hub's
-// assessment (invariant 2: every cross-app flow, and every irreversible act).
+// assessment (invariant 2: every cross-app flow, every irreversible act,
+// and every endpoint an app's process may reach).
 func (k Kind) needsWarning() bool {
-	return k == KindCollab || k == KindData || k == KindIrreversible
+	return k == KindCollab || k == KindData || k == KindIrreversible || k == KindNetwork
 }
 
 // Answer is what was decided: allow once, for the session, permanently, or deny.
@@ -123,6 +124,7 @@ const (
 	ConcernLabels       Concern = "uncleared-labels" // it carries data the receiver is not cleared for
 	ConcernInstructions Concern = "instruction-like" // it carries instruction-like text
 	ConcernForeign      Concern = "foreign-values"   // a decisive value did not come from the user
+	ConcernNetwork      Concern = "network"          // it lets an app's process send what it read to a host
 )
 
 // Provenance is where one value of a request came from.

@@ -2,11 +2,11 @@ package serve
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -60,10 +60,9 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 // Connect says; the connection's events and dialogs come to c.
 func (c *Client) open(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 	opts := c.opts
-	sock := SocketPath(opts.DataDir)
 	started := false // a process this client started is used as it is
 	for waits := 0; ; {
-		conn, w, err := c.hello(ctx, sock)
+		conn, w, err := c.hello(ctx)
 		if err != nil {
 			if !notServed(err) {
 				return nil, w, err
@@ -71,7 +70,7 @@ func (c *Client) open(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 			if opts.Start == nil {
 				return nil, w, ErrNotServed
 			}
-			if err := start(ctx, sock, opts); err != nil {
+			if err := start(ctx, opts); err != nil {
 				return nil, w, err
 			}
 			started = true
@@ -133,11 +132,17 @@ func notServed(err error) bool {
 
 // start starts a serving process, one client at a time (a lock file in
 // the data directory), and waits until it listens.
-func start(ctx context.Context, sock string, opts ConnectOptions) error {
+func start(ctx context.Context, opts ConnectOptions) error {
 	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data directory %s: %w", opts.DataDir, err)
 	}
-	lock, err := os.OpenFile(filepath.Join(opts.DataDir, "serve.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	d, err := openDataDir(opts.DataDir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	sock := SocketPath(opts.DataDir)
+	lock, err := os.OpenFile(d.at("serve.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return err
 	}
@@ -147,7 +152,7 @@ func start(ctx context.Context, sock string, opts ConnectOptions) error {
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
 	// Another client may have started one while this one waited.
-	if c, err := dial(sock); err == nil {
+	if c, err := dialDir(opts.DataDir); err == nil {
 		c.Close()
 		return nil
 	}
@@ -160,7 +165,7 @@ func start(ctx context.Context, sock string, opts ConnectOptions) error {
 	// takes a moment.
 	held := time.Now().Add(15 * time.Second)
 	for {
-		if c, err := dial(sock); err == nil {
+		if c, err := dialDir(opts.DataDir); err == nil {
 			c.Close()
 			return nil
 		}
@@ -172,7 +177,7 @@ func start(ctx context.Context, sock string, opts ConnectOptions) error {
 			// It found the directory held: another process serves it,
 			// or is closing it (a replaced one, an older bulkhead).
 			// Try that one, then start again until the deadline.
-			if c, derr := dial(sock); derr == nil {
+			if c, derr := dialDir(opts.DataDir); derr == nil {
 				c.Close()
 				return nil
 			}
@@ -215,22 +220,65 @@ func waitExit(ctx context.Context, pid int, within time.Duration) error {
 	return nil
 }
 
-// hello dials and says hello.
-func (c *Client) hello(ctx context.Context, sock string) (*jsonrpc2.Conn, Welcome, error) {
+// hello dials the socket of the checked data directory and does the
+// handshake (auth.go): it says nothing of the user's until the process
+// there has shown it knows the data directory's key, and gets a session
+// by showing it does too.
+func (c *Client) hello(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 	var w Welcome
-	nc, err := dial(sock)
+	d, err := openDataDir(c.opts.DataDir)
 	if err != nil {
 		return nil, w, err
 	}
-	conn := jsonrpc2.NewConn(context.Background(), jsonrpc2.NewBufferedStream(nc, jsonrpc2.VarintObjectCodec{}), clientHandler{c}, jsonrpc2.SetLogger(quiet))
-	h := Hello{Protocol: Protocol, Version: c.opts.Version, Config: c.opts.Fingerprint, Pid: os.Getpid(), Kind: c.opts.Kind, Build: build}
-	if err := conn.Call(ctx, mHello, h, &w); err != nil {
+	defer d.Close()
+	addr, err := d.socket()
+	if err != nil {
+		return nil, w, err
+	}
+	nc, err := net.Dial("unix", addr)
+	if err != nil {
+		return nil, w, err
+	}
+	conn := jsonrpc2.NewConn(context.Background(), newFrames(nc, maxReply, maxRequest), clientHandler{c}, jsonrpc2.SetLogger(quiet))
+	ours := nonce()
+	h := Hello{Protocol: Protocol, Version: c.opts.Version, Config: c.opts.Fingerprint, Pid: os.Getpid(), Kind: c.opts.Kind, Build: build, Nonce: hex.EncodeToString(ours)}
+	fail := func(err error) (*jsonrpc2.Conn, Welcome, error) {
 		conn.Close()
 		if errors.Is(err, jsonrpc2.ErrClosed) {
 			// It went away as this one came: as if nothing listened.
 			return nil, w, &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}
 		}
 		return nil, w, fmt.Errorf("talk to the bulkhead serving %s: %w", c.opts.DataDir, fromRPC(err))
+	}
+	// A Challenge; from a serving process of an older protocol, a
+	// Welcome.
+	var reply struct {
+		Welcome
+		Nonce string `json:"nonce"`
+		Proof string `json:"proof"`
+	}
+	if err := conn.Call(ctx, mHello, h, &reply); err != nil {
+		return fail(err)
+	}
+	if reply.Proof == "" {
+		// A serving process of a protocol before the handshake: it gets
+		// nothing but, when idle, the request to exit (open).
+		w = reply.Welcome
+		w.Protocol = min(w.Protocol, Protocol-1)
+		return conn, w, nil
+	}
+	key, err := d.key()
+	if err != nil {
+		conn.Close()
+		return nil, w, err
+	}
+	theirs, err := hex.DecodeString(reply.Nonce)
+	if err != nil || !proofOK(reply.Proof, proof(key, "server", ours, theirs)) {
+		conn.Close()
+		return nil, w, fmt.Errorf("%w: it does not know the key in %s (another user's process, or a program that is not bulkhead); nothing was sent to it", ErrNotOurs, c.opts.DataDir)
+	}
+	if err := conn.Call(ctx, mAuth, Auth{Proof: proof(key, "client", theirs, ours)}, &w); err != nil {
+		return fail(err)
 	}
 	return conn, w, nil
 }
@@ -280,7 +328,7 @@ func alive(pid int) bool {
 // no other client is connected) and waits until it has, or within.
 func Stop(dataDir string, within time.Duration) error {
 	c := &Client{opts: ConnectOptions{DataDir: dataDir, Kind: "stop"}, asks: map[string]func(hub.Event){}}
-	conn, w, err := c.hello(context.Background(), SocketPath(dataDir))
+	conn, w, err := c.hello(context.Background())
 	if err != nil {
 		if notServed(err) {
 			return nil
@@ -295,7 +343,7 @@ func Stop(dataDir string, within time.Duration) error {
 // whatever its configuration (ErrNotServed: none serves it).
 func Query(dataDir string) (Status, error) {
 	c := &Client{opts: ConnectOptions{DataDir: dataDir, Kind: "status"}, asks: map[string]func(hub.Event){}}
-	conn, w, err := c.hello(context.Background(), SocketPath(dataDir))
+	conn, w, err := c.hello(context.Background())
 	if err != nil {
 		if notServed(err) {
 			return Status{}, ErrNotServed

@@ -47,6 +47,9 @@ const (
 	kindDiskFull     = "disk_full"
 	kindNotInstalled = "not_installed"
 	kindOthers       = "others_connected"
+	kindTooLarge     = "too_large"
+	kindNoSession    = "no_session"
+	kindMismatch     = "mismatch"
 	kindOther        = "error"
 )
 
@@ -103,6 +106,9 @@ var sentinels = []struct {
 	{kindDiskFull, engine.ErrDiskFull},
 	{kindNotInstalled, engine.ErrNotInstalled},
 	{kindOthers, errOthers},
+	{kindTooLarge, ErrTooLarge},
+	{kindNoSession, ErrNoSession},
+	{kindMismatch, errMismatch},
 }
 
 // remoteError is an error of the serving process: its exact message, and

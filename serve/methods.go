@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,28 +21,32 @@ import (
 // memoryWait bounds how long a client may wait for the memory upkeep.
 const memoryWait = 30 * time.Second
 
-// handle runs one call of a session.
+// handle runs one call of a connection. Before the handshake is done
+// only hello and auth are answered, and anything else ends the
+// connection; a session of another protocol or configuration may only
+// ask for the status and for this process to exit (so that an idle one
+// is replaced).
 func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 	ss.mu.Lock()
-	hello := ss.hello
+	authed, limited := ss.authed, ss.limited
 	ss.mu.Unlock()
-	if req.Method != mHello && hello == nil {
-		return nil, errors.New("say hello first")
+	switch {
+	case req.Method == mHello && !authed:
+		return s.hello(ss, req)
+	case req.Method == mAuth && !authed:
+		return s.auth(ss, req)
+	case req.Method == mTooLarge:
+		var p struct{ Bytes, Limit int64 }
+		_ = params(req, &p)
+		return nil, fmt.Errorf("%w: %s in one message; the serving process takes at most %s", ErrTooLarge, size(p.Bytes), size(p.Limit))
+	case !authed:
+		go ss.conn.Close()
+		return nil, ErrNoSession
+	case limited != "" && req.Method != mStatus && req.Method != mShutdown:
+		return nil, fmt.Errorf("%w: %s", errMismatch, limited)
 	}
 	op, b := s.eng.Hub, s.eng.Broker
 	switch req.Method {
-	case mHello:
-		var h Hello
-		if err := params(req, &h); err != nil {
-			return nil, err
-		}
-		ss.mu.Lock()
-		ss.hello = &h
-		ss.mu.Unlock()
-		busy := s.busy(ss)
-		s.log.Info("client", "session", ss.id, "kind", h.Kind, "pid", h.Pid, "version", h.Version)
-		return Welcome{Protocol: s.opts.protocol, Version: s.opts.Version, Config: s.opts.Fingerprint, Pid: os.Getpid(), Build: build,
-			Session: ss.id, Busy: busy, Ollama: toWire(s.ollama(ss.ctx)), HubModel: op.HubModel()}, nil
 	case mStatus:
 		return s.status(ss), nil
 	case mShutdown:
@@ -305,7 +310,7 @@ func (s *Server) status(asking *session) Status {
 			continue
 		}
 		ss.mu.Lock()
-		if h := ss.hello; h != nil {
+		if h := ss.hello; h != nil && ss.authed {
 			st.Clients = append(st.Clients, fmt.Sprintf("%s (pid %d)", h.Kind, h.Pid))
 		}
 		ss.mu.Unlock()
@@ -330,4 +335,72 @@ func params(req *jsonrpc2.Request, v any) error {
 func (s *Server) sandboxReport(ctx context.Context) sandbox.Report {
 	s.probeOnce.Do(func() { s.probe = sandbox.Probe(ctx, sandbox.Policy{}) })
 	return s.probe
+}
+
+// ErrNoSession is matched by the error of a connection that did not
+// finish the handshake: it proved no knowledge of the data directory's
+// key, and gets nothing.
+var ErrNoSession = errors.New("no session: the handshake is not done (a client proves it can read the data directory's key)")
+
+// errMismatch refuses a session of another protocol or configuration
+// anything but status and shutdown.
+var errMismatch = errors.New("this serving process runs another protocol or configuration")
+
+// hello answers a connection's hello with this process's nonce and its
+// proof that it knows the key.
+func (s *Server) hello(ss *session, req *jsonrpc2.Request) (any, error) {
+	var h Hello
+	if err := params(req, &h); err != nil {
+		return nil, err
+	}
+	cn, err := hex.DecodeString(h.Nonce)
+	if err != nil || len(cn) != nonceSize {
+		go ss.conn.Close()
+		return nil, fmt.Errorf("%w: hello needs a %d-byte nonce", ErrNoSession, nonceSize)
+	}
+	ours := nonce()
+	ss.mu.Lock()
+	ss.hello, ss.nonce = &h, ours
+	ss.mu.Unlock()
+	return Challenge{Protocol: s.opts.protocol, Nonce: hex.EncodeToString(ours), Proof: proof(s.key, "server", cn, ours)}, nil
+}
+
+// auth checks the client's proof (constant-time); a good one opens the
+// session: it counts as a client from now on, and its messages may be
+// as long as a request may. Another protocol or configuration than this
+// process's limits the session (limited).
+func (s *Server) auth(ss *session, req *jsonrpc2.Request) (any, error) {
+	var a Auth
+	if err := params(req, &a); err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	h, ours := ss.hello, ss.nonce
+	ss.mu.Unlock()
+	if h == nil || ours == nil {
+		go ss.conn.Close()
+		return nil, ErrNoSession
+	}
+	cn, _ := hex.DecodeString(h.Nonce)
+	if !proofOK(a.Proof, proof(s.key, "client", ours, cn)) {
+		s.log.Warn("refused a connection: it could not show it reads the data directory's key", "pid", h.Pid, "kind", h.Kind)
+		go ss.conn.Close()
+		return nil, ErrNoSession
+	}
+	limited := ""
+	switch {
+	case h.Protocol != s.opts.protocol:
+		limited = fmt.Sprintf("it speaks protocol %d, the client %d", s.opts.protocol, h.Protocol)
+	case h.Config != s.opts.Fingerprint:
+		limited = fmt.Sprintf("its configuration is %s, the client's %s", s.opts.Fingerprint, h.Config)
+	}
+	ss.mu.Lock()
+	ss.authed, ss.limited, ss.nonce = true, limited, nil
+	ss.mu.Unlock()
+	ss.frames.readMax.Store(maxRequest)
+	ss.frames.answer.Store(true)
+	busy := s.busy(ss)
+	s.log.Info("client", "session", ss.id, "kind", h.Kind, "pid", h.Pid, "version", h.Version, "limited", limited)
+	return Welcome{Protocol: s.opts.protocol, Version: s.opts.Version, Config: s.opts.Fingerprint, Pid: os.Getpid(), Build: build,
+		Session: ss.id, Busy: busy, Ollama: toWire(s.ollama(ss.ctx)), HubModel: s.eng.Hub.HubModel()}, nil
 }

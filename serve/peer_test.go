@@ -1,7 +1,7 @@
 package serve_test
 
 import (
-	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,10 +15,11 @@ import (
 )
 
 // Another user cannot talk to the serving process even where the socket's
-// mode would let them (the kernel names the peer, SO_PEERCRED): with the
-// data directory and the socket opened to everyone for the test, a client
-// running as another user gets no session, and the same client as this
-// user does.
+// mode would let them (the kernel names the peer, SO_PEERCRED, the first
+// gate before the handshake): with the data directory and the socket
+// opened to everyone for the test, a raw hello from another user gets no
+// answer at all — the connection is closed — and the same hello from
+// this user gets the serving process's challenge.
 func TestAnotherUserIsRefused(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root to run a client as another user")
@@ -37,7 +38,11 @@ func TestAnotherUserIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A copy of this test binary that the other user may run.
-	bin := filepath.Join(cfg.DataDir, "peer.test")
+	binDir := t.TempDir()
+	if err := os.Chmod(binDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(binDir, "peer.test")
 	b, err := os.ReadFile(os.Args[0])
 	if err != nil {
 		t.Fatal(err)
@@ -61,12 +66,12 @@ func TestAnotherUserIsRefused(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	if out, err := client(0); err != nil || !strings.Contains(out, "SESSION-OPEN") {
-		t.Fatalf("this user: %v\n%s", err, out)
-	}
 	out, err := client(65534)
-	if strings.Contains(out, "SESSION-OPEN") || !strings.Contains(out, "NO-SESSION") {
-		t.Fatalf("another user got a session: %v\n%s", err, out)
+	if strings.Contains(out, "GOT-CHALLENGE") || !strings.Contains(out, "NO-ANSWER") {
+		t.Fatalf("another user was answered: %v\n%s", err, out)
+	}
+	if out, err := client(0); err != nil || !strings.Contains(out, "GOT-CHALLENGE") {
+		t.Fatalf("this user: %v\n%s", err, out)
 	}
 }
 
@@ -75,17 +80,24 @@ func TestPeerHelper(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestAnotherUserIsRefused")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := serve.Connect(ctx, serve.ConnectOptions{DataDir: dir, Fingerprint: "fp", Version: "test", Kind: "peer"})
+	c, err := net.Dial("unix", serve.SocketPath(dir))
 	if err != nil {
-		t.Logf("NO-SESSION: %v", err)
+		t.Logf("NO-ANSWER: %v", err)
 		return
 	}
 	defer c.Close()
-	if _, err := c.Chats(); err != nil {
-		t.Logf("NO-SESSION: %v", err)
+	if err := writeFrame(c, helloFrame(1, 2)); err != nil {
+		t.Logf("NO-ANSWER: %v", err)
 		return
 	}
-	t.Log("SESSION-OPEN")
+	reply, err := readFrame(c, 3*time.Second)
+	if err != nil {
+		t.Logf("NO-ANSWER: %v", err)
+		return
+	}
+	if strings.Contains(reply, `"proof"`) {
+		t.Log("GOT-CHALLENGE")
+		return
+	}
+	t.Logf("NO-ANSWER: %s", reply)
 }

@@ -14,11 +14,13 @@ import (
 // protocol is replaced when it is idle, else refused with a message that
 // says how to stop it. Bump it with any change to the methods or types
 // below that an older peer would misread.
-const Protocol = 1
+const Protocol = 2
 
 // The methods a client calls on the serving process.
 const (
-	mHello        = "hello"
+	mHello        = "hello"             // answered with a Challenge
+	mAuth         = "auth"              // answered with a Welcome: the session opens
+	mTooLarge     = "message.too_large" // what a message over the bound becomes
 	mStatus       = "status"
 	mShutdown     = "shutdown"
 	mNewChat      = "chat.new"
@@ -71,9 +73,25 @@ type Hello struct {
 	Kind string `json:"kind"`
 	// Build identifies the client's binary (Build).
 	Build string `json:"build,omitempty"`
+	// Nonce is the client's fresh challenge (hex), which the serving
+	// process's proof covers.
+	Nonce string `json:"nonce"`
 }
 
-// Welcome is the serving process's answer to Hello.
+// Challenge is the serving process's answer to Hello: its own nonce, and
+// its proof that it knows the data directory's key (auth.go).
+type Challenge struct {
+	Protocol int    `json:"protocol"`
+	Nonce    string `json:"nonce"`
+	Proof    string `json:"proof"`
+}
+
+// Auth is the client's proof that it can read the data directory's key.
+type Auth struct {
+	Proof string `json:"proof"`
+}
+
+// Welcome is the serving process's answer to Auth.
 type Welcome struct {
 	Protocol int    `json:"protocol"`
 	Version  string `json:"version"`

@@ -40,7 +40,7 @@ func TestAnotherProtocol(t *testing.T) {
 	// A busy one: a client of its own protocol is connected (raw, as an
 	// old client would be).
 	old := &Client{opts: ConnectOptions{DataDir: cfg.DataDir, Kind: "old"}}
-	conn, _, err := old.hello(context.Background(), SocketPath(cfg.DataDir))
+	conn, _, err := old.hello(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,13 @@ type Options struct {
 	// (0: DefaultIdle).
 	Idle time.Duration
 
-	protocol int // Protocol; another in tests of a mismatch
+	protocol  int           // Protocol; another in tests of a mismatch
+	helloWait time.Duration // how long a connection has to become a session (0: helloWait)
 }
+
+// helloWait is how long a connection has to finish the handshake before
+// it is dropped.
+const helloWait = 10 * time.Second
 
 // DefaultIdle is how long a serving process waits for a client once the
 // last one left.
@@ -47,7 +52,8 @@ type Server struct {
 	log     *slog.Logger
 
 	mu        sync.Mutex
-	sessions  map[string]*session
+	key       []byte              // the data directory's serving key (auth.go)
+	sessions  map[string]*session // every connection; only those authed are clients
 	turns     int
 	idleSince time.Time
 	ollamaUp  bool // Ollama answered after failing at start
@@ -69,8 +75,13 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	frames *frames
+
 	mu      sync.Mutex
 	hello   *Hello
+	nonce   []byte // the serving process's nonce of the handshake
+	authed  bool   // the handshake is done: a client of the user's
+	limited string // why only status and shutdown are open to it (another protocol or configuration)
 	turns   map[string]context.CancelFunc // by token
 	private []string                      // private chats it opened
 	running sync.WaitGroup
@@ -86,8 +97,16 @@ func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
 	if opts.protocol == 0 {
 		opts.protocol = Protocol
 	}
+	if opts.helloWait <= 0 {
+		opts.helloWait = helloWait
+	}
 	s := &Server{eng: eng, opts: opts, sock: SocketPath(eng.Config.DataDir), started: time.Now(),
 		log: eng.Log.With("component", "serve"), sessions: map[string]*session{}, idleSince: time.Now(), quit: make(chan struct{})}
+	// A fresh key for this process's clients, before anyone can connect.
+	var err error
+	if s.key, err = newKey(eng.Config.DataDir); err != nil {
+		return err
+	}
 	// Whatever socket is there is a dead process's: this one holds the
 	// data directory.
 	_ = os.Remove(s.sock)
@@ -121,7 +140,7 @@ func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
 					return
 				}
 				s.mu.Lock()
-				idle := len(s.sessions) == 0 && time.Since(s.idleSince) >= opts.Idle
+				idle := s.clients() == 0 && time.Since(s.idleSince) >= opts.Idle
 				s.mu.Unlock()
 				if idle {
 					s.log.Info("idle: exiting")
@@ -186,7 +205,11 @@ func idleTick(idle time.Duration) time.Duration {
 
 func (s *Server) stop() { s.quitOnce.Do(func() { close(s.quit) }) }
 
-// open starts a session on c.
+// open starts a connection on c. It becomes a session once the
+// handshake proves the client can read the data directory's key; until
+// then it may say hello and auth only, in small messages, within
+// helloWait, and it counts for nothing (not busy, not keeping the
+// process from its idle exit).
 func (s *Server) open(c net.Conn) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ss := &session{id: newToken(), ctx: ctx, cancel: cancel, turns: map[string]context.CancelFunc{}, ready: make(chan struct{})}
@@ -201,12 +224,38 @@ func (s *Server) open(c net.Conn) {
 	s.mu.Lock()
 	s.sessions[ss.id] = ss
 	s.mu.Unlock()
-	ss.conn = jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(c, jsonrpc2.VarintObjectCodec{}), h, jsonrpc2.SetLogger(quiet))
+	ss.frames = newFrames(c, maxHello, 0)
+	ss.conn = jsonrpc2.NewConn(ctx, ss.frames, h, jsonrpc2.SetLogger(quiet))
 	close(ss.ready)
+	deadline := time.AfterFunc(s.opts.helloWait, func() {
+		if !ss.isAuthed() {
+			s.log.Warn("dropped a connection that did not finish the handshake in time", "wait", s.opts.helloWait.String())
+			ss.conn.Close()
+		}
+	})
 	go func() {
 		<-ss.conn.DisconnectNotify()
+		deadline.Stop()
 		s.drop(ss)
 	}()
+}
+
+func (ss *session) isAuthed() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.authed
+}
+
+// clients counts the sessions that finished the handshake. The caller
+// holds s.mu.
+func (s *Server) clients() int {
+	n := 0
+	for _, ss := range s.sessions {
+		if ss.isAuthed() {
+			n++
+		}
+	}
+	return n
 }
 
 var quiet = log.New(io.Discard, "", 0)
@@ -228,11 +277,13 @@ func (s *Server) drop(ss *session) {
 	}
 	s.mu.Lock()
 	delete(s.sessions, ss.id)
-	if len(s.sessions) == 0 {
+	if s.clients() == 0 {
 		s.idleSince = time.Now()
 	}
 	s.mu.Unlock()
-	s.log.Info("client left", "session", ss.id)
+	if ss.isAuthed() {
+		s.log.Info("client left", "session", ss.id)
+	}
 }
 
 // Prompt puts a permission dialog to the client whose turn asked, and to
@@ -271,7 +322,7 @@ func (s *Server) busy(ss *session) bool {
 		return true
 	}
 	for _, o := range s.sessions {
-		if o == ss {
+		if o == ss || !o.isAuthed() {
 			continue
 		}
 		select {

@@ -61,13 +61,18 @@ func listen(path string) (net.Listener, error) {
 	return ln, nil
 }
 
-// dial connects to path.
-func dial(path string) (net.Conn, error) {
-	addr, release, err := sockAddr(path)
+// dialDir connects to the socket of the data directory at path, once
+// the folder and the socket are checked to be the user's (openDataDir).
+func dialDir(path string) (net.Conn, error) {
+	d, err := openDataDir(path)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer d.Close()
+	addr, err := d.socket()
+	if err != nil {
+		return nil, err
+	}
 	return net.Dial("unix", addr)
 }
 

@@ -84,9 +84,10 @@ func (in *instance) Call(ctx context.Context, c apps.Call) (json.RawMessage, err
 // start starts the server for calls: connects, lists its tools and
 // checks them against those the app was installed with (App.verify).
 func (in *instance) start(ctx context.Context) (*conn, error) {
+	net := in.app.askNetwork(ctx) // before the start's own deadline: a person may be answering
 	ctx, cancel := context.WithTimeout(ctx, in.app.cfg.StartTimeout)
 	defer cancel()
-	cn, err := in.connect(ctx)
+	cn, err := in.connect(ctx, net)
 	if err != nil {
 		return nil, err
 	}
@@ -137,9 +138,31 @@ type conn struct {
 // frameLimit bounds one JSON-RPC message.
 func frameLimit(maxOutput int) int { return max(4*maxOutput, 1<<20) }
 
+// askNetwork is which of the endpoints of the server's config the user
+// allows for the process about to start: each is asked (apps.Network, on
+// the context of the call that starts it); with no one to ask (the tool
+// listing at install, a refresh) the process has no network.
+func (a *App) askNetwork(ctx context.Context) []sandbox.Endpoint {
+	if len(a.cfg.Net) == 0 || a.cfg.URL != "" {
+		return nil
+	}
+	n := apps.NetworkOf(ctx)
+	if n == nil {
+		return nil
+	}
+	var out []sandbox.Endpoint
+	for _, e := range a.cfg.Net {
+		if n.AllowNetwork(ctx, a.name, e.String()) {
+			out = append(out, e)
+		}
+	}
+	a.log.Info("network for the server's process", "asked", len(a.cfg.Net), "allowed", len(out))
+	return out
+}
+
 // connect starts the server (or opens the HTTP session) and initialises
-// the MCP session.
-func (in *instance) connect(ctx context.Context) (*conn, error) {
+// the MCP session; a stdio server's sandbox opens the endpoints net.
+func (in *instance) connect(ctx context.Context, net []sandbox.Endpoint) (*conn, error) {
 	a := in.app
 	c := &conn{log: a.log, max: frameLimit(a.cfg.MaxOutput), gate: a.stderr, private: &in.private}
 	var transport sdk.Transport
@@ -149,7 +172,7 @@ func (in *instance) connect(ctx context.Context) (*conn, error) {
 		transport = &sdk.StreamableClientTransport{Endpoint: a.cfg.URL, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: c.max,
 			HTTPClient: &http.Client{Transport: capped{c}}}
 	} else {
-		t, err := c.start(a.cfg)
+		t, err := c.start(a.cfg, net)
 		if err != nil {
 			return nil, fmt.Errorf("could not start the MCP server (%s): %v", a.cfg.Command, err)
 		}
@@ -188,7 +211,7 @@ func (c *conn) list(ctx context.Context) (listing, error) {
 // start runs the command in its own process group, talking over pipes
 // that this side owns (so waiting for the process never cuts off a reply
 // still in a pipe).
-func (c *conn) start(cfg Server) (sdk.Transport, error) {
+func (c *conn) start(cfg Server, net []sandbox.Endpoint) (sdk.Transport, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -200,6 +223,7 @@ func (c *conn) start(cfg Server) (sdk.Transport, error) {
 		return nil, err
 	}
 	pol, exe, err := policy(cfg)
+	pol.Net = net
 	var cmd *exec.Cmd
 	cleanup := func() {}
 	if err == nil {

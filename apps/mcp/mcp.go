@@ -69,9 +69,10 @@
 //   - effect: EffectOf(annotations), then Server.Tools[tool].Effect, which
 //     may tighten it and never loosen it (New refuses a config that
 //     would);
-//   - openWorldHint (true, or absent: the MCP default): the tool may reach
-//     hosts that the hub does not carry traffic for. It is recorded in
-//     Manifest.Hosts as "*" and in Tools; its effect is not changed.
+//   - openWorldHint (true, or absent: the MCP default): the tool means to
+//     reach the world outside. It is recorded in Tools; its effect is not
+//     changed. What a stdio server can reach is its sandbox's: the
+//     endpoints of Server.Net the user allows, which Manifest.Hosts lists.
 //
 // Provides maps Server.Tools[tool].Functionality to the tool's function.
 // New catalog entries come from Server.Catalog (CatalogEntries): written
@@ -103,6 +104,7 @@ import (
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // Defaults of the limits in Server.
@@ -127,6 +129,11 @@ type Server struct {
 	// besides them it reads only the system's folders and its own
 	// installation (see sandbox.go).
 	Folders, Read []string
+	// Net are the endpoints a stdio server may reach (config
+	// mcp.<name>.net): each is put to the user (apps.Network, on the
+	// context of the call that starts the server) and only those allowed
+	// reach its sandbox. None, or a start with no one to ask: no network.
+	Net []sandbox.Endpoint
 	// Private are folders no grant may reach: bulkhead's data directory.
 	Private []string
 	// Unconfined runs a stdio server without the sandbox, with bulkhead's
@@ -320,7 +327,7 @@ func (a *App) listedSum() [32]byte {
 
 // listLive starts the server, lists its tools and stops it.
 func (a *App) listLive(ctx context.Context) (listing, error) {
-	c, err := (&instance{app: a}).connect(ctx)
+	c, err := (&instance{app: a}).connect(ctx, nil) // listing needs no network
 	if err != nil {
 		return listing{}, err
 	}
@@ -500,7 +507,6 @@ func (a *App) build(l listing) (built, error) {
 	taken := map[string]bool{}
 	used := map[string]bool{}
 	var errs []error
-	openWorld := false
 	for _, t := range l.Tools {
 		fn := uniqueName(t.Name, taken)
 		key, tc := a.toolConfig(t.Name, fn)
@@ -513,7 +519,6 @@ func (a *App) build(l listing) (built, error) {
 			errs = append(errs, fmt.Errorf("tools.%s: %w", t.Name, err))
 			continue
 		}
-		openWorld = openWorld || open
 		params, err := safeSchema(decoded(t.InputSchema), true)
 		if err != nil {
 			a.log.Warn("unusable input schema; the tool takes any object", "tool", t.Name, "err", err)
@@ -542,8 +547,8 @@ func (a *App) build(l listing) (built, error) {
 			errs = append(errs, fmt.Errorf("tools.%s: the server has no such tool (it has %s)", k, strings.Join(names, ", ")))
 		}
 	}
-	if openWorld {
-		m.Hosts = []string{"*"}
+	for _, e := range a.cfg.Net {
+		m.Hosts = append(m.Hosts, e.String())
 	}
 	b.manifest = m
 	return b, errors.Join(errs...)

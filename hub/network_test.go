@@ -110,7 +110,9 @@ func TestNetworkEndpointsArePermissions(t *testing.T) {
 	if ok, _ := app.last(); !ok {
 		t.Fatal("the allowed endpoint was not given to the app")
 	}
-	if !slices.ContainsFunc(evs, func(e hub.Event) bool { return e.Kind == hub.EventPermission && e.Permission.Kind == permissions.KindNetwork }) {
+	if !slices.ContainsFunc(evs, func(e hub.Event) bool {
+		return e.Kind == hub.EventPermission && e.Permission.Kind == permissions.KindNetwork
+	}) {
 		t.Fatal("the turn's events must carry the network permission")
 	}
 	var grant permissions.Grant

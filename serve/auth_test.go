@@ -212,4 +212,3 @@ func TestTheClientChecksTheDataDirectory(t *testing.T) {
 		t.Fatal("the client connected into another user's folder")
 	}
 }
-

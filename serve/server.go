@@ -79,9 +79,9 @@ type session struct {
 
 	mu      sync.Mutex
 	hello   *Hello
-	nonce   []byte // the serving process's nonce of the handshake
-	authed  bool   // the handshake is done: a client of the user's
-	limited string // why only status and shutdown are open to it (another protocol or configuration)
+	nonce   []byte                        // the serving process's nonce of the handshake
+	authed  bool                          // the handshake is done: a client of the user's
+	limited string                        // why only status and shutdown are open to it (another protocol or configuration)
 	turns   map[string]context.CancelFunc // by token
 	private []string                      // private chats it opened
 	running sync.WaitGroup

@@ -172,11 +172,18 @@ func (b *Broker) Invalid() []Grant {
 // Revoke removes the grant with id, from the Store too if it is stored
 // (invalid ones included). A config grant comes back when config is loaded
 // again.
-func (b *Broker) Revoke(id string) error {
+func (b *Broker) Revoke(id string) error { return b.RevokeIn("", id) }
+
+// RevokeIn is Revoke asked by client session: another session's
+// session grant is not its to revoke, and to it that grant does not
+// exist (ErrUnknownGrant). Stored and config grants are the user's, and
+// any session revokes them. session "" (a process of its own) revokes
+// any grant.
+func (b *Broker) RevokeIn(session, id string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, list := range []*[]*held{&b.grants, &b.invalid} {
-		i := slices.IndexFunc(*list, func(h *held) bool { return h.g.ID == id })
+		i := slices.IndexFunc(*list, func(h *held) bool { return h.g.ID == id && b.ownedBy(h, session) })
 		if i < 0 {
 			continue
 		}
@@ -191,19 +198,33 @@ func (b *Broker) Revoke(id string) error {
 	return fmt.Errorf("revoke grant %q: %w", id, ErrUnknownGrant)
 }
 
+// ownedBy says whether session may see and revoke h: its own session
+// grants, and every grant that is no session's.
+func (b *Broker) ownedBy(h *held, session string) bool {
+	return session == "" || h.g.Session == "" || h.g.Session == session
+}
+
 // RevokeAll removes every grant that involves the app named subject — as
 // the one asking (Subject) or the one asked for (Object: exec, select and
 // data grants name the app there) — or every grant for "", invalid ones
 // included. A grant whose stored copy cannot be deleted
 // is kept, and the errors are joined.
 func (b *Broker) RevokeAll(subject string) error {
+	_, err := b.RevokeAllIn("", subject)
+	return err
+}
+
+// RevokeAllIn is RevokeAll asked by client session: other sessions'
+// session grants stay. It returns how many grants went.
+func (b *Broker) RevokeAllIn(session, subject string) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var errs []error
+	n := 0
 	for _, list := range []*[]*held{&b.grants, &b.invalid} {
 		var keep []*held
 		for _, h := range *list {
-			if subject != "" && h.g.Subject != subject && h.g.Object != subject {
+			if !b.ownedBy(h, session) || subject != "" && h.g.Subject != subject && h.g.Object != subject {
 				keep = append(keep, h)
 				continue
 			}
@@ -211,12 +232,14 @@ func (b *Broker) RevokeAll(subject string) error {
 				if err := b.store.Delete(h.key); err != nil {
 					errs = append(errs, fmt.Errorf("revoke grant %s: %w", h.g.ID, err))
 					keep = append(keep, h)
+					continue
 				}
 			}
+			n++
 		}
 		*list = keep
 	}
-	return errors.Join(errs...)
+	return n, errors.Join(errs...)
 }
 
 // AddConfigGrant holds a permanent grant written in config (Origin

@@ -49,7 +49,8 @@ func TestRequestValidation(t *testing.T) {
 	}{
 		{"exec needs no warning", permissions.Request{Kind: permissions.KindExec, Subject: "hub", Object: "notes"}, true},
 		{"select needs no warning", permissions.Request{Kind: permissions.KindSelect, Subject: "hub", Object: "notes"}, true},
-		{"network needs no warning", permissions.Request{Kind: permissions.KindNetwork, Subject: "web", Object: "example.com"}, true},
+		{"network without warning", permissions.Request{Kind: permissions.KindNetwork, Subject: "web", Object: "example.com:443"}, false},
+		{"network with warning", permissions.Request{Kind: permissions.KindNetwork, Subject: "web", Object: "example.com:443", Warning: "could send what it read"}, true},
 		{"collab without warning", permissions.Request{Kind: permissions.KindCollab, Subject: "travel", Object: "ride", Function: "ride.estimate_fare"}, false},
 		{"data without warning", permissions.Request{Kind: permissions.KindData, Subject: "travel", Object: "trip.dates"}, false},
 		{"irreversible without warning", permissions.Request{Kind: permissions.KindIrreversible, Subject: "mail", Function: "send"}, false},

@@ -20,7 +20,7 @@ func TestTamper(t *testing.T) {
 	t.Parallel()
 	calendar := execNotes
 	calendar.Object = "calendar"
-	network := permissions.Request{Kind: permissions.KindNetwork, Subject: "hub", Object: "notes"}
+	network := permissions.Request{Kind: permissions.KindNetwork, Subject: "hub", Object: "notes", Warning: "network"}
 	tests := []struct {
 		name    string
 		answer  permissions.Decision // what made the grant, for execNotes

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -66,13 +67,21 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 			ss.mu.Lock()
 			ss.private = append(ss.private, c.ID)
 			ss.mu.Unlock()
+			s.mu.Lock()
+			s.privateOf[c.ID] = ss.id
+			s.mu.Unlock()
 		}
 		return c, err
 	case mChats:
-		return op.Chats()
+		cs, err := op.Chats()
+		// Another session's private chats are not listed.
+		return slices.DeleteFunc(cs, func(c hub.Chat) bool { return !s.mine(ss, c.ID) }), err
 	case mChat:
 		var p ChatID
 		if err := params(req, &p); err != nil {
+			return nil, err
+		}
+		if err := s.own(ss, p.ID); err != nil {
 			return nil, err
 		}
 		return op.Chat(p.ID)
@@ -81,10 +90,16 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		if err := params(req, &p); err != nil {
 			return nil, err
 		}
+		if err := s.own(ss, p.ID); err != nil {
+			return nil, err
+		}
 		return op.Turns(p.ID)
 	case mTurnsBefore:
 		var p TurnsBeforeParams
 		if err := params(req, &p); err != nil {
+			return nil, err
+		}
+		if err := s.own(ss, p.ID); err != nil {
 			return nil, err
 		}
 		ts, more, err := op.TurnsBefore(p.ID, p.Before, p.N)
@@ -94,11 +109,23 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		if err := params(req, &p); err != nil {
 			return nil, err
 		}
-		return nil, op.DeleteChat(p.ID)
+		if err := s.own(ss, p.ID); err != nil {
+			return nil, err
+		}
+		if err := op.DeleteChat(p.ID); err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		delete(s.privateOf, p.ID)
+		s.mu.Unlock()
+		return nil, nil
 	case mAsk, mRetry:
 		var p AskParams
 		if err := params(req, &p); err != nil {
 			return nil, err
+		}
+		if err := s.own(ss, p.Chat); err != nil {
+			return AskResult{Err: toWire(err)}, nil
 		}
 		return s.turn(ss, req.Method, p), nil
 	case mCancel:
@@ -120,6 +147,9 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 	case mNoteRevealed:
 		var p RevealedParams
 		if err := params(req, &p); err != nil {
+			return nil, err
+		}
+		if err := s.own(ss, p.Chat); err != nil {
 			return nil, err
 		}
 		return nil, op.NoteRevealed(p.Chat, p.Seq, p.Kind)
@@ -158,13 +188,15 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		if err := params(req, &p); err != nil {
 			return nil, err
 		}
-		return nil, b.Revoke(p.ID)
+		// Another session's session grant is not this one's to revoke.
+		return nil, b.RevokeIn(ss.id, p.ID)
 	case mRevokeAll:
 		var p Subject
 		if err := params(req, &p); err != nil {
 			return nil, err
 		}
-		return nil, b.RevokeAll(p.Subject)
+		_, err := b.RevokeAllIn(ss.id, p.Subject)
+		return nil, err
 	case mActions:
 		return b.Actions()
 	case mTrusted:
@@ -403,4 +435,22 @@ func (s *Server) auth(ss *session, req *jsonrpc2.Request) (any, error) {
 	s.log.Info("client", "session", ss.id, "kind", h.Kind, "pid", h.Pid, "version", h.Version, "limited", limited)
 	return Welcome{Protocol: s.opts.protocol, Version: s.opts.Version, Config: s.opts.Fingerprint, Pid: os.Getpid(), Build: build,
 		Session: ss.id, Busy: busy, Ollama: toWire(s.ollama(ss.ctx)), HubModel: s.eng.Hub.HubModel()}, nil
+}
+
+// mine says whether ss may see chat id: every chat but another session's
+// private one.
+func (s *Server) mine(ss *session, id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	owner, private := s.privateOf[id]
+	return !private || owner == ss.id
+}
+
+// own refuses another session's private chat as if there were none:
+// not readable, not askable, not removable.
+func (s *Server) own(ss *session, id string) error {
+	if !s.mine(ss, id) {
+		return fmt.Errorf("%w: %s", hub.ErrNoChat, id)
+	}
+	return nil
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,7 +130,7 @@ func TestATurnAcrossTheSocket(t *testing.T) {
 // A permission dialog goes to the client whose turn asked, never to
 // another; a client's private chat is gone once it leaves.
 func TestSessionsAreApart(t *testing.T) {
-	cfg := served(t, ollamatest.Planned(clockPlan, ollamatest.Gullible()), "fp")
+	cfg, eng := servedEngine(t, ollamatest.Planned(clockPlan, ollamatest.Gullible()), "fp")
 	asked := map[string]int{}
 	prompter := func(name string) permissions.Prompter {
 		return promptFunc(func(_ context.Context, r permissions.Request) (permissions.Decision, error) {
@@ -169,13 +171,13 @@ func TestSessionsAreApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Chat(priv.ID); err != nil {
+	if _, err := a.Chat(priv.ID); err != nil {
 		t.Fatalf("the private chat lives while its client does: %v", err)
 	}
 	a.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_, err := b.Chat(priv.ID)
+		_, err := eng.Hub.Chat(priv.ID)
 		if errors.Is(err, hub.ErrNoChat) {
 			break
 		}
@@ -183,6 +185,128 @@ func TestSessionsAreApart(t *testing.T) {
 			t.Fatalf("the private chat of a client gone: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A private chat is its session's: another session does not see it in
+// the list, cannot read it, ask in it (the model never gets its words)
+// or delete it. A session grant is its session's: another does not list
+// it and cannot revoke it; a permanent grant is the user's, from any
+// session.
+func TestWhatIsASessionsOwn(t *testing.T) {
+	var seen []string
+	var mu sync.Mutex
+	script := ollamatest.Planned(ollamatest.JSON(map[string]any{"steps": []map[string]any{{"id": "s1", "functionality": "chat", "query": "hi", "depends_on": []string{}}}}),
+		func(req *api.ChatRequest) ollamatest.Reply {
+			mu.Lock()
+			for _, m := range req.Messages {
+				seen = append(seen, m.Content)
+			}
+			mu.Unlock()
+			return ollamatest.Text("noted")
+		})
+	cfg, eng := servedEngine(t, script, "fp")
+	a := connect(t, cfg, "fp", promptFunc(func(_ context.Context, r permissions.Request) (permissions.Decision, error) {
+		answer := permissions.AnswerSession
+		if r.Object == "notes" {
+			answer = permissions.AnswerPermanent
+		}
+		return permissions.Decision{Answer: answer}, nil
+	}))
+	b := connect(t, cfg, "fp", nil)
+	priv, err := a.NewChat(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "my HIV test came back positive"
+	if _, err := a.Ask(context.Background(), priv.ID, secret, nil); err != nil {
+		t.Fatal(err)
+	}
+	list, err := b.Chats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list {
+		if c.ID == priv.ID {
+			t.Fatalf("another session lists the private chat %+v", c)
+		}
+	}
+	if own, _ := a.Chats(); !slices.ContainsFunc(own, func(c hub.Chat) bool { return c.ID == priv.ID }) {
+		t.Fatal("the private chat's own session must list it")
+	}
+	if _, err := b.Chat(priv.ID); !errors.Is(err, hub.ErrNoChat) {
+		t.Fatalf("show: %v", err)
+	}
+	if _, _, err := b.TurnsBefore(priv.ID, 0, 10); !errors.Is(err, hub.ErrNoChat) {
+		t.Fatalf("turns: %v", err)
+	}
+	if _, err := b.Turns(priv.ID); !errors.Is(err, hub.ErrNoChat) {
+		t.Fatalf("turns: %v", err)
+	}
+	mu.Lock()
+	seen = nil
+	mu.Unlock()
+	if _, err := b.Ask(context.Background(), priv.ID, "what did I tell you?", nil); !errors.Is(err, hub.ErrNoChat) {
+		t.Fatalf("ask: %v", err)
+	}
+	mu.Lock()
+	for _, m := range seen {
+		if strings.Contains(m, secret) {
+			t.Fatalf("the model read the private chat for another session: %q", m)
+		}
+	}
+	mu.Unlock()
+	if _, err := b.Retry(context.Background(), priv.ID, 1, nil); !errors.Is(err, hub.ErrNoChat) {
+		t.Fatalf("retry: %v", err)
+	}
+	if err := b.DeleteChat(priv.ID); !errors.Is(err, hub.ErrNoChat) {
+		t.Fatalf("delete: %v", err)
+	}
+	if err := b.NoteRevealed(priv.ID, 1, "x"); !errors.Is(err, hub.ErrNoChat) {
+		t.Fatalf("note: %v", err)
+	}
+	if _, err := a.Chat(priv.ID); err != nil {
+		t.Fatalf("after another session's attempts the chat must still be its own: %v", err)
+	}
+
+	// grants, as a's dialogs answer them: a session grant, a permanent one
+	asA := permissions.WithSession(context.Background(), a.Welcome().Session)
+	for _, obj := range []string{"clock", "notes"} {
+		if d, err := eng.Broker.Request(asA, permissions.Request{Kind: permissions.KindExec, Subject: "hub", Object: obj}); err != nil || !d.Allowed {
+			t.Fatalf("%s: %+v %v", obj, d, err)
+		}
+	}
+	var aGrant, permanent string
+	for _, g := range a.Grants() {
+		if g.Session != "" {
+			aGrant = g.ID
+		} else if g.Permanent {
+			permanent = g.ID
+		}
+	}
+	if aGrant == "" || permanent == "" {
+		t.Fatalf("a's grants: %+v", a.Grants())
+	}
+	if !slices.ContainsFunc(b.Grants(), func(g permissions.Grant) bool { return g.ID == permanent }) {
+		t.Fatal("a permanent grant is the user's: every session lists it")
+	}
+	if slices.ContainsFunc(b.Grants(), func(g permissions.Grant) bool { return g.ID == aGrant }) {
+		t.Fatal("another session lists a's session grant")
+	}
+	if err := b.Revoke(aGrant); !errors.Is(err, permissions.ErrUnknownGrant) {
+		t.Fatalf("another session revoked a's session grant: %v", err)
+	}
+	if err := b.RevokeAll(""); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(a.Grants(), func(g permissions.Grant) bool { return g.ID == aGrant }) {
+		t.Fatal("another session's revoke --all took a's session grant")
+	}
+	if slices.ContainsFunc(a.Grants(), func(g permissions.Grant) bool { return g.ID == permanent }) {
+		t.Fatal("revoke --all from any session takes the permanent grants")
+	}
+	if err := a.Revoke(aGrant); err != nil {
+		t.Fatalf("its own session revokes it: %v", err)
 	}
 }
 

@@ -54,6 +54,7 @@ type Server struct {
 	mu        sync.Mutex
 	key       []byte              // the data directory's serving key (auth.go)
 	sessions  map[string]*session // every connection; only those authed are clients
+	privateOf map[string]string   // private chat -> the session it belongs to
 	turns     int
 	idleSince time.Time
 	ollamaUp  bool // Ollama answered after failing at start
@@ -101,7 +102,7 @@ func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
 		opts.helloWait = helloWait
 	}
 	s := &Server{eng: eng, opts: opts, sock: SocketPath(eng.Config.DataDir), started: time.Now(),
-		log: eng.Log.With("component", "serve"), sessions: map[string]*session{}, idleSince: time.Now(), quit: make(chan struct{})}
+		log: eng.Log.With("component", "serve"), sessions: map[string]*session{}, privateOf: map[string]string{}, idleSince: time.Now(), quit: make(chan struct{})}
 	// A fresh key for this process's clients, before anyone can connect.
 	var err error
 	if s.key, err = newKey(eng.Config.DataDir); err != nil {
@@ -274,6 +275,9 @@ func (s *Server) drop(ss *session) {
 		if err := s.eng.Hub.DeleteChat(id); err != nil {
 			s.log.Warn("forget a private chat", "err", err)
 		}
+		s.mu.Lock()
+		delete(s.privateOf, id)
+		s.mu.Unlock()
 	}
 	s.mu.Lock()
 	delete(s.sessions, ss.id)

@@ -17,6 +17,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 	"github.com/bulkhead-dev/bulkhead/serve"
 )
 
@@ -46,6 +47,11 @@ is no need to run it by hand; it exits once no client has been connected
 for --idle (env ` + idleEnv + `). See docs/architecture.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Its children — apps' processes among them — read nothing of
+			// it: not its memory, not its environment.
+			if err := sandbox.NoDump(); err != nil {
+				return fmt.Errorf("make the serving process undumpable: %w", err)
+			}
 			cfg, err := g.load(cmd)
 			if err != nil {
 				return err
@@ -190,5 +196,9 @@ func servedDetail(ctx context.Context, c *serve.Client) (string, bool) {
 	if n := len(st.Clients); n > 0 {
 		clients = fmt.Sprintf("%d other client(s): %s", n, strings.Join(st.Clients, ", "))
 	}
-	return fmt.Sprintf("served by bulkhead serve, pid %d (bulkhead %s, since %s), %s, %d turn(s) running; it exits after %s unused", st.Pid, st.Version, st.Since, clients, st.Turns, st.IdleExit), true
+	dump := "not readable by its children"
+	if st.Dumpable {
+		dump = "DUMPABLE: its children could read its memory"
+	}
+	return fmt.Sprintf("served by bulkhead serve, pid %d (bulkhead %s, since %s, %s), %s, %d turn(s) running; it exits after %s unused", st.Pid, st.Version, st.Since, dump, clients, st.Turns, st.IdleExit), true
 }

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/internal/datadir"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -64,9 +64,13 @@ type Options struct {
 // Open builds the engine. A data directory held by another bulkhead gives
 // an error matching memory.ErrInUse.
 func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) {
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("data directory %s: %w", cfg.DataDir, err)
+	// The user's alone: made 0700, and refused when another user owns it
+	// or could write it.
+	dd, err := datadir.Create(cfg.DataDir)
+	if err != nil {
+		return nil, err
 	}
+	dd.Close()
 	lf, err := openLog(cfg)
 	if err != nil {
 		return nil, err

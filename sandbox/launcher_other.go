@@ -33,3 +33,9 @@ func Probe(context.Context, Policy) Report {
 
 // self is this executable.
 func self() (string, error) { return os.Executable() }
+
+// NoDump is not built for this system.
+func NoDump() error { return nil }
+
+// Dumpable: this system's processes may be read by their user.
+func Dumpable() bool { return true }

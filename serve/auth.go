@@ -10,12 +10,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/user"
 	"path/filepath"
-	"strconv"
-	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bulkhead-dev/bulkhead/internal/datadir"
 )
 
 // Who speaks for the user (docs/architecture.md). The socket is the
@@ -112,7 +111,7 @@ func nonce() []byte {
 // ErrUnsafeDir is matched by the error a client gives for a data
 // directory that is not safely the user's (another owner, or writable by
 // others): it does not connect there, nor start a serving process.
-var ErrUnsafeDir = errors.New("the data directory is not safely yours")
+var ErrUnsafeDir = datadir.ErrUnsafe
 
 // ErrNotOurs is matched by the error a client gives when what listens on
 // the socket cannot show it knows the data directory's key.
@@ -127,43 +126,13 @@ type dataDir struct {
 	f    *os.File
 }
 
-// openDataDir opens and checks path: it must be a folder the user owns
-// that group and others cannot write (else ErrUnsafeDir, naming the
-// folder, its owner and its mode); one that group or others may read is
-// made 0700.
+// openDataDir opens and checks the data directory (datadir.Open).
 func openDataDir(path string) (*dataDir, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	f, err := datadir.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		f.Close()
-		return nil, err
-	}
-	mode := fs.FileMode(st.Mode & 0o7777)
-	switch {
-	case int(st.Uid) != os.Getuid():
-		f.Close()
-		return nil, fmt.Errorf("%w: %s belongs to %s, not to you (mode %04o); bulkhead keeps your chats, grants and its socket only in a folder of your own: give another --data-dir", ErrUnsafeDir, path, owner(st.Uid), mode)
-	case mode&0o022 != 0:
-		f.Close()
-		return nil, fmt.Errorf("%w: %s (yours, mode %04o) can be written by other users, who could put their own socket or files in it; `chmod 700 %s` if it is yours alone, or give another --data-dir", ErrUnsafeDir, path, mode, path)
-	case mode&0o077 != 0:
-		if err := unix.Fchmod(int(f.Fd()), 0o700); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("make %s yours alone (0700): %w", path, err)
-		}
-	}
 	return &dataDir{path: path, f: f}, nil
-}
-
-// owner names a uid.
-func owner(uid uint32) string {
-	if u, err := user.LookupId(strconv.Itoa(int(uid))); err == nil {
-		return fmt.Sprintf("user %s (uid %d)", u.Username, uid)
-	}
-	return fmt.Sprintf("uid %d", uid)
 }
 
 func (d *dataDir) Close() error { return d.f.Close() }
@@ -182,7 +151,7 @@ func (d *dataDir) socket() (string, error) {
 		return "", fmt.Errorf("%w: %s is not a socket", ErrUnsafeDir, filepath.Join(d.path, SocketName))
 	}
 	if int(st.Uid) != os.Getuid() {
-		return "", fmt.Errorf("%w: %s belongs to %s, not to you", ErrUnsafeDir, filepath.Join(d.path, SocketName), owner(st.Uid))
+		return "", fmt.Errorf("%w: %s belongs to %s, not to you", ErrUnsafeDir, filepath.Join(d.path, SocketName), datadir.Owner(st.Uid))
 	}
 	return d.at(SocketName), nil
 }
@@ -200,7 +169,7 @@ func (d *dataDir) key() ([]byte, error) {
 		return nil, err
 	}
 	if int(st.Uid) != os.Getuid() || st.Mode&0o077 != 0 || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Errorf("%w: %s is not a file of yours alone (owner %s, mode %04o)", ErrUnsafeDir, filepath.Join(d.path, KeyName), owner(st.Uid), st.Mode&0o7777)
+		return nil, fmt.Errorf("%w: %s is not a file of yours alone (owner %s, mode %04o)", ErrUnsafeDir, filepath.Join(d.path, KeyName), datadir.Owner(st.Uid), st.Mode&0o7777)
 	}
 	key, err := io.ReadAll(io.LimitReader(f, keySize+1))
 	if err != nil {

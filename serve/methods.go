@@ -336,7 +336,7 @@ func (s *Server) status(asking *session) Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Status{Pid: os.Getpid(), Version: s.opts.Version, Protocol: s.opts.protocol, Since: s.started.Format(time.RFC3339),
-		Turns: s.turns, DataDir: s.eng.Config.DataDir, Socket: s.sock, IdleExit: s.opts.Idle.String()}
+		Turns: s.turns, DataDir: s.eng.Config.DataDir, Socket: s.sock, IdleExit: s.opts.Idle.String(), Dumpable: sandbox.Dumpable()}
 	for _, ss := range s.sessions {
 		if ss == asking {
 			continue

@@ -125,6 +125,9 @@ type Status struct {
 	DataDir  string   `json:"data_dir"`
 	Socket   string   `json:"socket"`
 	IdleExit string   `json:"idle_exit"` // how long it stays once idle
+	// Dumpable: the process's memory and environment could be read by
+	// its user's other processes (bulkhead serve makes itself not).
+	Dumpable bool `json:"dumpable"`
 }
 
 // ChatID names a chat.

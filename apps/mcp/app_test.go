@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // TestEntries are catalog entries for the test server's tools.
@@ -144,8 +146,13 @@ func TestManifestFromTools(t *testing.T) {
 	if m.Provides["test.echo"] != "echo" || m.Provides["test.count"] != "count_words" {
 		t.Errorf("provides %v", m.Provides)
 	}
-	if len(m.Hosts) != 1 || m.Hosts[0] != "*" {
-		t.Errorf("fetch_url has no annotations, so it is open-world: hosts %v", m.Hosts)
+	// An open-world tool reaches nothing its sandbox does not grant:
+	// the app's hosts are the endpoints of its config, none here.
+	if len(m.Hosts) != 0 {
+		t.Errorf("hosts %v without mcp.<name>.net", m.Hosts)
+	}
+	if withNet := newApp(t, Server{Net: []sandbox.Endpoint{{Host: "api.example.com", Port: 443}}}, nil).Manifest(); !slices.Equal(withNet.Hosts, []string{"api.example.com:443"}) {
+		t.Errorf("hosts with a net endpoint: %v", withNet.Hosts)
 	}
 	for _, ti := range a.Tools() {
 		if ti.Tool == "fetch_url" && !ti.OpenWorld || ti.Tool == "echo" && ti.OpenWorld {

@@ -41,6 +41,7 @@ var (
 	textArg  = json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)
 	noArgs   = json.RawMessage(`{"type":"object","properties":{}}`)
 	probeArg = json.RawMessage(`{"type":"object","properties":{"read":{"type":"string"},"write":{"type":"string"}}}`)
+	reachArg = json.RawMessage(`{"type":"object","properties":{"tcp":{"type":"string"},"unix":{"type":"string"},"find":{"type":"string"},"hello":{"type":"string"}}}`)
 	noteArg  = json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"}},"required":["title"]}`)
 )
 
@@ -129,6 +130,12 @@ func newServer(version string, shiny bool) *sdk.Server {
 		}
 		return text(strings.Join(out, "\n")), nil
 	})
+	add("reach", "Try to reach what a sandbox must keep from it: a TCP endpoint, a unix socket, the sockets listed in /proc/net/unix, bulkhead's own socket (as a client that cannot read the data directory); say what happened.", reachArg, read,
+		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var in struct{ TCP, Unix, Find, Hello string }
+			_ = json.Unmarshal(r.Params.Arguments, &in)
+			return text(reach(in.TCP, in.Unix, in.Find, in.Hello)), nil
+		})
 	if shiny {
 		add("shiny", "A tool of a later version.", noArgs, read, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return text("shiny"), nil

@@ -19,12 +19,14 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // TestMain lets this test binary be a serving process of its own
 // (SERVE_TEST_CHILD names its data directory), for the tests that
 // measure or wait for a real process.
 func TestMain(m *testing.M) {
+	sandbox.Launch() // the MCP servers of the tests run through this binary
 	if dir := os.Getenv("SERVE_TEST_CHILD"); dir != "" {
 		os.Exit(serveChild(dir))
 	}

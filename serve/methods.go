@@ -41,7 +41,7 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		_ = params(req, &p)
 		return nil, fmt.Errorf("%w: %s in one message; the serving process takes at most %s", ErrTooLarge, size(p.Bytes), size(p.Limit))
 	case !authed:
-		go ss.conn.Close()
+		ss.closeAfterReply()
 		return nil, ErrNoSession
 	case limited != "" && req.Method != mStatus && req.Method != mShutdown:
 		return nil, fmt.Errorf("%w: %s", errMismatch, limited)
@@ -387,7 +387,7 @@ func (s *Server) hello(ss *session, req *jsonrpc2.Request) (any, error) {
 	}
 	cn, err := hex.DecodeString(h.Nonce)
 	if err != nil || len(cn) != nonceSize {
-		go ss.conn.Close()
+		ss.closeAfterReply()
 		return nil, fmt.Errorf("%w: hello needs a %d-byte nonce", ErrNoSession, nonceSize)
 	}
 	ours := nonce()
@@ -410,13 +410,13 @@ func (s *Server) auth(ss *session, req *jsonrpc2.Request) (any, error) {
 	h, ours := ss.hello, ss.nonce
 	ss.mu.Unlock()
 	if h == nil || ours == nil {
-		go ss.conn.Close()
+		ss.closeAfterReply()
 		return nil, ErrNoSession
 	}
 	cn, _ := hex.DecodeString(h.Nonce)
 	if !proofOK(a.Proof, proof(s.key, "client", ours, cn)) {
 		s.log.Warn("refused a connection: it could not show it reads the data directory's key", "pid", h.Pid, "kind", h.Kind)
-		go ss.conn.Close()
+		ss.closeAfterReply()
 		return nil, ErrNoSession
 	}
 	limited := ""

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -76,7 +77,8 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	frames *frames
+	frames  *frames
+	closing atomic.Bool // closeAfterReply
 
 	mu      sync.Mutex
 	hello   *Hello
@@ -214,13 +216,19 @@ func (s *Server) stop() { s.quitOnce.Do(func() { close(s.quit) }) }
 func (s *Server) open(c net.Conn) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ss := &session{id: newToken(), ctx: ctx, cancel: cancel, turns: map[string]context.CancelFunc{}, ready: make(chan struct{})}
-	h := jsonrpc2.AsyncHandler(jsonrpc2.HandlerWithError(func(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+	h := jsonrpc2.AsyncHandler(handler(func(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
 		<-ss.ready
 		res, err := s.handle(ss, req)
-		if err != nil {
-			return nil, rpcError(err)
+		if !req.Notif {
+			if err != nil {
+				_ = conn.ReplyWithError(ctx, req.ID, rpcError(err))
+			} else {
+				_ = conn.Reply(ctx, req.ID, res)
+			}
 		}
-		return res, nil
+		if ss.closing.Load() {
+			conn.Close() // the handshake failed: after its answer, the end
+		}
 	}))
 	s.mu.Lock()
 	s.sessions[ss.id] = ss
@@ -240,6 +248,15 @@ func (s *Server) open(c net.Conn) {
 		s.drop(ss)
 	}()
 }
+
+// handler is a jsonrpc2.Handler of a function.
+type handler func(context.Context, *jsonrpc2.Conn, *jsonrpc2.Request)
+
+func (h handler) Handle(ctx context.Context, c *jsonrpc2.Conn, r *jsonrpc2.Request) { h(ctx, c, r) }
+
+// closeAfterReply ends the connection once the call being handled is
+// answered.
+func (ss *session) closeAfterReply() { ss.closing.Store(true) }
 
 func (ss *session) isAuthed() bool {
 	ss.mu.Lock()

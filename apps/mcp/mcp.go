@@ -139,6 +139,9 @@ type Server struct {
 	// Unconfined runs a stdio server without the sandbox, with bulkhead's
 	// full environment: for tests that show the sandbox bites.
 	Unconfined bool
+	// Without leaves mechanisms of the sandbox out: for tests that show
+	// what the others stop by themselves.
+	Without []sandbox.Mechanism
 	// Tools configures tools by their MCP name (or their function name).
 	Tools map[string]ToolConfig
 	// Catalog declares new catalog entries (see CatalogEntries).

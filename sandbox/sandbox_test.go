@@ -202,3 +202,39 @@ func TestRemovedBinaryHelper(t *testing.T) {
 	}
 	t.Log(strings.TrimSpace(out))
 }
+
+// A symbolic link in the command's folder leads none of its writes
+// outside: not to a file there, not to a new file there, not through a
+// linked folder (Landlock checks where a path leads, not what it says).
+func TestLinksLeadNoWriteOutside(t *testing.T) {
+	t.Parallel()
+	landlocked(t)
+	ws, out := t.TempDir(), t.TempDir()
+	secret := filepath.Join(out, "secret")
+	if err := os.WriteFile(secret, []byte("orig"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"file": secret, "new": filepath.Join(out, "new"), "dir": out} {
+		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	line := "echo pwned > file; echo pwned > new; echo pwned > dir/x; echo pwned >> file; cp /etc/hostname dir/; echo done"
+	for _, p := range []sandbox.Policy{{ReadWrite: []string{ws}}, {ReadWrite: []string{ws}, Without: []sandbox.Mechanism{sandbox.Namespaces}}} {
+		if o, _ := run(t, p, ws, line); !strings.Contains(o, "done") {
+			t.Fatalf("the command: %s", o)
+		}
+		if b, _ := os.ReadFile(secret); string(b) != "orig" {
+			t.Fatalf("a write through a link changed %s: %q", secret, b)
+		}
+		if ents, _ := os.ReadDir(out); len(ents) != 1 {
+			t.Fatalf("a write through a link created files outside: %v", ents)
+		}
+	}
+	if o, _ := run(t, sandbox.Policy{Unconfined: true}, ws, line); !strings.Contains(o, "done") {
+		t.Fatal(o)
+	}
+	if b, _ := os.ReadFile(secret); !strings.Contains(string(b), "pwned") {
+		t.Fatal("unconfined, the same command writes through the link (or the test proves nothing)")
+	}
+}

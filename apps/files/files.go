@@ -7,7 +7,7 @@
 // and every operation then goes through an os.Root, so a link swapped in
 // between the check and the use cannot lead outside either. A file with
 // more than one name (a hard link, which may be to a file outside) is
-// never written.
+// neither read nor written.
 //
 // An App holds no open files between calls; its methods are safe for
 // concurrent use.
@@ -173,6 +173,11 @@ func (a *App) read(p string) (readResult, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return readResult{}, fmt.Errorf("%q is not a regular file", shown)
+	}
+	if n := links(fi); n > 1 {
+		// Another name, perhaps outside the workspace, shares this file's
+		// content: reading it here would read that one.
+		return readResult{}, fmt.Errorf("%q has %d other names (hard links), which may lie outside the workspace; it is not read", shown, n-1)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, a.opts.MaxRead+1))
 	if err != nil {

@@ -363,3 +363,17 @@ func TestWriteRefusesHardLinks(t *testing.T) {
 		t.Fatalf("the outside file changed: %q", b)
 	}
 }
+
+// A hard link inside the workspace to a file outside it must not let a
+// read return the outside file either.
+func TestReadRefusesHardLinks(t *testing.T) {
+	t.Parallel()
+	ws, outside := setup(t)
+	if err := os.Link(filepath.Join(outside, "secret.txt"), filepath.Join(ws, "innocent.txt")); err != nil {
+		t.Skipf("hard links unavailable here: %v", err)
+	}
+	out, err := New(ws, Options{}).Call(context.Background(), apps.Call{Function: "read", Args: json.RawMessage(`{"path":"innocent.txt"}`)})
+	if err == nil || !strings.Contains(err.Error(), "hard links") || strings.Contains(string(out), "top secret") {
+		t.Fatalf("a read through a hard link must be refused, got %s %v", out, err)
+	}
+}

@@ -66,7 +66,7 @@
 // the hex HMAC-SHA256, under the key in Options.KeyFile, of a canonical
 // encoding — a domain string, then ID, Kind, Subject, Object, Function, Deny,
 // Note, Permanent, Origin, Created, and the caveats (Expires, UsesLeft, Args
-// sorted by name), then the Labels when there are any (so grants signed
+// sorted by name), then the Labels when there are any, then Gen (so grants signed
 // before labels existed still verify), each length-prefixed. Sig, LastUsed and Uses are not
 // covered: they are bookkeeping that changes on every use and grants
 // nothing. UsesLeft is covered, so each use re-signs the grant. The key is 32
@@ -77,8 +77,12 @@
 // does not parse, does not verify, or sits under another grant's key is kept
 // with Invalid set, logged, listed by [Broker.Grants] and [Broker.Invalid],
 // and never consulted; [Broker.Revoke] deletes it. Signing stops edits to the
-// store (widening a grant, lifting a caveat); it does not stop someone who
-// can read the key file, nor the replay of a grant's earlier, signed bytes.
+// store (widening a grant, lifting a caveat). A grant's earlier bytes, which
+// still verify, are stopped by the ledger (ledger.go): every write of a
+// stored grant carries the next generation (Gen, signed), the ledger keeps
+// each grant's current generation or that it ended (spent, revoked), and a
+// grant whose generation is not the ledger's is kept invalid. Neither stops
+// someone who can read the key file, nor a whole older copy of the store.
 // Config grants are not stored and so not signed: config is read afresh on
 // every start.
 //

@@ -120,6 +120,10 @@ type Grant struct {
 	LastUsed  time.Time `json:"last_used,omitzero"`
 	Uses      int       `json:"uses,omitempty"`
 	Sig       string    `json:"sig,omitempty"` // hex HMAC-SHA256; stored grants only
+	// Gen counts the writes of a stored grant: each use re-signs it with
+	// the next, and the ledger (ledger.go) says which is current, so that
+	// an earlier copy written back is refused.
+	Gen uint64 `json:"gen,omitempty"`
 	// Session is the client session a session grant was made in
 	// (Request.Session): it covers that session's requests only, and
 	// goes with it (Broker.EndSession). Permanent grants have none.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -43,6 +44,22 @@ func (b *Broker) loadGrants() error {
 			why = "stored under another grant's id"
 		case !verify(b.key, g):
 			why = "signature does not verify"
+		default:
+			var legacy bool
+			if why, legacy, err = b.current(g); err != nil {
+				return fmt.Errorf("load stored grant: %w", err)
+			}
+			if legacy {
+				// Stored before the ledger: from now on under it.
+				g.Gen = 1
+				g.Sig = sign(b.key, g)
+				if err := b.setLedger(g.ID, "1"); err != nil {
+					return err
+				}
+				if err := b.put(&held{g: g, key: k}); err != nil {
+					return err
+				}
+			}
 		}
 		if why != "" {
 			g.Invalid = true
@@ -68,13 +85,26 @@ func (b *Broker) add(g Grant, stored bool) (Grant, error) {
 	h := &held{g: g}
 	if stored {
 		h.key = grantPrefix + g.ID
+		h.g.Gen = 1
 		h.g.Sig = sign(b.key, h.g)
+		if err := b.setLedger(g.ID, "1"); err != nil {
+			return Grant{}, err
+		}
 		if err := b.put(h); err != nil {
 			return Grant{}, err
 		}
 	}
 	b.grants = append(b.grants, h)
 	return h.g, nil
+}
+
+// end removes a stored grant for good: the ledger says it ended (so its
+// bytes written back are refused), then it is deleted.
+func (b *Broker) end(h *held) error {
+	if err := b.setLedger(h.g.ID, ledgerEnded); err != nil {
+		return err
+	}
+	return b.store.Delete(h.key)
 }
 
 // put writes h's grant to the Store.
@@ -120,7 +150,7 @@ func (b *Broker) use(h *held, now time.Time) (Grant, error) {
 		g.Caveats.UsesLeft--
 		if g.Caveats.UsesLeft == 0 { // 0 would read as unlimited: drop it instead
 			if h.key != "" {
-				if err := b.store.Delete(h.key); err != nil {
+				if err := b.end(h); err != nil {
 					return Grant{}, fmt.Errorf("remove spent grant %s: %w", g.ID, err)
 				}
 			}
@@ -129,7 +159,11 @@ func (b *Broker) use(h *held, now time.Time) (Grant, error) {
 		}
 	}
 	if h.key != "" {
+		g.Gen++
 		g.Sig = sign(b.key, g)
+		if err := b.setLedger(g.ID, strconv.FormatUint(g.Gen, 10)); err != nil {
+			return Grant{}, err
+		}
 		next := &held{g: g, key: h.key}
 		if err := b.put(next); err != nil {
 			return Grant{}, err
@@ -187,8 +221,8 @@ func (b *Broker) RevokeIn(session, id string) error {
 		if i < 0 {
 			continue
 		}
-		if k := (*list)[i].key; k != "" {
-			if err := b.store.Delete(k); err != nil {
+		if (*list)[i].key != "" {
+			if err := b.end((*list)[i]); err != nil {
 				return fmt.Errorf("revoke grant %s: %w", id, err)
 			}
 		}
@@ -229,7 +263,7 @@ func (b *Broker) RevokeAllIn(session, subject string) (int, error) {
 				continue
 			}
 			if h.key != "" {
-				if err := b.store.Delete(h.key); err != nil {
+				if err := b.end(h); err != nil {
 					errs = append(errs, fmt.Errorf("revoke grant %s: %w", h.g.ID, err))
 					keep = append(keep, h)
 					continue

@@ -78,6 +78,11 @@ func canonical(g Grant) []byte {
 			put(l)
 		}
 	}
+	// So did the generation (the ledger's, against replays).
+	if g.Gen > 0 {
+		put("gen")
+		put(strconv.FormatUint(g.Gen, 10))
+	}
 	return b
 }
 

@@ -22,7 +22,7 @@ func TestReplayedGrantsDecideNothing(t *testing.T) {
 		name  string
 		uses  int
 		after func(t *testing.T, e *env, b *permissions.Broker, id string) // what happens between the copy and its return
-		extra func(e *env, id string)                                       // what else the attacker does
+		extra func(e *env, id string)                                      // what else the attacker does
 		ok    bool
 	}{
 		{name: "current (control)", uses: 3, after: func(t *testing.T, e *env, b *permissions.Broker, id string) {}, ok: true},

@@ -141,3 +141,24 @@ func TestAnAppReachesNothingOfTheUsers(t *testing.T) {
 		t.Errorf("the granted endpoint: a network dialog first, then the connection:\n%s", out)
 	}
 }
+
+// An MCP server that cannot start is a configuration to change: exit 2,
+// with a message that names it; so is a data directory that others can
+// write, which bulkhead refuses before it connects to anything there.
+func TestFailuresOfSetUpExitTwo(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(cfg, []byte("enable: [builtin, mcp]\nmcp:\n  broken:\n    command: /nonexistent/mcp-server\n"), 0o600)
+	srv := ollamatest.NewScripted(t, ollamatest.Queue(t), "m")
+	_, errOut, code := run(t, "ask", "--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", t.TempDir(), "hi")
+	if code != 2 || !strings.Contains(errOut, "broken") || !strings.Contains(errOut, "/nonexistent/mcp-server") {
+		t.Fatalf("an MCP server that cannot start: exit %d\n%s", code, errOut)
+	}
+	open := filepath.Join(t.TempDir(), "open")
+	os.Mkdir(open, 0o700)
+	os.Chmod(open, 0o777)
+	_, errOut, code = run(t, "chats", "list", "--ollama-host", srv.Host(), "--data-dir", open)
+	t.Cleanup(func() { os.Chmod(open, 0o700) }) // before the test's stop of what serves it
+	if code != 2 || !strings.Contains(errOut, open) || !strings.Contains(errOut, "0777") || !strings.Contains(errOut, "written by other users") {
+		t.Fatalf("a data directory others can write: exit %d\n%s", code, errOut)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/doctor"
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/headless"
+	"github.com/bulkhead-dev/bulkhead/internal/datadir"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
@@ -49,7 +50,8 @@ func main() {
 }
 
 // report prints err (unless already printed) and returns the exit code:
-// 2 for bad flags or configuration, 1 for everything else. An error can
+// 2 for bad flags or configuration (an app that cannot be installed, a
+// data directory that is not safely the user's), 1 for everything else. An error can
 // carry an app's or a model's words, so control characters in it are
 // shown as visible escapes (internal/termtext).
 func report(err error, w io.Writer) int {
@@ -57,7 +59,7 @@ func report(err error, w io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		code = ee.code
-	} else if errors.Is(err, config.ErrInvalid) {
+	} else if errors.Is(err, config.ErrInvalid) || errors.Is(err, engine.ErrApps) || errors.Is(err, datadir.ErrUnsafe) {
 		code = 2
 	}
 	if !errors.Is(err, headless.ErrFailed) {

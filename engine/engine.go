@@ -97,7 +97,7 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 
 	if e.Apps, err = Install(cfg.Enable, cfg.Workspace, cfg.MCP, MCPCache(cfg.DataDir), log.With("component", "mcp")); err != nil {
 		e.Close()
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrApps, err)
 	}
 	hubNS, err := e.Store.Namespace("hub")
 	if err != nil {
@@ -161,6 +161,11 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 	}
 	return e, nil
 }
+
+// ErrApps is matched by Open's error when the configured apps cannot be
+// installed (an MCP server that does not start, a catalog entry that does
+// not compile): the configuration must change, as with config.ErrInvalid.
+var ErrApps = errors.New("the configured apps cannot be installed")
 
 // MemoryDefaults is the long-term memory the engine runs with: summaries
 // and entities on, background work after 2 s without a turn, and up to

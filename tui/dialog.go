@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -193,7 +194,7 @@ func (p *permDialog) title(width int) string {
 	case permissions.KindIrreversible:
 		head, withKeys = fmt.Sprintf("%s → %s", r.Subject, r.Function), true
 	case permissions.KindNetwork:
-		head = fmt.Sprintf("%s wants to send data to %s", r.Subject, r.Object)
+		head = fmt.Sprintf("%s wants to reach %s", r.Subject, endpointWords(r.Object))
 	default:
 		head = fmt.Sprintf("%s asks: %s %s", r.Subject, r.Kind, r.Object)
 	}
@@ -208,6 +209,14 @@ func (p *permDialog) title(width int) string {
 		}
 	}
 	return clean(head + tail)
+}
+
+// endpointWords says "host:port" as "host, port N".
+func endpointWords(ep string) string {
+	if host, port, err := net.SplitHostPort(ep); err == nil {
+		return host + ", port " + port
+	}
+	return ep
 }
 
 // who names the kind and the apps involved: subject → object, function.

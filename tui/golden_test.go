@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"testing"
@@ -8,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
 var (
@@ -79,6 +82,29 @@ var scenes = []struct {
 		d.typeText(mailQuery)
 		d.key(keyEnter)
 		d.until("cannot be undone")
+		d.untilRaw(1)
+		d.graceOver()
+		return d
+	}},
+	// An MCP server's process asks for an endpoint of its config.
+	{"network", func(t *testing.T, w, h int) *driver {
+		r := newAppRig(t, ridesInTurn())
+		d := newDriver(t, r.options(), w, h)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		t.Cleanup(func() {
+			cancel()
+			<-done
+		})
+		go func() {
+			defer close(done)
+			_, _ = r.broker.Request(ctx, permissions.Request{Kind: permissions.KindNetwork, Subject: "fetcher", Object: "api.example.com:443",
+				Args:     json.RawMessage(`{"host":"api.example.com","port":"443"}`),
+				Detail:   "fetcher's process may connect to api.example.com, port 443, until it stops; its config (mcp.fetcher.net) names this endpoint, and it reaches no other.",
+				Warning:  "Network: fetcher could send anything it has read — the folders its config grants, what it was given in this chat — to api.example.com (port 443), and bulkhead cannot see what it sends. Allow it only if fetcher needs that host to work.",
+				Concerns: []permissions.Concern{permissions.ConcernNetwork}})
+		}()
+		d.until("fetcher wants to reach api.example.com, port 443")
 		d.untilRaw(1)
 		d.graceOver()
 		return d

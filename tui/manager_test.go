@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"regexp"
@@ -370,5 +371,51 @@ func TestSlashCommands(t *testing.T) {
 	d.ask("/etc/hosts: what is it for?")
 	if v := d.view(); !strings.Contains(v, "┃ /etc/hosts: what is it for?") {
 		t.Fatalf("a query that starts with a slash must be sent:\n%s", v)
+	}
+}
+
+// A network endpoint is put to the user in a dialog that names the app,
+// the host and the port and carries the hub's warning; allowed
+// permanently, it is a grant the manager lists and revokes.
+func TestNetworkGrantInTheDialogAndTheManager(t *testing.T) {
+	t.Parallel()
+	r := newAppRig(t, ridesInTurn())
+	opts := r.options()
+	opts.Broker = r.broker
+	d := newDriver(t, opts, 110, 32)
+	req := permissions.Request{Kind: permissions.KindNetwork, Subject: "fetcher", Object: "api.example.com:443",
+		Args:     json.RawMessage(`{"host":"api.example.com","port":"443"}`),
+		Detail:   "fetcher's process may connect to api.example.com, port 443, until it stops",
+		Warning:  "Network: fetcher could send anything it has read to api.example.com (port 443), and bulkhead cannot see what it sends.",
+		Concerns: []permissions.Concern{permissions.ConcernNetwork}}
+	done := make(chan permissions.Decision, 1)
+	go func() {
+		dec, _ := r.broker.Request(context.Background(), req)
+		done <- dec
+	}()
+	d.until("fetcher wants to reach api.example.com, port 443")
+	v := d.view()
+	for _, want := range []string{"cannot see what it sends", "api.example.com"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the network dialog lacks %q:\n%s", want, v)
+		}
+	}
+	d.graceOver()
+	d.key(char('p'))
+	d.key(keyEnter)
+	d.idle()
+	if dec := <-done; !dec.Allowed || dec.GrantID == "" {
+		t.Fatalf("decision %+v", dec)
+	}
+	d.key(ctrl('g'))
+	d.idle()
+	if v := d.view(); !strings.Contains(v, "network") || !strings.Contains(v, "fetcher → api.example.com:443") {
+		t.Fatalf("the manager must list the network grant:\n%s", v)
+	}
+	d.key(char('r'))
+	d.key(char('y'))
+	d.idle()
+	if gs := r.broker.Grants(); len(gs) != 0 {
+		t.Fatalf("revoked, yet the broker holds %+v", gs)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -14,52 +15,82 @@ import (
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
-// share is the data a step needs from across a bulkhead — the typed
-// results of the steps it depends on and the hub-held values it needs —
-// gathered before anyone is asked, so that one dialog can ask for it.
+// share is the data a step needs from across a bulkhead — the fields of
+// earlier results it binds and the hub-held values it needs — gathered
+// before anyone is asked, so that one dialog can ask for it.
 type share struct {
 	data    json.RawMessage
 	labels  []string
 	prov    []permissions.Provenance
 	sources map[string]json.RawMessage // by "<app>.<function>": allowed once shared
-	what    string                     // "the results of metro_hail.estimate_fare (step s1)"
-	why     []string                   // what the plan says, for the judgement
+	// entities are the hub entities shared, by name: what entity
+	// bindings resolve to once the share is allowed.
+	entities map[string]string
+	// freeText are the bound fields that are free text an app wrote;
+	// masked the entities whose text the hub masked when it stored them.
+	freeText, masked []string
+	what             string   // "s1.fare_usd (metro_hail.estimate_fare, step s1)"
+	why              []string // what the plan says, for the judgement
 }
 
 func (sh *share) add(key string, value json.RawMessage) {
 	sh.data = mergeData(sh.data, quote(map[string]json.RawMessage{key: value}))
 }
 
-// gatherShare collects what step s needs: the results of the steps it
-// depends on (done) and the hub entities it lists in needs. nil when it
-// needs nothing, or nothing of it is there.
+// gatherShare collects what step s needs: the fields of earlier results
+// its bindings reference (done holds the results), and the hub entities
+// it needs. Only a bound field flows — a step that depends on another
+// but binds none of its fields gets nothing of it — with the labels of
+// the step it comes from. nil when it needs nothing, or nothing of it is
+// there.
 func (o *Operator) gatherShare(tr *turnRun, s Step, done map[string]StepResult) *share {
-	sh := &share{sources: map[string]json.RawMessage{}}
+	sh := &share{sources: map[string]json.RawMessage{}, entities: map[string]string{}}
 	var what []string
-	var from []string
-	for _, d := range s.DependsOn {
-		r := done[d]
+	var fields []string
+	for _, b := range s.Bind {
+		if b.From == "" {
+			continue
+		}
+		id, path, _ := strings.Cut(b.From, ".")
+		r := done[id]
 		if r.Value == nil {
 			continue
 		}
-		sh.add(r.Functionality, r.Value)
-		// A result carries its app's labels and those of whatever the step
-		// received: labels are never lost by passing through a step.
+		var v any
+		if json.Unmarshal(r.Value, &v) != nil {
+			continue
+		}
+		vals := at(v, strings.Split(path, "."))
+		if len(vals) == 0 {
+			continue
+		}
+		var value json.RawMessage
+		if len(vals) == 1 {
+			value = quote(vals[0])
+		} else {
+			value = quote(vals)
+		}
+		sh.add(b.From, value)
+		// A field carries its step's labels and those of whatever that
+		// step received: labels are never lost by passing through a step.
 		sh.labels = append(sh.labels, o.labelsOf(r.App, r.Functionality)...)
 		sh.labels = append(sh.labels, tr.receivedLabels(r.Step)...)
 		src := r.App + "." + o.mappedFunction(r.App, r.Functionality)
-		from = append(from, fmt.Sprintf("%s (step %s)", src, d))
-		sh.sources[src] = r.Value
-		for _, p := range tr.ledger.trace(quote(map[string]json.RawMessage{r.Functionality: r.Value}), nil, s.App, nil) {
+		sh.sources[src] = mergeData(sh.sources[src], quote(map[string]json.RawMessage{b.From: value}))
+		if o.freeText(r.Functionality, path) {
+			sh.freeText = append(sh.freeText, b.From)
+		}
+		for _, p := range tr.ledger.trace(quote(map[string]json.RawMessage{b.From: value}), nil, s.App, nil) {
 			if !p.Trusted() {
 				p.Source = src
 			}
 			sh.prov = append(sh.prov, p)
 		}
+		fields = append(fields, fmt.Sprintf("%s (%s, step %s)", b.From, src, id))
 	}
-	if len(from) > 0 {
-		what = append(what, "the results of "+strings.Join(from, ", "))
-		sh.why = append(sh.why, fmt.Sprintf("step %s uses the results of %s", s.ID, strings.Join(from, ", ")))
+	if len(fields) > 0 {
+		what = append(what, strings.Join(fields, ", "))
+		sh.why = append(sh.why, fmt.Sprintf("step %s binds %s", s.ID, strings.Join(fields, ", ")))
 	}
 	if names := o.gatherFacts(tr, s, sh); len(names) > 0 {
 		what = append(what, "what the hub holds of "+strings.Join(names, ", "))
@@ -72,6 +103,32 @@ func (o *Operator) gatherShare(tr *turnRun, s Step, done map[string]StepResult) 
 	return sh
 }
 
+// freeText reports whether the field at path of fn's result is free
+// text: a string its schema does not close (an enum, a format of dates
+// and the like).
+func (o *Operator) freeText(fn, path string) bool {
+	if fn == ChatFunctionality {
+		return true
+	}
+	s := o.responseSchema(fn)
+	for _, name := range strings.Split(path, ".") {
+		for {
+			if items, ok := s["items"].(map[string]any); ok {
+				s = items
+				continue
+			}
+			break
+		}
+		props, _ := s["properties"].(map[string]any)
+		s, _ = props[name].(map[string]any)
+	}
+	if s == nil {
+		return true
+	}
+	t, _ := s["type"].(string)
+	return (t == "string" || t == "") && !apps.ClosedText(s)
+}
+
 // dataRequest is the data permission for a share, with the hub's
 // judgement: the plan's own flow, so expected unless what it carries
 // (labels the receiver is not cleared for, instruction-like text) makes
@@ -79,10 +136,32 @@ func (o *Operator) gatherShare(tr *turnRun, s Step, done map[string]StepResult) 
 func (o *Operator) dataRequest(s Step, sh *share) permissions.Request {
 	a := assessment{expected: true, why: strings.Join(sh.why, "; "), receiver: s.App, carried: sh.labels,
 		labels: uncleared(sh.labels, o.clearance(s.App)), instructions: instructionLike(string(sh.data)), provenance: sh.prov}
-	r := permissions.Request{Kind: permissions.KindData, Subject: "hub", Object: s.App, Function: s.Functionality, Args: sh.data,
-		Detail: fmt.Sprintf("Share %s with %s", sh.what, s.App)}
+	for _, name := range sh.masked {
+		a.instructions = append(a.instructions, "masked in "+name+" when the hub stored it")
+	}
+	if len(sh.freeText) > 0 && o.outOfProcess(s.App) {
+		// An app's free text, read by a program that runs outside bulkhead:
+		// bound by the plan, but never routine.
+		a.freeText = sh.freeText
+	}
+	detail := fmt.Sprintf("Share %s with %s", sh.what, s.App)
+	if len(sh.freeText) > 0 {
+		detail += fmt.Sprintf(" — %s is free text an app wrote, bound by the plan", strings.Join(sh.freeText, ", "))
+	}
+	r := permissions.Request{Kind: permissions.KindData, Subject: "hub", Object: s.App, Function: s.Functionality, Args: sh.data, Detail: detail}
 	a.apply(&r)
 	return r
+}
+
+// outOfProcess reports whether app runs outside bulkhead (an MCP
+// server): what it is given, it may send anywhere its process reaches.
+func (o *Operator) outOfProcess(app string) bool {
+	a, ok := o.opts.Apps.App(app)
+	if !ok {
+		return false
+	}
+	_, ok = a.(apps.PerSpoke)
+	return ok
 }
 
 // execRequest is the permission for s's app to run, showing what it will
@@ -196,6 +275,9 @@ func (o *Operator) shared(tr *turnRun, s Step, sh *share) {
 	for via, v := range sh.sources {
 		tr.ledger.allowed(s.App, via, v)
 	}
+	tr.mu.Lock()
+	maps.Copy(tr.entities, sh.entities)
+	tr.mu.Unlock()
 	tr.received(s.ID, sh.labels)
 }
 

@@ -29,8 +29,8 @@ func TestOneDialogPerStep(t *testing.T) {
 			p := permissionstest.NewPrompter(answer)
 			notes, mail := fakeNotes("notes", "airport at 9"), fakeMail("", "x")
 			plan := ollamatest.JSON(map[string]any{"steps": []map[string]any{
-				step("s1", "notes.search", `CALL notes.search {"query":"airport"}`),
-				step("s2", "mail.search", `CALL mail.search {"query":"airport"}`, "s1"),
+				bind(step("s1", "notes.search", `CALL notes.search {"query":"airport"}`), "query", "airport"),
+				bind(step("s2", "mail.search", `CALL mail.search {"query":"airport"}`, "s1"), "query", "from:s1.notes.body"),
 			}})
 			// notes may run without asking: only s2 needs a person.
 			rules := []permissions.Rule{{Effect: permissions.EffectAllow, Kind: "exec", Object: "notes", Where: "test"}}

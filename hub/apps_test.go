@@ -284,8 +284,8 @@ func TestFaultyAppFailsOnlyItsStep(t *testing.T) {
 			script := func(req *api.ChatRequest) ollamatest.Reply {
 				if len(req.Format) > 0 {
 					return ollamatest.JSON(map[string]any{"steps": []map[string]any{
-						{"id": "s1", "functionality": "health.diagnose", "query": "headache", "depends_on": []string{}, "app": app},
-						{"id": "s2", "functionality": "health.diagnose", "query": "headache", "depends_on": []string{}, "app": "symptom_solver"},
+						{"id": "s1", "functionality": "health.diagnose", "query": "headache", "depends_on": []string{}, "app": app, "bind": []map[string]string{{"arg": "symptoms", "value": "headache"}}},
+						{"id": "s2", "functionality": "health.diagnose", "query": "headache", "depends_on": []string{}, "app": "symptom_solver", "bind": []map[string]string{{"arg": "symptoms", "value": "headache"}}},
 					}})
 				}
 				return ollamatest.Gullible()(req)

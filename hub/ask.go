@@ -203,6 +203,9 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		plan = vanillaPlan()
 	} else {
 		in := PlanInput{Query: it.Input, Functionalities: o.catalogNow(), NamedApps: o.namedApps(it.Input), Private: rs.private}
+		if o.opts.Apps != nil {
+			in.Catalog = o.opts.Apps.Catalog()
+		}
 		if !rs.fresh {
 			var err error
 			if in.History, err = o.history(rs.ns, chat, it.Seq); err != nil {

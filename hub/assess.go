@@ -61,6 +61,9 @@ type assessment struct {
 	provenance   []permissions.Provenance
 	// inWhy: the labels and instructions are already named in why.
 	inWhy bool
+	// freeText are fields of free text an app wrote that the request
+	// carries to an app outside bulkhead's process.
+	freeText []string
 }
 
 // foreign lists the decisive values that did not come from the user
@@ -104,6 +107,9 @@ func (a assessment) concerns() []permissions.Concern {
 	if len(a.foreign()) > 0 {
 		out = append(out, permissions.ConcernForeign)
 	}
+	if len(a.freeText) > 0 {
+		out = append(out, permissions.ConcernFreeText)
+	}
 	return out
 }
 
@@ -132,13 +138,17 @@ func (a assessment) String() string {
 	if f := a.foreign(); len(f) > 0 {
 		parts = append(parts, "values you did not type: "+strings.Join(f, "; "))
 	}
+	if len(a.freeText) > 0 {
+		parts = append(parts, fmt.Sprintf("carries free text an app wrote (%s) to %s, which runs outside bulkhead", strings.Join(a.freeText, ", "), a.receiver))
+	}
 	return strings.Join(parts, "; ")
 }
 
 // settled is the judgement with what the request carries taken into
 // account: a flow the plan expected is no longer what it expected when it
-// carries data its receiver is not cleared for (invariant 6) or
-// instruction-like text (the plan expected typed values, not orders).
+// carries data its receiver is not cleared for (invariant 6). Whether
+// text reads as instructions does not decide what is expected (the
+// detector is a signal, and a concern of its own, never a defence).
 func (a assessment) settled() assessment {
 	if !a.expected {
 		return a
@@ -146,9 +156,6 @@ func (a assessment) settled() assessment {
 	var why []string
 	if len(a.labels) > 0 {
 		why = append(why, fmt.Sprintf("it carries %s data, which %s is not cleared for", strings.Join(a.labels, ", "), a.receiver))
-	}
-	if len(a.instructions) > 0 {
-		why = append(why, "it carries instruction-like text")
 	}
 	if len(why) > 0 {
 		a.expected = false

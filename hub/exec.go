@@ -70,6 +70,9 @@ func (o *Operator) execute(ctx context.Context, tr *turnRun) (spokes.Result, err
 				} else if sr.Value == nil {
 					sr.Error = "the app produced no result"
 				}
+				if sr.Value != nil {
+					tr.setValue(s.ID, sr.Value)
+				}
 				mu.Lock()
 				total.Add(res.Usage)
 				done[s.ID] = sr
@@ -166,7 +169,7 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 	app := s.App
 	// In a plan of several steps the synthesis answers: an app step ends
 	// with its typed value.
-	task := spokes.Task{Chat: tr.chat, Query: query, Functionality: s.Functionality, Data: data, Fresh: fresh, NoLog: fresh, ValueOnly: !stream && s.App != VanillaApp,
+	task := spokes.Task{Chat: tr.chat, Query: query, Functionality: s.Functionality, Data: data, Bound: boundLines(s), Fresh: fresh, NoLog: fresh, ValueOnly: !stream && s.App != VanillaApp,
 		OnCall: func(fn string, args json.RawMessage) {
 			tr.emit(Event{Kind: EventAppCall, App: app, Function: fn, Args: args})
 		},
@@ -193,6 +196,10 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 	if res.Logged != 0 {
 		tr.serve(app)
 	}
+	if err == nil && !stream && s.App != VanillaApp && res.Value == nil {
+		// Never silently: the step says why it has no value.
+		err = fmt.Errorf("no value: %s", tr.noValue(s, o.mappedFunction(s.App, s.Functionality)))
+	}
 	if res.Value != nil && o.opts.Apps != nil {
 		// What crosses the bulkhead must match the catalog's schema, and
 		// carries only what the schema declares.
@@ -207,6 +214,22 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 		o.recordResult(ctx, tr, app, s.Functionality, res.Value)
 	}
 	return res, err
+}
+
+// boundLines are the step's bindings as its spoke's model reads them.
+func boundLines(s Step) []string {
+	var out []string
+	for _, b := range s.Bind {
+		switch {
+		case b.Value != "":
+			out = append(out, fmt.Sprintf("%s: %q", b.Arg, b.Value))
+		case b.From != "":
+			out = append(out, fmt.Sprintf("%s: the value of %q in the shared data", b.Arg, b.From))
+		case b.Entity != "":
+			out = append(out, fmt.Sprintf("%s: the value of %q in the shared data", b.Arg, b.Entity))
+		}
+	}
+	return out
 }
 
 // freshSpoke starts a vanilla spoke with no history that logs nothing;

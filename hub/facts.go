@@ -176,6 +176,10 @@ func (o *Operator) gatherFacts(tr *turnRun, s Step, sh *share) []string {
 			continue
 		}
 		sh.add(name, quote(e.Value))
+		sh.entities[name] = e.Value
+		if strings.Contains(e.Value, guard.MarkerPrefix) {
+			sh.masked = append(sh.masked, name)
+		}
 		names = append(names, name)
 		sh.labels = append(sh.labels, e.Labels...)
 		src := o.entitySource(e.Source)

@@ -51,11 +51,11 @@ type exchange struct {
 // expectCall judges a call of the gate's app's function fn with args in
 // the step the context names: expected when the step is the app's, fn is
 // the function its functionality maps to, it is the step's first call of
-// fn, every decisive argument is the user's own for this step (typedFor;
-// a boolean left at its default), and — for a call that writes or cannot
-// be undone — no other argument carries an address, a URL or a path the
-// user did not type. why says what the plan expects, or why this call is
-// not it.
+// fn, every decisive argument equals one of the step's bindings for it
+// (unbound: a flag left at its default, an empty value), and — for a call
+// that writes or cannot be undone — no other argument carries an
+// address, a URL or a path that is not in the request or a binding. why
+// says what the plan expects, or why this call is not it.
 func (g *gate) expectCall(ctx context.Context, tr *turnRun, fn apps.Function, args json.RawMessage) (bool, string) {
 	if tr == nil {
 		return false, "no request is running"
@@ -75,7 +75,7 @@ func (g *gate) expectCall(ctx context.Context, tr *turnRun, fn apps.Function, ar
 	if n := tr.count("call", s.ID, fn.Name); n > 1 {
 		return false, fmt.Sprintf("call %d of %s in step %s, which expects one", n, fn.Name, s.ID)
 	}
-	if why := tr.keysNotTyped(args, fn.KeyArgs(), fn.Params, s.ID, g.app, fn.Effect == apps.EffectRead); why != "" {
+	if why := tr.unbound(args, fn.KeyArgs(), fn.Params, s, g.app); why != "" {
 		return false, why
 	}
 	if fn.Effect != apps.EffectRead {
@@ -83,24 +83,22 @@ func (g *gate) expectCall(ctx context.Context, tr *turnRun, fn apps.Function, ar
 			return false, why
 		}
 	}
-	return true, fmt.Sprintf("step %s, one call of %s", s.ID, fn.Name)
+	return true, fmt.Sprintf("step %s, one call of %s%s", s.ID, fn.Name, tr.boundWords(args, fn.KeyArgs(), s))
 }
 
-// keysNotTyped says why the decisive values of args are not the user's
-// own for step ("" when they are): each string and number must be held
-// whole by the user's words or the plan's text for that step (a value
-// typed for another step of the plan does not count) — or, for a call
-// that only reads, be a whole field of data the user let flow to the app
-// (looking up what an earlier step found); each boolean or null must be
-// the function's default (false or null when it declares none). A call
-// that writes or cannot be undone never takes a decisive value from data:
-// the data would be choosing where things go.
-func (t *turnRun) keysNotTyped(args json.RawMessage, keys []string, params json.RawMessage, step, app string, read bool) string {
+// unbound says why the decisive values of args are not what step s
+// declares ("" when they are): each string and number must equal one of
+// the step's bindings for its argument (bound.go: a literal of the
+// request, a field of an earlier step's result, a hub entity) — a value
+// the user typed in an earlier turn, or for another step, or a value of
+// data the user let flow, is not a binding; each boolean or null must be
+// the function's default (false or null when it declares none), and an
+// empty string counts as none, unless the step binds the argument.
+func (t *turnRun) unbound(args json.RawMessage, keys []string, params json.RawMessage, s Step, app string) string {
 	var v map[string]any
 	if json.Unmarshal(args, &v) != nil {
 		return ""
 	}
-	single := len(t.plan.Steps) == 1
 	defaults := schemaDefaults(params)
 	var why string
 	for _, k := range keys {
@@ -108,34 +106,61 @@ func (t *turnRun) keysNotTyped(args json.RawMessage, keys []string, params json.
 		if !ok || why != "" {
 			continue
 		}
+		bound := t.bound(s, k)
 		walkLeaves(x, k, func(path, _ string, leaf any) {
 			if why != "" {
 				return
 			}
-			switch leaf.(type) {
-			case bool, nil:
-				d, has := defaults[k]
-				if has && path == k && jsonEqual(d, leaf) || !has && (leaf == nil || leaf == false) {
+			if len(bound) == 0 {
+				switch l := leaf.(type) {
+				case bool, nil:
+					d, has := defaults[k]
+					if has && path == k && jsonEqual(d, leaf) || !has && (leaf == nil || leaf == false) {
+						return
+					}
+					why = fmt.Sprintf("%s is %v, which the plan did not bind", path, leaf)
 					return
-				}
-				why = fmt.Sprintf("%s is %v, which you did not ask for", path, leaf)
-			default:
-				if t.ledger.typedFor(leaf, step, single) {
-					return
-				}
-				if src, _ := t.ledger.sourceOf(leaf, app); read && src == permissions.ProvenanceAllowed {
-					return
-				}
-				if t.ledger.typedAnywhere(leaf) {
-					why = fmt.Sprintf("%s is a value you typed for another step", path)
-					return
+				case string:
+					if normValue(l) == "" {
+						return
+					}
 				}
 				src, via := t.ledger.sourceOf(leaf, app)
-				why = fmt.Sprintf("%s came %s", path, describeSource(permissions.Provenance{Source: src, Via: via}))
+				why = fmt.Sprintf("%s has no binding in the plan (the value came %s)", path, describeSource(permissions.Provenance{Source: src, Via: via}))
+				return
 			}
+			for _, b := range bound {
+				if sameValue(leaf, b.v) {
+					return
+				}
+			}
+			src, via := t.ledger.sourceOf(leaf, app)
+			why = fmt.Sprintf("%s is %s, not what the plan bound (%s); the value came %s", path, clip(fmt.Sprint(leaf), 80), bound[0].words(), describeSource(permissions.Provenance{Source: src, Via: via}))
 		})
 	}
 	return why
+}
+
+// boundWords says, for an expected call, which bindings its decisive
+// values equal: " (to bound by the plan from your words: …)".
+func (t *turnRun) boundWords(args json.RawMessage, keys []string, s Step) string {
+	var v map[string]any
+	if json.Unmarshal(args, &v) != nil {
+		return ""
+	}
+	var parts []string
+	for _, k := range keys {
+		if _, ok := v[k]; !ok {
+			continue
+		}
+		if bs := t.bound(s, k); len(bs) > 0 {
+			parts = append(parts, k+" "+bs[0].b.describe())
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 // carriesUntyped says which argument besides the decisive ones carries an
@@ -174,8 +199,16 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 	var prov []permissions.Provenance
 	if tr != nil {
 		prov = tr.ledger.trace(args, fn.KeyArgs(), g.app, fn.Params)
+		if s, ok := tr.plan.step(stepOf(ctx)); ok && s.App == g.app {
+			prov = tr.markBound(prov, args, s)
+		}
 	}
 	exp, why := g.expectCall(ctx, tr, fn, args)
+	if !exp && tr != nil {
+		if s, ok := tr.plan.step(stepOf(ctx)); ok && s.App == g.app && g.o.mappedFunction(g.app, s.Functionality) == fn.Name {
+			tr.noteUnmet(s.ID, why)
+		}
+	}
 	a := assessment{expected: exp, why: why, instructions: instructionsIn(args, prov), provenance: prov}
 	switch fn.Effect {
 	case apps.EffectRead:
@@ -229,10 +262,11 @@ func (g *gate) expectRequest(ctx context.Context, tr *turnRun, fn, target string
 	if !ok || s.App != g.app {
 		return false, fmt.Sprintf("no step of the plan runs %s here", g.app)
 	}
+	var routedTo Step
 	routed := false
 	for _, d := range s.DependsOn {
 		if t, ok := tr.plan.step(d); ok && t.Functionality == fn && t.App == target {
-			routed = true
+			routed, routedTo = true, t
 		}
 	}
 	if !routed {
@@ -241,10 +275,12 @@ func (g *gate) expectRequest(ctx context.Context, tr *turnRun, fn, target string
 	if n := tr.count("isc", s.ID, fn); n > 1 {
 		return false, fmt.Sprintf("request %d for %s in step %s, which expects one", n, fn, s.ID)
 	}
-	if why := tr.keysNotTyped(args, entry.KeyArgs(), entry.Request, s.ID, g.app, true); why != "" {
+	// The request is the plan's own step of fn: its values are that
+	// step's bindings.
+	if why := tr.unbound(args, entry.KeyArgs(), entry.Request, routedTo, g.app); why != "" {
 		return false, why
 	}
-	return true, fmt.Sprintf("step %s gets %s from %s", s.ID, fn, target)
+	return true, fmt.Sprintf("step %s gets %s from %s, as step %s%s", s.ID, fn, target, routedTo.ID, tr.boundWords(args, entry.KeyArgs(), routedTo))
 }
 
 // Request is inter-spoke communication (DESIGN.md §2): the caller is the
@@ -296,6 +332,9 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 	var expected bool
 	for _, c := range cands {
 		exp, why := g.expectRequest(ctx, tr, functionality, c, args, entry)
+		if t, ok := tr.routedStep(stepOf(ctx), functionality, c); ok {
+			prov = tr.markBound(prov, args, t)
+		}
 		if len(cands) > 1 {
 			exp, why = false, fmt.Sprintf("%s asked for %s, which %d apps offer (%s): the plan did not choose one", g.app, functionality, len(cands), strings.Join(cands, ", "))
 		}
@@ -371,6 +410,21 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 	tr.ledger.allowed(g.app, target+"."+fnName, out)
 	tr.received(step, ra.carried)
 	return out, nil
+}
+
+// routedStep is the step of functionality fn, served by target, that
+// step depends on: the plan's own request of fn, if there is one.
+func (t *turnRun) routedStep(step, fn, target string) (Step, bool) {
+	s, ok := t.plan.step(step)
+	if !ok {
+		return Step{}, false
+	}
+	for _, d := range s.DependsOn {
+		if x, ok := t.plan.step(d); ok && x.Functionality == fn && x.App == target {
+			return x, true
+		}
+	}
+	return Step{}, false
 }
 
 // effectOf is the effect of the function app maps functionality to: the

@@ -267,7 +267,9 @@ func TestDataGrantScopedToLabels(t *testing.T) {
 // user's: the user's own request in a send's body ("send the report to
 // the team") is what was asked for, and the send the plan expected says
 // only that it cannot be undone; the same kind of text from an app's
-// words is still named, and makes the call not expected.
+// words is still named, a concern that makes it no routine request —
+// but it does not decide what the plan expected (the detector is a
+// signal, never a defence).
 func TestInstructionLikeTextOfTheUserIsTheRequest(t *testing.T) {
 	t.Parallel()
 	const asked = "Send the quarterly report to bob@example.com today"
@@ -282,7 +284,7 @@ func TestInstructionLikeTextOfTheUserIsTheRequest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			p := permissionstest.NewPrompter(permissions.AnswerDeny)
-			plan := ollamatest.JSON(map[string]any{"steps": []map[string]any{step("s1", "mail.send", asked)}})
+			plan := ollamatest.JSON(map[string]any{"steps": []map[string]any{bind(step("s1", "mail.send", asked), "to", "bob@example.com")}})
 			call, _ := json.Marshal(map[string]string{"to": "bob@example.com", "subject": "report", "body": tc.body})
 			rig := hubtest.New(t, hubtest.Config{Script: ollamatest.Planned(plan, ollamatest.Gullible()),
 				Apps:    []apps.App{fakeMail("CALL mail.send "+string(call), "x")},
@@ -303,7 +305,7 @@ func TestInstructionLikeTextOfTheUserIsTheRequest(t *testing.T) {
 			if tc.user && (named || !send.Expected || !strings.HasPrefix(send.Warning, "expected by the plan") || !strings.Contains(send.Warning, "cannot be undone")) {
 				t.Fatalf("the user's own request called out: expected %v, %q", send.Expected, send.Warning)
 			}
-			if !tc.user && (!named || send.Expected || !slices.Contains(send.Concerns, permissions.ConcernInstructions)) {
+			if !tc.user && (!named || !send.Expected || send.Routine() || !slices.Contains(send.Concerns, permissions.ConcernInstructions)) {
 				t.Fatalf("an app's instruction-like text must be named: expected %v, %q", send.Expected, send.Warning)
 			}
 		})

@@ -59,9 +59,9 @@ func TestFollowUpAcrossAppsThroughHubEntities(t *testing.T) {
 			case isExtract(req):
 				return ollamatest.JSON(map[string]any{"entities": []any{}})
 			case isPlan(req) && strings.Contains(q[strings.LastIndex(q, "Request: ")+1:], "Book"):
-				return plan(map[string]any{"id": "s1", "functionality": "trip.book"})
+				return plan(bind(map[string]any{"id": "s1", "functionality": "trip.book"}, "destination", "Lisbon"))
 			case isPlan(req) && strings.Contains(string(req.Format), `"trip.dates"`):
-				return plan(map[string]any{"id": "s1", "functionality": "calendar.cancel", "needs": []string{"trip.dates"}})
+				return plan(bind(map[string]any{"id": "s1", "functionality": "calendar.cancel", "needs": []string{"trip.dates"}}, "dates", "entity:trip.dates"))
 			case isPlan(req):
 				return plan(map[string]any{"id": "s1", "functionality": "calendar.cancel"})
 			case lastRole(req, "tool") != "":

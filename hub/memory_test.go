@@ -185,7 +185,7 @@ func TestDataReachesASpokeOnlyAfterADataGrant(t *testing.T) {
 					case isPlan(req) && strings.Contains(string(req.Format), "trip.dates"):
 						return plan(map[string]any{"id": "s1", "functionality": "travel.plan_trip", "needs": []string{"trip.dates"}})
 					case isPlan(req):
-						return plan(map[string]any{"id": "s1", "functionality": "travel.plan_trip"})
+						return plan(bind(map[string]any{"id": "s1", "functionality": "travel.plan_trip"}, "destination", "Lisbon"))
 					case isExtract(req):
 						return ollamatest.JSON(map[string]any{"entities": []any{}})
 					}
@@ -329,7 +329,7 @@ func TestUserFactsAreNotOverwrittenByApps(t *testing.T) {
 		script: func(req *api.ChatRequest) ollamatest.Reply {
 			switch {
 			case isPlan(req):
-				return plan(map[string]any{"id": "s1", "functionality": "travel.plan_trip"})
+				return plan(bind(map[string]any{"id": "s1", "functionality": "travel.plan_trip"}, "destination", "Lisbon"))
 			case isExtract(req), isSummary(req):
 				return ollamatest.JSON(map[string]any{"entities": []any{}, "summary": "s"})
 			}

@@ -150,7 +150,7 @@ func catalogView(reg *apps.Registry) []Functionality {
 		return out
 	}
 	for _, f := range reg.Functionalities() {
-		out = append(out, Functionality{Name: f.Name, Description: f.Description})
+		out = append(out, Functionality{Name: f.Name, Description: f.Description, Args: catalogArgs(f)})
 	}
 	return out
 }

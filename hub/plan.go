@@ -19,6 +19,9 @@ const ChatFunctionality = "chat"
 type Functionality struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	// Args are the arguments its request takes, decisive ones first: what
+	// a step may bind.
+	Args []string `json:"args,omitempty"`
 }
 
 // Plan is the hub's typed plan for one request (docs/plan.md).
@@ -28,6 +31,9 @@ type Plan struct {
 	// the operator routed the request to the vanilla spoke instead.
 	Fallback bool   `json:"fallback,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// Dropped says which bindings the operator dropped, and why (a
+	// literal that is not in the request, say).
+	Dropped []string `json:"dropped,omitempty"`
 }
 
 // Step is one unit of work, served by one app's spoke.
@@ -40,6 +46,9 @@ type Step struct {
 	// Needs names entities the hub holds whose values the step needs; the
 	// operator shares them only after a data permission.
 	Needs []string `json:"needs,omitempty"`
+	// Bind declares the values the step expects for its function's
+	// arguments (bind.go): only what equals a binding is the user's own.
+	Bind []Binding `json:"bind,omitempty"`
 }
 
 // Apps lists the distinct apps the plan uses, in step order.
@@ -109,6 +118,7 @@ func planSchema(fns []Functionality, namedApps, facts []string) json.RawMessage 
 						"depends_on":    map[string]any{"type": "array", "maxItems": maxSteps, "items": map[string]any{"type": "string", "maxLength": 24}},
 						"app":           appProp(namedApps),
 						"needs":         needsProp(facts),
+						"bind":          bindProp(facts),
 					},
 					"required": []string{"id", "functionality", "query", "depends_on"},
 				},
@@ -142,12 +152,13 @@ func needsProp(facts []string) map[string]any {
 // draft is what the planner's model writes; apps are the operator's call.
 type draft struct {
 	Steps []struct {
-		ID            string   `json:"id"`
-		Functionality string   `json:"functionality"`
-		Query         string   `json:"query"`
-		DependsOn     []string `json:"depends_on"`
-		App           string   `json:"app"`
-		Needs         []string `json:"needs"`
+		ID            string    `json:"id"`
+		Functionality string    `json:"functionality"`
+		Query         string    `json:"query"`
+		DependsOn     []string  `json:"depends_on"`
+		App           string    `json:"app"`
+		Needs         []string  `json:"needs"`
+		Bind          []Binding `json:"bind"`
 	} `json:"steps"`
 }
 
@@ -157,8 +168,10 @@ var errUnusable = errors.New("unusable plan")
 // parsePlan decodes and validates model output against the installed
 // functionalities; route maps a functionality to the app that serves it
 // ("" when several do). A step may name an app only if the user typed it,
-// and need only entities the hub holds (facts).
-func parsePlan(out string, route func(fn, app string) (string, bool), named, facts []string) (Plan, error) {
+// and need only entities the hub holds (facts). Its bindings are checked
+// against env (checkBindings): one that does not hold is dropped, and
+// the plan says so.
+func parsePlan(out string, route func(fn, app string) (string, bool), named, facts []string, env bindEnv) (Plan, error) {
 	out = strings.TrimSpace(out)
 	// Some models wrap JSON in a code fence even with a schema.
 	out = strings.TrimPrefix(strings.TrimSuffix(out, "```"), "```json")
@@ -210,8 +223,19 @@ func parsePlan(out string, route func(fn, app string) (string, bool), named, fac
 				needs = append(needs, n)
 			}
 		}
+		step := Step{ID: id, Functionality: s.Functionality, App: app, Query: strings.TrimSpace(s.Query), DependsOn: deps, Needs: needs, Bind: s.Bind}
+		earlier := map[string]Step{}
+		for _, e := range p.Steps {
+			earlier[e.ID] = e
+		}
+		p.Dropped = append(p.Dropped, checkBindings(env, &step, earlier)...)
+		for _, n := range step.Needs {
+			if !slices.Contains(facts, n) {
+				return Plan{}, fmt.Errorf("%w: step %q needs %q, which the hub does not hold", errUnusable, id, n)
+			}
+		}
 		seen[id] = true
-		p.Steps = append(p.Steps, Step{ID: id, Functionality: s.Functionality, App: app, Query: strings.TrimSpace(s.Query), DependsOn: deps, Needs: needs})
+		p.Steps = append(p.Steps, step)
 	}
 	return p, nil
 }

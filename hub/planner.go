@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/llm"
 )
 
@@ -43,6 +45,26 @@ type PlanInput struct {
 	// Private: a private turn's planning is logged without a word of what
 	// the model wrote (it may quote the request).
 	Private bool
+	// Catalog holds the request and response schemas the plan's bindings
+	// are checked against (hub-owned; nil: no binding holds).
+	Catalog *apps.Catalog
+}
+
+// env is what the plan's bindings are checked against: the request, and
+// the catalog's schemas.
+func (in PlanInput) env() bindEnv {
+	get := func(pick func(apps.Functionality) json.RawMessage) func(string) (json.RawMessage, bool) {
+		return func(fn string) (json.RawMessage, bool) {
+			if in.Catalog == nil {
+				return nil, false
+			}
+			f, ok := in.Catalog.Get(fn)
+			return pick(f), ok
+		}
+	}
+	return bindEnv{query: in.Query,
+		request:  get(func(f apps.Functionality) json.RawMessage { return f.Request }),
+		response: get(func(f apps.Functionality) json.RawMessage { return f.Response })}
 }
 
 // Planner asks the hub's own model for a plan with a `format` schema.
@@ -60,7 +82,14 @@ func NewPlanner(model Model, log *slog.Logger) *Planner {
 }
 
 const plannerSystem = `You are the planner of bulkhead, a local assistant. You never answer the user yourself: you decide which functionalities serve the request.
-Reply with JSON only, following the schema. Split the request into as few steps as possible; each step uses exactly one functionality from the list and carries a short query for it. Use depends_on to name earlier steps whose results a step needs. When a step needs a value the hub holds (listed by name under "Facts"), list its name in needs; never guess a value. When nothing else fits, use one step with the "chat" functionality and the user's request as its query.`
+Reply with JSON only, following the schema. Split the request into as few steps as possible; each step uses exactly one functionality from the list and carries a short query for it. Use depends_on to name earlier steps whose results a step needs.
+In "bind", give the step's arguments (listed after each functionality) the values the request gives them, one object per argument:
+- {"arg": "to", "value": "bob@example.com"}: a value copied exactly from the request;
+- {"arg": "city", "from": "s1.city"}: a field of an earlier step's result;
+- {"arg": "dates", "entity": "trip.dates"}: a fact the hub holds (listed by name under "Facts").
+Bind only values of this request; never guess one, never take one from earlier requests.
+When nothing else fits, use one step with the "chat" functionality and the user's request as its query.
+Example: "email bob@example.com that I am late" → {"steps":[{"id":"s1","functionality":"mail.send","query":"tell bob I am late","depends_on":[],"bind":[{"arg":"to","value":"bob@example.com"}]}]}`
 
 // Plan returns a validated plan and what planning cost. An unusable answer
 // is retried once with the reason; a second one yields the vanilla fallback
@@ -84,7 +113,7 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 			}
 			lastErr = err
 		} else {
-			plan, perr := parsePlan(resp.Message.Content, route, in.NamedApps, in.Facts)
+			plan, perr := parsePlan(resp.Message.Content, route, in.NamedApps, in.Facts, in.env())
 			if perr == nil {
 				return plan, usage, nil
 			}
@@ -112,7 +141,11 @@ func plannerPrompt(in PlanInput) string {
 	var b strings.Builder
 	b.WriteString("Functionalities:\n")
 	for _, f := range in.Functionalities {
-		fmt.Fprintf(&b, "- %s: %s\n", f.Name, f.Description)
+		if len(f.Args) > 0 {
+			fmt.Fprintf(&b, "- %s (%s): %s\n", f.Name, strings.Join(f.Args, ", "), f.Description)
+		} else {
+			fmt.Fprintf(&b, "- %s: %s\n", f.Name, f.Description)
+		}
 	}
 	if len(in.History) > 0 {
 		b.WriteString("\nEarlier requests in this chat (oldest first):\n")

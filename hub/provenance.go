@@ -20,9 +20,10 @@ import (
 // everything an app authored (its outputs, its errors, its description,
 // its memory of earlier turns). Consequential requests are traced against
 // it value by value (trace), so a dialog can say, truthfully, where each
-// value came from; typedFor says whether a decisive value is the user's
-// own for the step at hand. It is safe for concurrent use: spokes of one
-// turn record into it at once.
+// value came from. Whether a decisive value is the user's own for a step
+// is not the ledger's to say: only a binding of the plan makes it that
+// (bind.go). It is safe for concurrent use: spokes of one turn record
+// into it at once.
 //
 // Values are matched whole: a string is held by an origin when one of its
 // texts contains it between value boundaries ("b@example.com" is not in
@@ -79,9 +80,14 @@ const maxLedger = 4 << 20
 func newLedger() *ledger { return &ledger{} }
 
 // user records the user's own words: this request (scopeQuery) or an
-// earlier one of the chat (scopeHistory).
+// earlier one of the chat (scopeHistory, attributed as such: words of an
+// earlier turn are not this request's).
 func (l *ledger) user(scope, text string) {
-	l.add(permissions.ProvenanceUser, "", scope, rankUser, text)
+	source := permissions.ProvenanceUser
+	if scope == scopeHistory {
+		source = permissions.ProvenanceHistory
+	}
+	l.add(source, "", scope, rankUser, text)
 }
 
 // plan records what the hub's planner wrote for a step.
@@ -279,46 +285,10 @@ func (l *ledger) sourceOf(leaf any, app string) (source, via string) {
 	return permissions.ProvenanceUnknown, ""
 }
 
-// typedFor reports whether leaf is the user's own for step: held whole by
-// the user's earlier words, by the planner's text for that step, or — in
-// a plan of one step, whose query is the user's own words — by this
-// request. In a plan of several steps a value the user typed for another
-// step does not count.
-func (l *ledger) typedFor(leaf any, step string, single bool) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, o := range l.origins {
-		ok := false
-		switch o.rank {
-		case rankUser:
-			ok = o.scope == scopeHistory || single && o.scope == scopeQuery
-		case rankPlan:
-			ok = o.scope == step
-		}
-		if ok && o.holds(leaf) {
-			return true
-		}
-	}
-	return false
-}
-
-// typedAnywhere reports whether leaf is held whole by any of the user's
-// words or the plan's texts.
-func (l *ledger) typedAnywhere(leaf any) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, o := range l.origins {
-		if (o.rank == rankUser || o.rank == rankPlan) && o.holds(leaf) {
-			return true
-		}
-	}
-	return false
-}
-
 // untypedAtoms lists the addresses, URLs and paths inside a text value
-// that the user did not type (in any of their words or the plan's), with
-// where each came from: what a message, a file or a command would carry
-// to a place the user never named.
+// that are not in this request or the plan's texts (an earlier turn's
+// words do not count), with where each came from: what a message, a file
+// or a command would carry to a place the user never named.
 func (l *ledger) untypedAtoms(s, app string) []string {
 	var out []string
 	for _, a := range reAtom().FindAllString(normSpace(s), 16) {
@@ -329,7 +299,7 @@ func (l *ledger) untypedAtoms(s, app string) []string {
 		typed := false
 		l.mu.Lock()
 		for _, o := range l.origins {
-			if (o.rank == rankUser || o.rank == rankPlan) && o.atoms[k] {
+			if (o.rank == rankUser && o.scope == scopeQuery || o.rank == rankPlan) && o.atoms[k] {
 				typed = true
 			}
 		}
@@ -584,6 +554,13 @@ func describeSource(p permissions.Provenance) string {
 	switch p.Source {
 	case permissions.ProvenanceUser:
 		return "typed by you"
+	case permissions.ProvenanceBound:
+		if p.Via != "" {
+			return p.Via
+		}
+		return "bound by the plan"
+	case permissions.ProvenanceHistory:
+		return "from your words in an earlier turn, not this request"
 	case permissions.ProvenancePlan:
 		return "from the hub's plan of your request"
 	case permissions.ProvenanceDefault:

@@ -50,6 +50,38 @@ type turnRun struct {
 	// got are the data labels each step has received (shared data, ISC
 	// answers): its result carries them on, with its own.
 	got map[string][]string
+	// values are the typed values of the steps that ended, and entities
+	// the hub entities the turn shared: what the bindings refer to.
+	values   map[string]json.RawMessage
+	entities map[string]string
+	// unmet says, per step, why the call of its function was not the one
+	// its plan bound (so a step with no value can say why).
+	unmet map[string]string
+}
+
+// noteUnmet keeps why a call of step's function was not the expected one.
+func (t *turnRun) noteUnmet(step, why string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.unmet[step] = why
+}
+
+// noValue says why step s ended without a typed value.
+func (t *turnRun) noValue(s Step, fn string) string {
+	t.mu.Lock()
+	why := t.unmet[s.ID]
+	t.mu.Unlock()
+	if why != "" {
+		return fmt.Sprintf("%s called %s, but not as the plan bound it: %s", s.App, fn, why)
+	}
+	return fmt.Sprintf("%s made no call of %s", s.App, fn)
+}
+
+// setValue keeps the typed value of a step that ended.
+func (t *turnRun) setValue(step string, v json.RawMessage) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.values[step] = v
 }
 
 // received notes that step now holds data with labels.
@@ -114,7 +146,8 @@ func (t *turnRun) servedApps() []string {
 func (o *Operator) startTurn(rs runSpec, it memory.Interaction, emit func(Event)) *turnRun {
 	tr := &turnRun{st: rs.st, chat: it.Chat, seq: it.Seq, query: it.Input, private: rs.private, fresh: rs.fresh,
 		emitFn: emit, execOK: map[string]bool{}, own: map[string]*spokes.Spoke{},
-		ledger: newLedger(), counts: map[string]int{}, context: map[string]bool{}, got: map[string][]string{}}
+		ledger: newLedger(), counts: map[string]int{}, context: map[string]bool{}, got: map[string][]string{},
+		values: map[string]json.RawMessage{}, entities: map[string]string{}, unmet: map[string]string{}}
 	tr.ledger.user(scopeQuery, it.Input)
 	if rs.fresh {
 		tr.seq = 0

@@ -125,6 +125,8 @@ const (
 	ConcernInstructions Concern = "instruction-like" // it carries instruction-like text
 	ConcernForeign      Concern = "foreign-values"   // a decisive value did not come from the user
 	ConcernNetwork      Concern = "network"          // it lets an app's process send what it read to a host
+	ConcernFreeText     Concern = "free-text"        // it carries an app's free text to an app outside bulkhead's process
+	ConcernChoice       Concern = "choice"           // it chooses among apps the plan left open
 )
 
 // Provenance is where one value of a request came from.
@@ -152,14 +154,22 @@ const (
 	ProvenanceAllowed = "allowed" // a whole field of data the user let flow to this app (a data or collab answer)
 	ProvenanceDefault = "default" // the function's declared default (a boolean or null left as it is)
 	ProvenanceUnknown = "unknown" // written by a model, from no value the hub saw
+	// ProvenanceBound: equal to a binding of the plan's step (Via says
+	// which: a literal of the request, a field of an earlier step, an
+	// entity).
+	ProvenanceBound = "bound"
+	// ProvenanceHistory: the user's words in an earlier turn of the chat,
+	// not this request — no binding, so not the user's for this step.
+	ProvenanceHistory = "history"
 )
 
-// Trusted reports whether the value is the user's: typed by them, written
-// by the hub's planner from their words, or the function's default. Data
-// the user let flow is not: an app chose those values.
+// Trusted reports whether the value is the user's: typed in this request,
+// written by the hub's planner from it, bound by the plan, or the
+// function's default. Data the user let flow is not (an app chose those
+// values), nor words of an earlier turn.
 func (p Provenance) Trusted() bool {
 	switch p.Source {
-	case ProvenanceUser, ProvenancePlan, ProvenanceDefault:
+	case ProvenanceUser, ProvenancePlan, ProvenanceDefault, ProvenanceBound:
 		return true
 	}
 	return false

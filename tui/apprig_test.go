@@ -67,6 +67,9 @@ var (
 		Detail: "Run mail for: check my mail", Warning: "expected by the plan", Expected: true}
 )
 
+// rideBinds are what the planner binds of ridesQuery.
+var rideBinds = []map[string]string{{"arg": "from", "value": "airport"}, {"arg": "to", "value": "downtown"}}
+
 // ridesInTurn is the gullible model with the ride steps planned one after
 // the other (quick_ride gets metro_hail's result), so the order of events,
 // and of what the UI draws, is fixed.
@@ -75,8 +78,8 @@ func ridesInTurn() ollamatest.Script {
 	return func(req *api.ChatRequest) ollamatest.Reply {
 		if len(req.Format) > 0 {
 			return ollamatest.JSON(map[string]any{"steps": []map[string]any{
-				{"id": "s1", "functionality": "ride.estimate_fare", "query": ridesQuery, "depends_on": []string{}, "app": "metro_hail"},
-				{"id": "s2", "functionality": "ride.estimate_fare", "query": ridesQuery, "depends_on": []string{"s1"}, "app": "quick_ride"},
+				{"id": "s1", "functionality": "ride.estimate_fare", "query": ridesQuery, "depends_on": []string{}, "app": "metro_hail", "bind": rideBinds},
+				{"id": "s2", "functionality": "ride.estimate_fare", "query": ridesQuery, "depends_on": []string{"s1"}, "app": "quick_ride", "bind": rideBinds},
 			}})
 		}
 		return g(req)

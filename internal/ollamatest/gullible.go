@@ -220,6 +220,9 @@ func (g *gullible) plan(format json.RawMessage) map[string]any {
 		if app != "" {
 			s["app"] = app
 		}
+		if b := binds(fn, q); len(b) > 0 {
+			s["bind"] = b
+		}
 		steps = append(steps, s)
 	}
 	switch {
@@ -248,6 +251,35 @@ func (g *gullible) plan(format json.RawMessage) map[string]any {
 		add("chat", "")
 	}
 	return map[string]any{"steps": steps}
+}
+
+// binds are the arguments a careful planner binds from the request, as
+// the plan's schema asks: the values it copies from the request's words.
+func binds(fn, q string) []map[string]string {
+	var out []map[string]string
+	bind := func(arg, v string) {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, map[string]string{"arg": arg, "value": v})
+		}
+	}
+	switch fn {
+	case "mail.send":
+		if m := reSendMail.FindStringSubmatch(q); m != nil {
+			bind("to", m[1])
+		}
+	case "ride.estimate_fare":
+		if m := reFromTo.FindStringSubmatch(q); m != nil {
+			bind("from", m[1])
+			bind("to", m[2])
+		}
+	case "travel.plan_trip":
+		if m := reTripTo.FindStringSubmatch(q); m != nil {
+			bind("destination", m[1])
+		}
+	case "health.diagnose":
+		bind("symptoms", strings.TrimSpace(q))
+	}
+	return out
 }
 
 // tool finds an offered tool: "fn" in an app spoke, "app__fn" in the
@@ -300,10 +332,21 @@ type call struct {
 }
 
 // todo is what the user asked for, then what the context told it to do.
-func (g *gullible) todo() []call {
-	var out []call
-	// The request is what comes before any data shared with it.
+func (g *gullible) todo() (out []call) {
+	own := 0
+	// The request is what comes before the plan's arguments and any data
+	// shared with it; it uses the arguments the plan gives, as they are.
 	q, _, _ := strings.Cut(g.query, "\n\nData the user shared")
+	q, bound, _ := strings.Cut(q, "\n\nArguments the plan gives")
+	defer func() {
+		for _, c := range out[:min(len(out), own)] {
+			for k, v := range boundArgs(bound) {
+				if _, ok := c.args[k]; ok {
+					c.args[k] = v
+				}
+			}
+		}
+	}()
 	switch {
 	case reSendMail.MatchString(q):
 		to := reSendMail.FindStringSubmatch(q)[1]
@@ -351,8 +394,24 @@ func (g *gullible) todo() []call {
 	case reSymptom.MatchString(q):
 		out = append(out, call{g.tool("symptom_solver", "diagnose"), map[string]any{"symptoms": q}})
 	}
+	own = len(out)
 	out = append(out, g.injected()...)
 	return append(out, g.directed()...)
+}
+
+// reBound is one argument the plan gives: `- to: "bob@example.com"`.
+var reBound = regexp.MustCompile(`(?m)^- (\w+): ("(?:[^"\\]|\\.)*")$`)
+
+// boundArgs reads the literal arguments the plan gives a request.
+func boundArgs(text string) map[string]any {
+	out := map[string]any{}
+	for _, m := range reBound.FindAllStringSubmatch(text, -1) {
+		var v string
+		if json.Unmarshal([]byte(m[2]), &v) == nil {
+			out[m[1]] = v
+		}
+	}
+	return out
 }
 
 // medicalFacts is every sentence about health it has seen.

@@ -1,0 +1,418 @@
+package hub
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+)
+
+// Binding is what a plan's step declares it expects for one argument of
+// its functionality (docs/plan.md): a literal the planner took from the
+// current request, a typed field of an earlier step's result, or a hub
+// entity the step needs. A decisive value of a call is the user's own for
+// the step only when it equals one of the step's bindings for that
+// argument; nothing else the user ever typed counts.
+type Binding struct {
+	Arg string `json:"arg"`
+	// Value is a literal of the current request ("bob@example.com").
+	Value string `json:"value,omitempty"`
+	// From is a field of an earlier step's result ("s1.city",
+	// "s1.messages.id": every id of the messages s1 found).
+	From string `json:"from,omitempty"`
+	// Entity is a hub entity the step needs ("trip.dates").
+	Entity string `json:"entity,omitempty"`
+	// Quote is the request's words around Value, for the dialog; set by
+	// the operator.
+	Quote string `json:"quote,omitempty"`
+}
+
+// maxBindings bounds a step's bindings.
+const maxBindings = 8
+
+// bindProp is the schema of a step's bindings. Each names the argument
+// and one of value, from, entity; facts are the entities the hub holds.
+func bindProp(facts []string) map[string]any {
+	entity := map[string]any{"type": "string", "maxLength": 0}
+	if len(facts) > 0 {
+		entity = map[string]any{"type": "string", "enum": append([]string{""}, facts...)}
+	}
+	return map[string]any{"type": "array", "maxItems": maxBindings, "items": map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"arg":    map[string]any{"type": "string", "minLength": 1, "maxLength": 40},
+			"value":  map[string]any{"type": "string", "maxLength": 200},
+			"from":   map[string]any{"type": "string", "maxLength": 64},
+			"entity": entity,
+		},
+		"required": []string{"arg"},
+	}}
+}
+
+// reFrom is a reference to a field of a step's result: "s1.city",
+// "s1.messages.id".
+var reFrom = regexp.MustCompile(`^([A-Za-z0-9_-]{1,24})\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$`)
+
+// bindEnv is what the operator checks bindings against.
+type bindEnv struct {
+	query string // the current request, the only source of literals
+	// request and response schemas by functionality (the hub's catalog)
+	request, response func(fn string) (json.RawMessage, bool)
+}
+
+// checkBindings keeps the bindings of step s that hold and says why each
+// other is dropped: a literal must stand whole in the current request; a
+// reference must name a step before s (it becomes a dependency) and a
+// field its functionality's result declares; an entity must be one s
+// needs (it becomes one); the argument must be one of the
+// functionality's (any name for chat, whose bindings are what it gets to
+// read).
+func checkBindings(env bindEnv, s *Step, earlier map[string]Step) (dropped []string) {
+	var keep []Binding
+	for _, b := range s.Bind {
+		b.Arg = strings.TrimSpace(b.Arg)
+		b.Value, b.From, b.Entity = strings.TrimSpace(b.Value), strings.TrimSpace(b.From), strings.TrimSpace(b.Entity)
+		why := ""
+		n := 0
+		for _, x := range []string{b.Value, b.From, b.Entity} {
+			if x != "" {
+				n++
+			}
+		}
+		switch {
+		case b.Arg == "":
+			why = "a binding with no argument"
+		case n != 1:
+			why = fmt.Sprintf("%s: a binding takes exactly one of value, from, entity", b.Arg)
+		case s.Functionality != ChatFunctionality && !hasArg(env, s.Functionality, b.Arg):
+			why = fmt.Sprintf("%s: %s takes no argument %q", b.Arg, s.Functionality, b.Arg)
+		case b.Value != "":
+			q, ok := inRequest(env.query, b.Value)
+			if !ok {
+				why = fmt.Sprintf("%s: %q is not in your request", b.Arg, clip(b.Value, 60))
+			}
+			b.Quote = q
+		case b.From != "":
+			m := reFrom.FindStringSubmatch(b.From)
+			if m == nil {
+				why = fmt.Sprintf("%s: %q is not a field of a step (like s1.city)", b.Arg, clip(b.From, 60))
+				break
+			}
+			src, ok := earlier[m[1]]
+			if !ok {
+				why = fmt.Sprintf("%s: %s is not a step before %s", b.Arg, m[1], s.ID)
+				break
+			}
+			if !hasField(env, src.Functionality, m[2]) {
+				why = fmt.Sprintf("%s: %s (%s) gives no field %q", b.Arg, m[1], src.Functionality, m[2])
+				break
+			}
+			if !slices.Contains(s.DependsOn, m[1]) {
+				s.DependsOn = append(s.DependsOn, m[1])
+			}
+		case b.Entity != "":
+			if !slices.Contains(s.Needs, b.Entity) {
+				s.Needs = append(s.Needs, b.Entity)
+			}
+		}
+		if why != "" {
+			dropped = append(dropped, fmt.Sprintf("step %s: %s", s.ID, why))
+			continue
+		}
+		if len(keep) < maxBindings {
+			keep = append(keep, b)
+		}
+	}
+	s.Bind = keep
+	return dropped
+}
+
+// hasArg reports whether fn's request schema has the top-level argument.
+func hasArg(env bindEnv, fn, arg string) bool {
+	req, ok := env.request(fn)
+	if !ok {
+		return false
+	}
+	return schemaHas(req, []string{arg})
+}
+
+// hasField reports whether fn's response schema has the field path
+// (through objects and the items of arrays).
+func hasField(env bindEnv, fn, path string) bool {
+	if fn == ChatFunctionality {
+		return path == "text"
+	}
+	resp, ok := env.response(fn)
+	if !ok {
+		return false
+	}
+	return schemaHas(resp, strings.Split(path, "."))
+}
+
+func schemaHas(schema json.RawMessage, path []string) bool {
+	var s map[string]any
+	if json.Unmarshal(schema, &s) != nil {
+		return false
+	}
+	for _, name := range path {
+		for {
+			if items, ok := s["items"].(map[string]any); ok {
+				s = items
+				continue
+			}
+			break
+		}
+		props, _ := s["properties"].(map[string]any)
+		next, ok := props[name].(map[string]any)
+		if !ok {
+			return false
+		}
+		s = next
+	}
+	return true
+}
+
+// inRequest reports whether v stands whole in the request, compared as
+// provenance compares values (an address or a URL without regard to case
+// where case does not matter, a number as a whole token, any other text
+// exactly, spaces collapsed), and returns the words around it.
+func inRequest(query, v string) (string, bool) {
+	text, n := normSpace(query), normValue(v)
+	if n == "" {
+		return "", false
+	}
+	if k, ok := atomKey(n); ok {
+		for _, a := range atomsOf(text) {
+			if ak, ok := atomKey(a); ok && ak == k {
+				return around(text, a), true
+			}
+		}
+		if !strings.HasPrefix(k, "path:") {
+			return "", false
+		}
+		// A relative value like Asia/Tokyo or docs/plan.md: as text.
+	}
+	if containsValue(text, n) {
+		return around(text, n), true
+	}
+	if f, err := strconv.ParseFloat(n, 64); err == nil && slices.Contains(tokenNumbers(text), canonNumber(f)) {
+		return around(text, n), true
+	}
+	return "", false
+}
+
+// atomsOf lists the addresses, URLs and paths of a text, relative paths
+// with a slash (docs/plan.md) included.
+func atomsOf(text string) []string {
+	out := reAtom().FindAllString(text, 64)
+	for _, tok := range strings.Fields(text) {
+		tok = strings.Trim(tok, `.,;:!?()[]{}<>"'`)
+		if strings.Contains(tok, "/") && rePath().MatchString(tok) {
+			out = append(out, tok)
+		}
+	}
+	return out
+}
+
+// around is the words of text around its first occurrence of v, for a
+// dialog: "email bob@example.com saying hello".
+func around(text, v string) string {
+	i := strings.Index(strings.ToLower(text), strings.ToLower(v))
+	if i < 0 || i+len(v) > len(text) {
+		return clip(text, 80)
+	}
+	before, after := strings.Fields(text[:i]), strings.Fields(text[i+len(v):])
+	if len(before) > 3 {
+		before = before[len(before)-3:]
+	}
+	if len(after) > 3 {
+		after = after[:3]
+	}
+	return strings.Join(append(append(before, text[i:i+len(v)]), after...), " ")
+}
+
+// bindingsFor are the step's bindings of one argument.
+func (s Step) bindingsFor(arg string) []Binding {
+	var out []Binding
+	for _, b := range s.Bind {
+		if b.Arg == arg {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// describe says where a binding came from, for a dialog.
+func (b Binding) describe() string {
+	switch {
+	case b.Value != "":
+		return fmt.Sprintf("bound by the plan from your words: %q", b.Quote)
+	case b.From != "":
+		return "bound by the plan to " + b.From + ", a field of an earlier step's result"
+	default:
+		return "bound by the plan to the hub's " + b.Entity
+	}
+}
+
+// catalogArgs are the arguments a functionality's request takes, for the
+// planner's prompt: the decisive ones first.
+func catalogArgs(f apps.Functionality) []string {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(f.Request, &s)
+	keys := f.KeyArgs()
+	out := slices.Clone(keys)
+	var rest []string
+	for name := range s.Properties {
+		if !slices.Contains(keys, name) {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
+}
+
+// boundValue is one value a binding gives an argument.
+type boundValue struct {
+	v any
+	b Binding
+}
+
+func (bv boundValue) words() string {
+	return clip(fmt.Sprint(bv.v), 80) + ", " + bv.b.describe()
+}
+
+// bound resolves the step's bindings of arg to values: a literal as it
+// is; a field of an earlier step's result, every value at its path; an
+// entity, its value as the turn shared it. A reference whose step has no
+// value (yet, or at all) gives none.
+func (t *turnRun) bound(s Step, arg string) []boundValue {
+	var out []boundValue
+	for _, b := range s.bindingsFor(arg) {
+		switch {
+		case b.Value != "":
+			out = append(out, boundValue{b.Value, b})
+		case b.From != "":
+			id, path, _ := strings.Cut(b.From, ".")
+			t.mu.Lock()
+			val := t.values[id]
+			t.mu.Unlock()
+			var v any
+			if json.Unmarshal(val, &v) != nil {
+				continue
+			}
+			for _, x := range at(v, strings.Split(path, ".")) {
+				out = append(out, boundValue{x, b})
+			}
+		case b.Entity != "":
+			t.mu.Lock()
+			e, ok := t.entities[b.Entity]
+			t.mu.Unlock()
+			if ok {
+				out = append(out, boundValue{e, b})
+			}
+		}
+	}
+	return out
+}
+
+// at lists the scalar values at path in v, through objects and every
+// item of an array.
+func at(v any, path []string) []any {
+	switch t := v.(type) {
+	case []any:
+		var out []any
+		for _, x := range t {
+			out = append(out, at(x, path)...)
+		}
+		return out
+	case map[string]any:
+		if len(path) == 0 {
+			return nil
+		}
+		return at(t[path[0]], path[1:])
+	case nil:
+		return nil
+	default:
+		if len(path) == 0 {
+			return []any{t}
+		}
+		return nil
+	}
+}
+
+// sameValue reports whether a call's value equals a bound one, as
+// provenance compares values: an address or a URL without regard to the
+// case that does not matter, a number as a number (a bound "17" is 17),
+// any other text exactly, spaces collapsed.
+func sameValue(leaf, bound any) bool {
+	num := func(x any) (float64, bool) {
+		switch t := x.(type) {
+		case float64:
+			return t, true
+		case string:
+			f, err := strconv.ParseFloat(strings.ReplaceAll(normValue(t), ",", ""), 64)
+			return f, err == nil
+		}
+		return 0, false
+	}
+	if _, isNum := leaf.(float64); isNum {
+		a, ok1 := num(leaf)
+		b, ok2 := num(bound)
+		return ok1 && ok2 && a == b
+	}
+	ls, ok := leaf.(string)
+	if !ok {
+		return jsonEqual(leaf, bound)
+	}
+	bs, ok := bound.(string)
+	if !ok {
+		if f, isNum := bound.(float64); isNum {
+			a, ok := num(ls)
+			return ok && a == f
+		}
+		return false
+	}
+	a, b := normValue(ls), normValue(bs)
+	if ka, ok := atomKey(a); ok {
+		kb, ok := atomKey(b)
+		return ok && ka == kb
+	}
+	return a == b
+}
+
+// markBound says of each decisive value of args that equals one of step
+// s's bindings that it is bound, and by what: the dialog then says where
+// the binding came from, not merely where the value was seen.
+func (t *turnRun) markBound(prov []permissions.Provenance, args json.RawMessage, s Step) []permissions.Provenance {
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		return prov
+	}
+	leaves := map[string]any{}
+	walkLeaves(v, "", func(path, _ string, leaf any) { leaves[path] = leaf })
+	for i, p := range prov {
+		if !p.Key {
+			continue
+		}
+		top, _, _ := strings.Cut(p.Path, ".")
+		top, _, _ = strings.Cut(top, "[")
+		leaf, ok := leaves[p.Path]
+		if !ok {
+			continue
+		}
+		for _, b := range t.bound(s, top) {
+			if sameValue(leaf, b.v) {
+				prov[i].Source, prov[i].Via = permissions.ProvenanceBound, b.b.describe()
+				break
+			}
+		}
+	}
+	return prov
+}

@@ -41,6 +41,9 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
 	sandbox.Launch() // started as an out-of-process app's launcher: run it and exit
+	// No process of the user's — an app's among them — reads this one's
+	// memory or environment (the serving key passes through every client).
+	_ = sandbox.NoDump()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRoot().ExecuteContext(ctx)
 	stop()

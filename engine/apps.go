@@ -67,7 +67,11 @@ func Install(enable []string, workspace string, servers map[string]config.MCPSer
 		case "notes":
 			list = append(list, notes.New())
 		case "shell":
-			list = append(list, shell.New(workspace, shell.Options{}))
+			var private []string
+			if dataDir != "" {
+				private = []string{dataDir}
+			}
+			list = append(list, shell.New(workspace, shell.Options{Private: private}))
 		case "clock":
 			list = append(list, clock.New(nil))
 		case "calc":

@@ -26,6 +26,11 @@ func (b *Broker) loadGrants() error {
 	if err != nil {
 		return fmt.Errorf("list stored grants: %w", err)
 	}
+	ledger, err := b.store.Keys(ledgerPrefix)
+	if err != nil {
+		return fmt.Errorf("list the grant ledger: %w", err)
+	}
+	hadLedger := len(ledger) > 0
 	for _, k := range keys {
 		raw, err := b.store.Get(k)
 		if b.isNotFound(err) {
@@ -46,7 +51,7 @@ func (b *Broker) loadGrants() error {
 			why = "signature does not verify"
 		default:
 			var legacy bool
-			if why, legacy, err = b.current(g); err != nil {
+			if why, legacy, err = b.current(g, hadLedger); err != nil {
 				return fmt.Errorf("load stored grant: %w", err)
 			}
 			if legacy {

@@ -24,8 +24,9 @@ import (
 // an old one that counts. At load, a grant whose generation is not the
 // ledger's, or that the ledger says ended, or that has a generation and
 // no entry, is kept as invalid and never consulted. A grant stored
-// before the ledger (generation 0, no entry) is taken once and written
-// again under it. What signing and the ledger cannot stop: a whole older
+// before the ledger (generation 0) is taken, and written again under it,
+// only while the store holds no ledger at all; once it does, such a grant
+// is an old copy written back. What signing and the ledger cannot stop: a whole older
 // copy of the store put back, ledger and all, by someone who can write
 // the data directory (and so read the key).
 
@@ -40,8 +41,18 @@ func ledgerSig(key []byte, id, state string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// ledgerEpoch marks that the store has a ledger: it is written with the
+// first entry and never removed, so that removing a grant's entry does
+// not make the store look as if it had never had one.
+const ledgerEpoch = ledgerPrefix + ".epoch"
+
 // setLedger records state (a generation, or ledgerEnded) for grant id.
 func (b *Broker) setLedger(id, state string) error {
+	if _, err := b.store.Get(ledgerEpoch); b.isNotFound(err) {
+		if err := b.store.Set(ledgerEpoch, []byte(ledgerSig(b.key, ".epoch", "1"))); err != nil {
+			return fmt.Errorf("record the grant ledger: %w", err)
+		}
+	}
 	if err := b.store.Set(ledgerPrefix+id, []byte(state+"."+ledgerSig(b.key, id, state))); err != nil {
 		return fmt.Errorf("record grant %s in the ledger: %w", id, err)
 	}
@@ -72,14 +83,21 @@ func (b *Broker) ledgerState(id string) (string, error) {
 
 // current checks a stored grant against the ledger: why it is not the
 // grant's latest write, or "" when it is. legacy is a grant from before
-// the ledger, to be written again under it.
-func (b *Broker) current(g Grant) (why string, legacy bool, err error) {
+// the ledger, to be written again under it; hadLedger says whether the
+// store held a ledger when the grants were loaded.
+func (b *Broker) current(g Grant, hadLedger bool) (why string, legacy bool, err error) {
 	state, err := b.ledgerState(g.ID)
 	if err != nil {
 		return "", false, err
 	}
 	switch {
 	case state == "" && g.Gen == 0:
+		// From before the ledger — only while the store holds no ledger
+		// at all: once there is one, a grant without a generation is an
+		// old copy written back (its entry removed with it).
+		if hadLedger {
+			return "from before the grant ledger, while the store has one (written back)", false, nil
+		}
 		return "", true, nil
 	case state == "":
 		return "not in the grant ledger (written back, or the ledger was removed)", false, nil

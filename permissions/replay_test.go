@@ -105,3 +105,29 @@ func TestGrantsFromBeforeTheLedger(t *testing.T) {
 		t.Fatalf("its old bytes written back decided: %+v", d)
 	}
 }
+
+// Once the store holds a ledger, a grant without a generation is an old
+// copy: one from before the ledger, spent since, written back with its
+// ledger entry removed decides nothing.
+func TestPreLedgerGrantsCannotComeBack(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b := e.broker(t, nil)
+	g := permissions.Grant{ID: "legacy2", Kind: permissions.KindExec, Subject: "hub", Object: "notes", Permanent: true, Origin: "dialog", Created: time.Now(),
+		Caveats: permissions.Caveats{UsesLeft: 1}}
+	if err := b.PutLegacyGrant(g); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := e.kv.Get("grants/legacy2")
+	b2 := e.broker(t, nil)
+	if d := mustRequest(t, b2, execNotes); d.Source != permissions.SourceGrant {
+		t.Fatalf("a grant from before the ledger must still count once: %+v", d)
+	}
+	_ = e.kv.Set("grants/legacy2", old)
+	_ = e.kv.Delete("ledger/legacy2")
+	p := permissionstest.NewPrompter(permissions.AnswerDeny)
+	b3 := e.broker(t, p)
+	if d := mustRequest(t, b3, execNotes); d.Source == permissions.SourceGrant || len(p.Calls()) != 1 {
+		t.Fatalf("a spent pre-ledger grant written back decided: %+v", d)
+	}
+}

@@ -4,9 +4,12 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock"
@@ -42,7 +45,11 @@ func execStage(args []string) int {
 		}
 	}
 	if !s.without(Seccomp) && seccompAvailable {
-		if err := installFilter(filterOptions{tcp: len(s.Net) > 0, udp: len(s.Net) > 0 && s.Flat}); err != nil {
+		// UDP (name resolution without namespaces) only where Landlock
+		// keeps it to port 53 (ABI 10): else a grant would open UDP to
+		// every host and port.
+		abi, _ := Status()
+		if err := installFilter(filterOptions{tcp: len(s.Net) > 0, udp: len(s.Net) > 0 && s.Flat && abi >= 10 && !s.without(Landlock)}); err != nil {
 			return fail(err.Error())
 		}
 	}
@@ -81,23 +88,76 @@ func dropCapabilities() error {
 }
 
 // restrict is the command's Landlock ruleset: the system's folders and
-// what of /etc programs need, read only; the spec's folders; the granted
-// TCP ports; and (from ABI 6) no abstract unix socket or signal outside
-// the command's domain, (from ABI 9) no pathname unix socket.
+// what of /etc and /dev programs need, read only; the spec's folders; the
+// granted TCP ports; and (from ABI 6) no abstract unix socket or signal
+// outside the command's domain, (from ABI 9) no pathname unix socket.
+// Every path is opened here, once, and the rule made on what was opened
+// (/proc/self/fd/N): a path that leads — links resolved as they are now
+// — into a denied folder (bulkhead's data directory), or holds one,
+// fails the command, so a link swapped in after bulkhead checked its
+// grants leads nowhere.
 func restrict(s spec) error {
-	rules := []ll.Rule{
-		ll.RODirs(systemRead...).IgnoreIfMissing(),
-		ll.RWFiles(systemWrite...).IgnoreIfMissing(),
+	var deny []string
+	for _, d := range s.Deny {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			deny = append(deny, r)
+		} else {
+			deny = append(deny, filepath.Clean(d))
+		}
 	}
-	etcD, etcF := split(etcDirs)
-	_, more := split(etcFiles)
-	roDirs, roFiles := split(s.RO)
-	rwDirs, rwFiles := split(s.RW)
-	// A granted path may be a folder or a single file (an executable
-	// whose folder holds more than it should read): Landlock takes a
-	// file's rights apart from a folder's.
-	for _, r := range []ll.FSRule{ll.RODirs(etcD...), ll.ROFiles(append(etcF, more...)...), ll.RODirs(roDirs...), ll.ROFiles(roFiles...), ll.RWDirs(rwDirs...), ll.RWFiles(rwFiles...)} {
-		rules = append(rules, r.IgnoreIfMissing())
+	var keep []*os.File
+	defer func() {
+		for _, f := range keep {
+			f.Close()
+		}
+	}()
+	// opened opens each path (a missing one is skipped) and returns the
+	// paths to make rules on, folders and files apart.
+	opened := func(paths []string) (dirs, files []string, err error) {
+		for _, p := range paths {
+			f, err := os.OpenFile(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+			if err != nil {
+				continue
+			}
+			real, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+			if err != nil {
+				f.Close()
+				return nil, nil, err
+			}
+			for _, d := range deny {
+				if within(real, d) || within(d, real) {
+					f.Close()
+					return nil, nil, fmt.Errorf("%s leads to %s, which holds or lies in bulkhead's data directory (%s)", p, real, d)
+				}
+			}
+			keep = append(keep, f)
+			at := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+			var st unix.Stat_t
+			if unix.Fstat(int(f.Fd()), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+				dirs = append(dirs, at)
+			} else {
+				files = append(files, at)
+			}
+		}
+		return dirs, files, nil
+	}
+	var rules []ll.Rule
+	for _, g := range []struct {
+		paths []string
+		rw    bool
+	}{
+		{systemRead, false}, {etcDirs, false}, {etcFiles, false}, {devRead, false}, {systemWrite, true},
+		{s.RO, false}, {s.RW, true}, {shm(s), true},
+	} {
+		dirs, files, err := opened(g.paths)
+		if err != nil {
+			return err
+		}
+		if g.rw {
+			rules = append(rules, ll.RWDirs(dirs...), ll.RWFiles(files...))
+		} else {
+			rules = append(rules, ll.RODirs(dirs...), ll.ROFiles(files...))
+		}
 	}
 	for _, e := range s.Net {
 		rules = append(rules, ll.ConnectTCP(e.Port))
@@ -109,14 +169,15 @@ func restrict(s spec) error {
 	return ll.V11.BestEffort().Restrict(rules...)
 }
 
-// split sorts paths into folders and other files.
-func split(paths []string) (dirs, files []string) {
-	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			files = append(files, p)
-		} else {
-			dirs = append(dirs, p)
-		}
+// shm is /dev/shm when it is the command's own.
+func shm(s spec) []string {
+	if s.Shm {
+		return []string{"/dev/shm"}
 	}
-	return dirs, files
+	return nil
+}
+
+// within reports whether p is dir or lies in it.
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+string(filepath.Separator))
 }

@@ -24,9 +24,11 @@ const nsFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix
 
 // initStatus is what the namespaces' first process says of its setup.
 type initStatus struct {
-	Proc  string `json:"proc,omitempty"`  // why /proc of its own could not be mounted
-	Net   string `json:"net,omitempty"`   // why the loopback interface is not up
-	Hosts string `json:"hosts,omitempty"` // why /etc/hosts is not the command's own
+	Proc   string `json:"proc,omitempty"`   // why /proc of its own could not be mounted
+	Sys    string `json:"sys,omitempty"`    // why /sys of its own could not be mounted
+	Userns string `json:"userns,omitempty"` // why the limit of user namespaces could not be set to 0
+	Net    string `json:"net,omitempty"`    // why the loopback interface is not up
+	Hosts  string `json:"hosts,omitempty"`  // why /etc/hosts is not the command's own
 	// Listening are the endpoints (by index) that have a listener, whose
 	// sockets come with the message, in order.
 	Listening []int             `json:"listening,omitempty"`
@@ -35,17 +37,18 @@ type initStatus struct {
 
 // startInit starts the namespaces' first process (initStage) and takes
 // the listeners of the command's granted endpoints from it, which the
-// launcher then serves (forward). An error means the namespaces could
-// not be made here (no user namespaces for this user, a container that
-// forbids them): the caller confines the command without them.
-func startInit(s spec, name string, cargs []string) (*exec.Cmd, *forwarder, error) {
+// launcher then serves (forward). refused means the namespaces could not
+// be made here (no user namespaces for this user, a container that
+// forbids them): the caller confines the command without them. Any other
+// error fails the command.
+func startInit(s spec, name string, cargs []string) (cmd *exec.Cmd, fwd *forwarder, refused bool, err error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	ours, theirs := os.NewFile(uintptr(pair[0]), "control"), os.NewFile(uintptr(pair[1]), "control")
 	defer ours.Close()
-	cmd := exec.Command(selfPath(), append([]string{argInit, s.encode(), "--", name}, cargs...)...)
+	cmd = exec.Command(selfPath(), append([]string{argInit, s.encode(), "--", name}, cargs...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{theirs} // fd 3
 	uid, gid := os.Getuid(), os.Getgid()
@@ -62,15 +65,25 @@ func startInit(s spec, name string, cargs []string) (*exec.Cmd, *forwarder, erro
 	err = cmd.Start()
 	theirs.Close()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, true, err
 	}
 	st, ls, err := handshake(ours, len(s.Net))
 	if err != nil {
 		_ = cmd.Process.Kill() // the first process: the kernel ends the rest
 		_ = cmd.Wait()
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	var fwd *forwarder
+	// What did not hold is said (an MCP server's stderr goes to the
+	// log), never passed over.
+	for what, why := range map[string]string{"a /proc of its own": st.Proc, "a /sys of its own": st.Sys,
+		"its network": st.Net, "its /etc/hosts": st.Hosts} {
+		if why != "" {
+			fmt.Fprintf(os.Stderr, "bulkhead sandbox: %s: %s\n", what, why)
+		}
+	}
+	for ep, why := range st.Failed {
+		fmt.Fprintf(os.Stderr, "bulkhead sandbox: no listener for the granted %s: %s\n", ep, why)
+	}
 	if len(ls) > 0 {
 		byEndpoint := map[int]net.Listener{}
 		for i, idx := range st.Listening {
@@ -80,7 +93,7 @@ func startInit(s spec, name string, cargs []string) (*exec.Cmd, *forwarder, erro
 		}
 		fwd = forward(s.Net, byEndpoint)
 	}
-	return cmd, fwd, nil
+	return cmd, fwd, false, nil
 }
 
 // handshake reads the first process's status and listeners.
@@ -159,8 +172,26 @@ func initStage(args []string) int {
 	var st initStatus
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		st.Proc = "make mounts private: " + err.Error()
-	} else if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		st.Proc = "mount /proc: " + err.Error()
+	} else {
+		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			st.Proc = "mount /proc: " + err.Error()
+		} else if err := os.WriteFile("/proc/sys/user/max_user_namespaces", []byte("0\n"), 0); err != nil {
+			// The filter refuses new user namespaces; this is the
+			// kernel's own limit too, for this namespace and below, where
+			// the user may set it (as root: an ordinary user's is the
+			// filter's alone).
+			st.Userns = err.Error()
+		}
+		// The namespace's own sysfs (its network's interfaces, not the
+		// host's), and shared memory of its own.
+		if err := unix.Mount("sysfs", "/sys", "sysfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			st.Sys = err.Error()
+		}
+		if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+			if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64m,mode=1777"); err == nil {
+				s.Shm = true
+			}
+		}
 	}
 	var fds []int
 	if err := loUp(); err != nil {

@@ -81,9 +81,16 @@ func launch(args []string) int {
 	var child *exec.Cmd
 	var fwd *forwarder
 	if !s.without(Namespaces) {
-		child, fwd, err = startInit(s, name, cargs)
-		if err != nil {
+		var refused bool
+		child, fwd, refused, err = startInit(s, name, cargs)
+		switch {
+		case err != nil && !refused:
+			return fail("start the sandbox's namespaces: " + err.Error())
+		case err != nil:
 			child = nil // namespaces refused here: confine without them
+			if len(s.Net) > 0 {
+				fmt.Fprintf(os.Stderr, "bulkhead sandbox: no namespaces here (%v): the network grants open their ports on every host\n", err)
+			}
 		}
 	}
 	if child == nil {

@@ -33,6 +33,8 @@ type targets struct {
 	UDP      string // a UDP socket on 127.0.0.1 outside
 	Pid      int    // the prober: a process outside
 	Start    string // its start time (field 22 of its stat), to tell it from a namesake
+	Pts      string // a terminal of the user's (/dev/pts/N), "" if none could be made
+	Shm      string // a file of the user's in /dev/shm, "" if there is none
 }
 
 // attempt is one try from inside: reached, or why not.
@@ -51,6 +53,7 @@ func try(err error) attempt {
 // findings are the probe's answers.
 type findings struct {
 	Secret, Shadow, Unix, Abstract, TCP, UDP, Environ, Signal, Keyring attempt
+	Pts, Shm, Listen, Userns                                           attempt
 	SeesProber                                                         bool
 	Caps                                                               string // CapEff
 	UserNS, NetNS                                                      bool
@@ -85,6 +88,17 @@ func Probe(ctx context.Context, p Policy) Report {
 	if err := os.WriteFile(tg.Secret, []byte("probe secret"), 0o600); err != nil {
 		r.Err = err.Error()
 		return r
+	}
+	if pts, closePts := openPts(); pts != "" {
+		defer closePts()
+		tg.Pts = pts
+	}
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		shm := filepath.Join("/dev/shm", filepath.Base(dir))
+		if os.WriteFile(shm, []byte("probe shm"), 0o600) == nil {
+			defer os.Remove(shm)
+			tg.Shm = shm
+		}
 	}
 	var heard atomic.Int32 // datagrams that got through
 	closers, err := listenAll(&tg, &heard)
@@ -121,7 +135,7 @@ func Probe(ctx context.Context, p Policy) Report {
 	time.Sleep(50 * time.Millisecond) // a datagram may still be on its way
 	f.UDP.Reached = f.UDP.Reached && heard.Load() > 0
 	shadowOpen := readable("/etc/shadow")
-	r.Layers = layers(f, shadowOpen, p.Without)
+	r.Layers = layers(f, tg, shadowOpen, p.Without)
 	return r
 }
 
@@ -226,6 +240,32 @@ func probeStage(args []string) int {
 	}
 	_, err = unix.KeyctlInt(unix.KEYCTL_GET_KEYRING_ID, unix.KEY_SPEC_USER_KEYRING, 0, 0, 0)
 	f.Keyring = try(err)
+	for _, x := range []struct {
+		path string
+		a    *attempt
+	}{{tg.Pts, &f.Pts}, {tg.Shm, &f.Shm}} {
+		if x.path == "" {
+			*x.a = attempt{Err: "none outside"}
+			continue
+		}
+		fd, err := os.Open(x.path)
+		if err == nil {
+			fd.Close()
+		}
+		*x.a = try(err)
+	}
+	// listen without bind: the kernel picks the port, and Landlock's
+	// bind rule does not see it
+	if fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err != nil {
+		f.Listen = try(err)
+	} else {
+		f.Listen = try(unix.Listen(fd, 1))
+		unix.Close(fd)
+	}
+	// a user namespace of its own would hold every capability
+	nu := exec.Command("/bin/true")
+	nu.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
+	f.Userns = try(nu.Run())
 	status, _ := os.ReadFile("/proc/self/status")
 	f.Caps = field(string(status), "CapEff:")
 	f.Seccomp = field(string(status), "Seccomp:")
@@ -300,7 +340,7 @@ func namespacesRefused() string {
 }
 
 // layers reads the findings as the layers they show.
-func layers(f findings, shadowOpen bool, without []Mechanism) []Layer {
+func layers(f findings, tg targets, shadowOpen bool, without []Mechanism) []Layer {
 	abi, llErr := Status()
 	ll := ""
 	if llErr == nil && !containsMech(without, Landlock) {
@@ -360,17 +400,22 @@ func layers(f findings, shadowOpen bool, without []Mechanism) []Layer {
 			try{"a pathname unix socket", f.Unix}),
 		layer("abstract sockets", by(ns("network"), landlockFrom(6), sc), "connects to no abstract unix socket outside its sandbox",
 			try{"an abstract unix socket", f.Abstract}),
-		layer("network", by(ns("network"), landlockFrom(4), sc), "no TCP or UDP endpoint but what a network grant names",
-			try{"TCP to 127.0.0.1", f.TCP}, try{"UDP to 127.0.0.1", f.UDP}),
+		layer("network", by(ns("network"), landlockFrom(4), sc), "no TCP or UDP endpoint but what a network grant names, and nothing that listens",
+			try{"TCP to 127.0.0.1", f.TCP}, try{"UDP to 127.0.0.1", f.UDP}, try{"a listening socket", f.Listen}),
 		layer("processes", by(ns("pid"), landlockFrom(1)), "sees its own processes only; not bulkhead's environment or memory",
 			try{"the environment of a process outside", f.Environ}, try{"a signal to a process outside", f.Signal}),
-		layer("capabilities", "no_new_privs, every capability dropped", "holds no capability and cannot gain one, whatever user bulkhead runs as",
-			try{"a capability", attempt{Reached: strings.Trim(f.Caps, "0") != ""}}),
+		layer("capabilities", by("no_new_privs, every capability dropped", sc, ns("pid")), "holds no capability and cannot gain one (no user namespace of its own), whatever user bulkhead runs as",
+			try{"a capability", attempt{Reached: strings.Trim(f.Caps, "0") != ""}}, try{"a user namespace of its own", f.Userns}),
+		layer("terminals", by(ll), "reads none of your terminals (/dev/pts) nor your shared memory (/dev/shm)",
+			try{"a terminal of yours", f.Pts}, try{"a file of yours in /dev/shm", f.Shm}),
 		layer("keyring", by(sc), "cannot read your kernel keyring",
 			try{"the user keyring", f.Keyring}),
 	}
 	if !shadowOpen {
 		out[1].Detail += " (your user cannot read /etc/shadow either)"
+	}
+	if tg.Pts == "" && tg.Shm == "" {
+		out[len(out)-1].Detail += " (none could be made here to try)"
 	}
 	if f.SeesProber {
 		out[5].Holds = false
@@ -394,4 +439,24 @@ func containsMech(ms []Mechanism, m Mechanism) bool {
 		}
 	}
 	return false
+}
+
+// openPts makes a terminal of the user's (a pty pair), for the probe to
+// try to read its slave; "" when none can be made here.
+func openPts() (string, func()) {
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return "", nil
+	}
+	fd := int(m.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		m.Close()
+		return "", nil
+	}
+	n, err := unix.IoctlGetUint32(fd, unix.TIOCGPTN)
+	if err != nil {
+		m.Close()
+		return "", nil
+	}
+	return fmt.Sprintf("/dev/pts/%d", n), func() { m.Close() }
 }

@@ -99,6 +99,10 @@ type Policy struct {
 	// Without leaves mechanisms out: for tests that show what each one
 	// stops by itself.
 	Without []Mechanism
+	// Deny are folders no grant may reach (bulkhead's data directory): a
+	// command whose grants reach one — as they lead when it starts, links
+	// resolved — does not start.
+	Deny []string
 }
 
 // spec is a Policy as it travels to the launcher's stages, in one
@@ -111,6 +115,13 @@ type spec struct {
 	// without namespaces (the network grants are then ports on any
 	// host).
 	Flat bool `json:",omitempty"`
+	// Shm: /dev/shm is the command's own (a tmpfs the namespaces' first
+	// process mounted), so it may write there.
+	Shm bool `json:",omitempty"`
+	// Deny are folders no grant may reach (bulkhead's data directory):
+	// checked again where the rules are made, on the paths as they are
+	// then.
+	Deny []string `json:",omitempty"`
 }
 
 func (s spec) without(m Mechanism) bool { return slices.Contains(s.Without, m) }
@@ -134,10 +145,16 @@ func parseStage(args []string) (spec, string, []string, error) {
 
 // systemRead are the folders every command may read: the system's
 // programs and libraries and the kernel's views of the process. None of
-// them holds the user's data. /etc is read file by file (etcRead).
-var systemRead = []string{"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/opt", "/proc", "/sys", "/dev", "/nix", "/snap",
+// them holds the user's data. /etc is read file by file (etcFiles), /dev
+// device by device (devRead, systemWrite): not the user's terminals
+// (/dev/pts), not shared memory (/dev/shm, unless it is the command's
+// own), not input or sound devices.
+var systemRead = []string{"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/opt", "/proc", "/sys", "/nix", "/snap",
 	// where /etc/resolv.conf leads on systems that manage it
 	"/run/systemd/resolve", "/run/resolvconf"}
+
+// devRead are the device files every command may read.
+var devRead = []string{"/dev/random", "/dev/urandom"}
 
 // systemWrite are device files every command may write.
 var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
@@ -201,7 +218,7 @@ func Command(ctx context.Context, p Policy, dir, name string, args ...string) (*
 		return nil, nil, fmt.Errorf("sandbox: a temporary folder: %w", err)
 	}
 	cleanup := func() { _ = os.RemoveAll(tmp) }
-	s := spec{RW: append(slices.Clone(p.ReadWrite), tmp), RO: p.ReadOnly, Net: p.Net, Without: p.Without}
+	s := spec{RW: append(slices.Clone(p.ReadWrite), tmp), RO: p.ReadOnly, Net: p.Net, Without: p.Without, Deny: p.Deny}
 	argv := append([]string{Arg, s.encode(), "--", name}, args...)
 	cmd := exec.CommandContext(ctx, exe, argv...)
 	cmd.Dir = dir

@@ -238,3 +238,29 @@ func TestLinksLeadNoWriteOutside(t *testing.T) {
 		t.Fatal("unconfined, the same command writes through the link (or the test proves nothing)")
 	}
 }
+
+// A grant that leads into a denied folder (bulkhead's data directory),
+// through a link made after bulkhead checked its grants, or that holds
+// one, fails the command before it runs: the rules are made on what the
+// paths are when the command starts.
+func TestGrantsNeverLeadIntoADeniedFolder(t *testing.T) {
+	t.Parallel()
+	landlocked(t)
+	base, data := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(data, "serve.key"), []byte("SECRET-KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "ws")
+	if err := os.Symlink(data, link); err != nil { // swapped in after the check
+		t.Fatal(err)
+	}
+	for _, grant := range []string{link, filepath.Dir(data)} {
+		out, code := run(t, sandbox.Policy{ReadWrite: []string{grant}, Deny: []string{data}}, base, "cat "+filepath.Join(data, "serve.key"))
+		if code == 0 || strings.Contains(out, "SECRET-KEY") || !strings.Contains(out, "data directory") {
+			t.Fatalf("a grant of %s reaching the denied folder: exit %d %q", grant, code, out)
+		}
+	}
+	if out, code := run(t, sandbox.Policy{ReadWrite: []string{link}}, base, "cat "+filepath.Join(data, "serve.key")); code != 0 || !strings.Contains(out, "SECRET-KEY") {
+		t.Fatalf("without the denial, the grant reaches it (or the test proves nothing): %d %q", code, out)
+	}
+}

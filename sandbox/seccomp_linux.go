@@ -26,8 +26,13 @@ import (
 //     every other family (packet, vsock, bluetooth, alg…) is refused.
 //   - io_uring (which could open and connect sockets outside this
 //     filter), the keyrings (keyctl, add_key, request_key: the user's
-//     stored secrets), and the calls that reach into another process
-//     (ptrace, process_vm_readv/writev, pidfd_getfd) are refused.
+//     stored secrets), the calls that reach into another process
+//     (ptrace, process_vm_readv/writev, pidfd_getfd, kcmp), listen (a
+//     socket listens without bind, which Landlock would see), bpf,
+//     userfaultfd and perf_event_open are refused;
+//   - a new user namespace (unshare or clone with CLONE_NEWUSER; clone3,
+//     whose flags the filter cannot read, whole): inside one the command
+//     would hold every capability again.
 //
 // A syscall of another architecture (a 32-bit entry on amd64, the x32
 // ABI) is refused whole.
@@ -38,11 +43,12 @@ type filterOptions struct {
 }
 
 const (
-	bpfLd  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-	bpfJeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-	bpfJge = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-	bpfAnd = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
-	bpfRet = unix.BPF_RET | unix.BPF_K
+	bpfLd   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+	bpfJeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+	bpfJge  = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+	bpfJset = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+	bpfAnd  = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
+	bpfRet  = unix.BPF_RET | unix.BPF_K
 
 	offNr   = 0
 	offArch = 4
@@ -119,10 +125,22 @@ func filter(o filterOptions) ([]unix.SockFilter, error) {
 		p.jump(bpfJeq, nr, "enosys", "")
 	}
 	for _, nr := range []uint32{unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY,
-		unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PIDFD_GETFD} {
+		unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PIDFD_GETFD,
+		unix.SYS_LISTEN, unix.SYS_BPF, unix.SYS_USERFAULTFD, unix.SYS_PERF_EVENT_OPEN, unix.SYS_KCMP} {
 		p.jump(bpfJeq, nr, "eperm", "")
 	}
+	// A user namespace of its own would give the command every
+	// capability there (and the kernel's code behind them); clone3 hides
+	// its flags in memory, so it is refused whole (the C library falls
+	// back to clone).
+	p.jump(bpfJeq, unix.SYS_UNSHARE, "newuser", "")
+	p.jump(bpfJeq, unix.SYS_CLONE, "newuser", "")
+	p.jump(bpfJeq, unix.SYS_CLONE3, "enosys", "")
 	p.stmt(bpfRet, allow)
+
+	p.label("newuser")
+	p.stmt(bpfLd, offArg(0))
+	p.jump(bpfJset, unix.CLONE_NEWUSER, "eperm", "allow")
 
 	p.label("socket")
 	p.stmt(bpfLd, offArg(0))

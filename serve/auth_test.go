@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/serve"
 )
 
@@ -129,19 +130,30 @@ func TestTheClientChecksTheServer(t *testing.T) {
 					}
 					heard.Add(1)
 					if strings.Contains(msg, `"hello"`) {
+						// A dialog of its own first, as if a turn asked.
+						writeFrame(c, `{"id":99,"jsonrpc":"2.0","method":"permissions.prompt","params":{"request":{"id":"r1","kind":"irreversible","subject":"files","function":"delete","warning":"x"}}}`)
 						writeFrame(c, `{"id":`+field(msg, "id")+`,"jsonrpc":"2.0","result":{"protocol":2,"nonce":"`+strings.Repeat("ab", 32)+`","proof":"`+strings.Repeat("cd", 32)+`"}}`)
 					}
 				}
 			}()
 		}
 	}()
-	_, err = serve.Connect(context.Background(), serve.ConnectOptions{DataDir: dir, Fingerprint: "fp", Version: "test", Kind: "victim"})
+	var shown atomic.Int32
+	victim := promptFunc(func(context.Context, permissions.Request) (permissions.Decision, error) {
+		shown.Add(1)
+		return permissions.Decision{Answer: permissions.AnswerOnce}, nil
+	})
+	_, err = serve.Connect(context.Background(), serve.ConnectOptions{DataDir: dir, Fingerprint: "fp", Version: "test", Kind: "victim", Prompter: victim})
 	if !errors.Is(err, serve.ErrNotOurs) || !strings.Contains(err.Error(), "nothing was sent") {
 		t.Fatalf("a process that does not know the key: %v", err)
 	}
 	time.Sleep(100 * time.Millisecond)
-	if n := heard.Load(); n != 1 {
-		t.Fatalf("the fake server heard %d messages; only the hello may reach it", n)
+	if shown.Load() != 0 {
+		t.Fatal("a dialog from a process that had not proved the key was shown")
+	}
+	// the hello, and the refusal of its dialog; nothing of the user's
+	if n := heard.Load(); n > 2 {
+		t.Fatalf("the fake server heard %d messages; only the hello (and the refusal of its call) may reach it", n)
 	}
 }
 

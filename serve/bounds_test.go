@@ -283,3 +283,51 @@ func TestAnotherProtocolGetsNothingElse(t *testing.T) {
 		}
 	}
 }
+
+// A length past any bound (2^64-1, 2^63) ends the connection: nothing
+// after it is read as a message of its own.
+func TestAnImpossibleLengthEndsTheConnection(t *testing.T) {
+	dir, _, _ := child(t, time.Minute, 10*time.Second)
+	for _, n := range []uint64{1<<64 - 1, 1 << 63, 2 << 30} {
+		r := rawSession(t, dir, Protocol, "fp")
+		var head [binary.MaxVarintLen64]byte
+		k := binary.PutUvarint(head[:], n)
+		smuggled := `{"id":8,"jsonrpc":"2.0","method":"status"}`
+		var b [binary.MaxVarintLen64]byte
+		m := binary.PutUvarint(b[:], uint64(len(smuggled)))
+		r.c.Write(append(append(head[:k], `{"id":7,"method":"x"`...), append(b[:m], smuggled...)...))
+		if got, err := r.recv(5 * time.Second); err == nil {
+			t.Fatalf("length %d: the connection goes on: %v", n, got)
+		}
+	}
+}
+
+// A reply (no method) over the bound is not turned into a call: it ends
+// the connection.
+func TestAnOversizedReplyEndsTheConnection(t *testing.T) {
+	dir, _, _ := child(t, time.Minute, 10*time.Second)
+	r := rawSession(t, dir, Protocol, "fp")
+	body := `{"id":3,"jsonrpc":"2.0","result":"` + strings.Repeat("x", maxRequest) + `"}`
+	var head [binary.MaxVarintLen64]byte
+	k := binary.PutUvarint(head[:], uint64(len(body)))
+	r.c.Write(append(head[:k], body...))
+	if got, err := r.recv(10 * time.Second); err == nil {
+		t.Fatalf("an oversized reply was answered: %v", got)
+	}
+}
+
+// The id of an oversized call is answered as the JSON it was (a string
+// with an escape), not as Go would quote it.
+func TestFrameIDs(t *testing.T) {
+	for head, want := range map[string]string{
+		`{"id":7,"jsonrpc"`:           "7",
+		`{"id":"a\u0007b","jsonrpc"`:  `"a\u0007b"`,
+		`{"id":-1,"jsonrpc"`:          "",
+		`{"jsonrpc":"2.0","id":7`:     "",
+		`{"id":"x\",\"method\":\"y"}`: "", // not read whole: no answer, the connection ends
+	} {
+		if got := frameID([]byte(head)); got != want {
+			t.Errorf("frameID(%s) = %s, want %s", head, got, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -76,10 +77,20 @@ func (c *Client) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 var errDeferred = errors.New("answered later")
 
 // clientHandler runs Client.handle on the connection's reading
-// goroutine and replies, except to a call answered later.
-type clientHandler struct{ c *Client }
+// goroutine and replies, except to a call answered later. Before live
+// (the process on the socket proved the key) nothing is taken.
+type clientHandler struct {
+	c    *Client
+	live *atomic.Bool
+}
 
 func (h clientHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	if h.live == nil || !h.live.Load() {
+		if !req.Notif {
+			_ = conn.ReplyWithError(ctx, req.ID, rpcError(ErrNoSession))
+		}
+		return
+	}
 	res, err := h.c.handle(ctx, conn, req)
 	if req.Notif || errors.Is(err, errDeferred) {
 		return

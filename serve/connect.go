@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -239,7 +240,12 @@ func (c *Client) hello(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 	if err != nil {
 		return nil, w, err
 	}
-	conn := jsonrpc2.NewConn(context.Background(), newFrames(nc, maxReply, maxRequest), clientHandler{c}, jsonrpc2.SetLogger(quiet))
+	// Until the process on the socket has shown it knows the key, its
+	// messages are small and its calls (a dialog, an event) are not
+	// taken.
+	fr := newFrames(nc, maxHello, maxRequest)
+	live := new(atomic.Bool)
+	conn := jsonrpc2.NewConn(context.Background(), fr, clientHandler{c: c, live: live}, jsonrpc2.SetLogger(quiet))
 	ours := nonce()
 	h := Hello{Protocol: Protocol, Version: c.opts.Version, Config: c.opts.Fingerprint, Pid: os.Getpid(), Kind: c.opts.Kind, Build: build, Nonce: hex.EncodeToString(ours)}
 	fail := func(err error) (*jsonrpc2.Conn, Welcome, error) {
@@ -273,10 +279,12 @@ func (c *Client) hello(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 		return nil, w, err
 	}
 	theirs, err := hex.DecodeString(reply.Nonce)
-	if err != nil || !proofOK(reply.Proof, proof(key, "server", ours, theirs)) {
+	if err != nil || len(theirs) != nonceSize || !proofOK(reply.Proof, proof(key, "server", ours, theirs)) {
 		conn.Close()
 		return nil, w, fmt.Errorf("%w: it does not know the key in %s (another user's process, or a program that is not bulkhead); nothing was sent to it", ErrNotOurs, c.opts.DataDir)
 	}
+	live.Store(true)
+	fr.readMax.Store(maxReply)
 	if err := conn.Call(ctx, mAuth, Auth{Proof: proof(key, "client", theirs, ours)}, &w); err != nil {
 		return fail(err)
 	}

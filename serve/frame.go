@@ -28,6 +28,9 @@ const (
 	// maxReply bounds what a client reads of the serving process (a whole
 	// chat's turns, the memory export).
 	maxReply = 256 << 20
+	// maxSkip bounds a message over the bound that is read past and
+	// answered; a longer one ends the connection.
+	maxSkip = 1 << 30
 )
 
 // ErrTooLarge is matched by the error of a message over the bound.
@@ -83,7 +86,7 @@ func (f *frames) ReadObject(v any) error {
 		return err
 	}
 	if limit := f.readMax.Load(); n > uint64(limit) {
-		if !f.answer.Load() {
+		if !f.answer.Load() || n > maxSkip {
 			return fmt.Errorf("%w: %s (the limit here is %s)", ErrTooLarge, size(int64(min(n, 1<<62))), size(limit))
 		}
 		// Read past it, keeping its head, where its id is.
@@ -91,14 +94,17 @@ func (f *frames) ReadObject(v any) error {
 		if _, err := io.ReadFull(f.r, head); err != nil {
 			return err
 		}
-		if _, err := io.CopyN(io.Discard, f.r, int64(n)-int64(len(head))); err != nil {
+		if _, err := io.CopyN(io.Discard, f.r, int64(n-uint64(len(head)))); err != nil {
 			return err
 		}
-		msg := fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":{"bytes":%d,"limit":%d}`, mTooLarge, n, limit)
-		if id := frameID(head); id != "" {
-			msg += `,"id":` + id
+		// Only a call is answered (it has a method): anything else over
+		// the bound — a reply, a notification — ends the connection.
+		id := frameID(head)
+		if id == "" || !bytes.Contains(head, []byte(`"method"`)) {
+			return fmt.Errorf("%w: %s that is not a call", ErrTooLarge, size(int64(n)))
 		}
-		return json.Unmarshal([]byte(msg+"}"), v)
+		msg := fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":{"bytes":%d,"limit":%d},"id":%s}`, mTooLarge, n, limit, id)
+		return json.Unmarshal([]byte(msg), v)
 	}
 	buf := make([]byte, n)
 	if _, err := io.ReadFull(f.r, buf); err != nil {
@@ -122,8 +128,12 @@ func frameID(head []byte) string {
 		if _, err := strconv.ParseUint(string(id), 10, 64); err == nil {
 			return string(id)
 		}
-		if s, err := strconv.Unquote(string(id)); err == nil && len(s) <= 64 {
-			return strconv.Quote(s)
+		var s string
+		if json.Unmarshal(id, &s) == nil && len(s) <= 64 {
+			b, err := json.Marshal(s)
+			if err == nil {
+				return string(b)
+			}
 		}
 	}
 	return ""

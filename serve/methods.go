@@ -75,7 +75,7 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 	case mChats:
 		cs, err := op.Chats()
 		// Another session's private chats are not listed.
-		return slices.DeleteFunc(cs, func(c hub.Chat) bool { return !s.mine(ss, c.ID) }), err
+		return slices.DeleteFunc(cs, func(c hub.Chat) bool { return !s.mine(ss, c) }), err
 	case mChat:
 		var p ChatID
 		if err := params(req, &p); err != nil {
@@ -437,20 +437,33 @@ func (s *Server) auth(ss *session, req *jsonrpc2.Request) (any, error) {
 		Session: ss.id, Busy: busy, Ollama: toWire(s.ollama(ss.ctx)), HubModel: s.eng.Hub.HubModel()}, nil
 }
 
-// mine says whether ss may see chat id: every chat but another session's
-// private one.
-func (s *Server) mine(ss *session, id string) bool {
+// mine says whether ss may see chat c: every chat but a private one of
+// another session — or of none known yet (one being made, one whose
+// forgetting failed).
+func (s *Server) mine(ss *session, c hub.Chat) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	owner, private := s.privateOf[id]
-	return !private || owner == ss.id
+	owner, known := s.privateOf[c.ID]
+	if known {
+		return owner == ss.id
+	}
+	return !c.Private
 }
 
 // own refuses another session's private chat as if there were none:
 // not readable, not askable, not removable.
 func (s *Server) own(ss *session, id string) error {
-	if !s.mine(ss, id) {
-		return fmt.Errorf("%w: %s", hub.ErrNoChat, id)
+	s.mu.Lock()
+	owner, known := s.privateOf[id]
+	s.mu.Unlock()
+	if known && owner == ss.id {
+		return nil
 	}
-	return nil
+	if !known {
+		c, err := s.eng.Hub.Chat(id)
+		if err != nil || !c.Private {
+			return nil // the hub says what there is (or is not)
+		}
+	}
+	return fmt.Errorf("%w: %s", hub.ErrNoChat, id)
 }

@@ -289,11 +289,15 @@ func (s *Server) drop(ss *session) {
 	private := ss.private
 	ss.mu.Unlock()
 	for _, id := range private {
-		if err := s.eng.Hub.DeleteChat(id); err != nil {
-			s.log.Warn("forget a private chat", "err", err)
-		}
+		err := s.eng.Hub.DeleteChat(id)
 		s.mu.Lock()
-		delete(s.privateOf, id)
+		if err != nil {
+			// Not forgotten: it stays no one's to see.
+			s.log.Warn("forget a private chat", "err", err)
+			s.privateOf[id] = ""
+		} else {
+			delete(s.privateOf, id)
+		}
 		s.mu.Unlock()
 	}
 	s.mu.Lock()

@@ -71,7 +71,7 @@ func policy(cfg Server) (sandbox.Policy, string, error) {
 		return ""
 	}
 	var p sandbox.Policy
-	p.Env, p.Without = env, cfg.Without
+	p.Env, p.Without, p.Deny = env, cfg.Without, private
 	for _, g := range []struct {
 		key  string
 		dirs []string

@@ -47,6 +47,9 @@ type Options struct {
 	// Unconfined runs commands without the sandbox, with bulkhead's full
 	// environment: for tests that show the sandbox bites.
 	Unconfined bool
+	// Private are folders no command may reach (bulkhead's data
+	// directory), whatever the workspace holds or links to.
+	Private []string
 }
 
 // App is the shell app.
@@ -100,7 +103,7 @@ func (a *App) run(ctx context.Context, command string) (result, error) {
 	tctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
 	defer cancel()
 	out := &capped{max: a.opts.MaxOutput}
-	cmd, cleanup, err := sandbox.Command(tctx, sandbox.Policy{ReadWrite: []string{a.workdir}, Unconfined: a.opts.Unconfined}, a.workdir, "/bin/sh", "-c", command)
+	cmd, cleanup, err := sandbox.Command(tctx, sandbox.Policy{ReadWrite: []string{a.workdir}, Unconfined: a.opts.Unconfined, Deny: a.opts.Private}, a.workdir, "/bin/sh", "-c", command)
 	if err != nil {
 		return result{}, err
 	}

@@ -64,6 +64,8 @@ type assessment struct {
 	// freeText are fields of free text an app wrote that the request
 	// carries to an app outside bulkhead's process.
 	freeText []string
+	// choice: it chooses among apps the plan left open.
+	choice bool
 }
 
 // foreign lists the decisive values that did not come from the user
@@ -109,6 +111,9 @@ func (a assessment) concerns() []permissions.Concern {
 	}
 	if len(a.freeText) > 0 {
 		out = append(out, permissions.ConcernFreeText)
+	}
+	if a.choice {
+		out = append(out, permissions.ConcernChoice)
 	}
 	return out
 }

@@ -286,24 +286,26 @@ func (o *Operator) resolveApps(ctx context.Context, tr *turnRun, plan Plan) (Pla
 			continue
 		}
 		cands := o.providers(s.Functionality)
-		for _, c := range cands {
-			r := permissions.Request{
-				Kind: permissions.KindSelect, Subject: "hub", Object: c, Function: s.Functionality,
-				Detail: fmt.Sprintf("Your request needs %s, which %d apps offer (%s). Use %s? (allow permanently to make it the default)", s.Functionality, len(cands), strings.Join(cands, ", "), c),
-			}
-			assessment{expected: true, why: fmt.Sprintf("step %s needs %s", s.ID, s.Functionality)}.apply(&r)
-			d, err := o.ask(ctx, tr, r)
-			if err != nil {
-				return plan, err
-			}
-			if d.Allowed {
-				plan.Steps[i].App = c
-				break
-			}
+		// One dialog with every candidate: which app serves is the
+		// person's choice — or a rule's, or the default a permanent answer
+		// made — never a policy's (ConcernChoice keeps it from routine).
+		r := permissions.Request{
+			Kind: permissions.KindSelect, Subject: "hub", Function: s.Functionality, Choices: cands,
+			Detail: fmt.Sprintf("Your request needs %s, which %d apps offer: %s. Which should serve it? (allow permanently to make it the default)", s.Functionality, len(cands), strings.Join(cands, ", ")),
 		}
-		if plan.Steps[i].App == "" {
-			return plan, fmt.Errorf("no app chosen for %s", s.Functionality)
+		assessment{expected: true, why: fmt.Sprintf("step %s needs %s, and the plan leaves the choice among %s to you", s.ID, s.Functionality, strings.Join(cands, ", ")), choice: true}.apply(&r)
+		d, err := o.ask(ctx, tr, r)
+		if err != nil {
+			return plan, err
 		}
+		if !d.Allowed || d.Choice == "" {
+			why := "no app chosen for " + s.Functionality + " (offered: " + strings.Join(cands, ", ") + ")"
+			if d.Note != "" {
+				why += ": " + d.Note
+			}
+			return plan, errors.New(why)
+		}
+		plan.Steps[i].App = d.Choice
 	}
 	return plan, nil
 }

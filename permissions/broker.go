@@ -167,7 +167,7 @@ func (b *Broker) Request(ctx context.Context, r Request) (Decision, error) {
 	if r.Session == "" {
 		r.Session = SessionOf(ctx)
 	}
-	if d, ok := b.decide(r); ok {
+	if d, ok := b.decideOrChoose(&r); ok {
 		return b.finish(r, d)
 	}
 	turns := b.queueOf(r.Session)
@@ -175,7 +175,7 @@ func (b *Broker) Request(ctx context.Context, r Request) (Decision, error) {
 		return Decision{}, b.unanswered(r, err)
 	}
 	// An answer given while we queued (a session grant, say) may decide r now.
-	if d, ok := b.decide(r); ok {
+	if d, ok := b.decideOrChoose(&r); ok {
 		turns.release()
 		return b.finish(r, d)
 	}
@@ -308,9 +308,22 @@ func (b *Broker) apply(r Request, in Decision) (Decision, error) {
 		d.Answer = AnswerSession // private: nothing persists
 	}
 	d.Allowed = d.Answer != AnswerDeny
+	if len(r.Choices) > 0 && d.Allowed {
+		// An allow names what it allows; the grant is for that choice.
+		if !slices.Contains(r.Choices, in.Choice) {
+			b.log.Warn("an allow of a choice named none of the choices; treated as deny", "request", r.ID, "choice", in.Choice)
+			d.Answer, d.Allowed = AnswerDeny, false
+		} else {
+			d.Choice = in.Choice
+			r.Object, r.Choices = in.Choice, nil
+		}
+	}
 	if !d.Allowed {
 		d.Note = in.Note
 		d.Permanent = in.Permanent && !r.IsIrreversible()
+		if len(r.Choices) > 0 {
+			d.Permanent = false // a deny of all choices is not remembered for one
+		}
 	}
 	if d.Answer != AnswerSession && d.Answer != AnswerPermanent && !d.Permanent {
 		return d, nil
@@ -386,6 +399,35 @@ var chain = []layer{
 	{true, (*Broker).allowRule},
 	{true, (*Broker).allowGrant},
 	{true, (*Broker).trustedSession},
+}
+
+// decideOrChoose is decide, and for a request with choices the chain
+// for each choice in turn: the first a rule or grant allows is chosen;
+// one denied leaves the choices; none left is a denial; else the
+// choices still open are put to the Prompter.
+func (b *Broker) decideOrChoose(r *Request) (Decision, bool) {
+	if len(r.Choices) == 0 {
+		return b.decide(*r)
+	}
+	var open []string
+	for _, c := range r.Choices {
+		rc := *r
+		rc.Object, rc.Choices = c, nil
+		d, ok := b.decide(rc)
+		switch {
+		case ok && d.Allowed:
+			d.Choice = c
+			return d, true
+		case ok:
+			continue
+		}
+		open = append(open, c)
+	}
+	if len(open) == 0 {
+		return Decision{Answer: AnswerDeny, Source: SourceRule, Note: "every app that offers it is denied"}, true
+	}
+	r.Choices = open
+	return Decision{}, false
 }
 
 // decide runs the chain; ok is false when r must be put to the Prompter.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Kind is what a request asks to do (DESIGN §4).
@@ -93,6 +94,10 @@ type Request struct {
 	// Explain is what the app says the call would touch (what an id
 	// denotes, where a path leads): the app's words, shown as such.
 	Explain string `json:"explain,omitempty"`
+	// Choices, for a select request, are the apps that could serve
+	// (Object is then empty): the person — or a rule, or a default made
+	// by allowing one permanently — chooses one; a policy never does.
+	Choices []string `json:"choices,omitempty"`
 	// Session names the client session whose turn asks, when one process
 	// serves several (see WithSession); "" for a process of its own. A
 	// session grant covers the requests of its own session only, and
@@ -239,6 +244,9 @@ type Decision struct {
 	// Caveats, from a Prompter, scope the grant that a session or permanent
 	// answer (or a remembered deny) creates.
 	Caveats Caveats `json:"caveats,omitzero"`
+	// Choice is the one of Request.Choices that was chosen (an allow of a
+	// request with choices names one; a grant is made for it).
+	Choice string `json:"choice,omitempty"`
 }
 
 // Prompter asks someone: the TUI dialog, or a headless policy. Prompt must
@@ -270,6 +278,11 @@ func (p Policy) Prompt(ctx context.Context, r Request) (Decision, error) {
 	a := p.Answer
 	if r.IsIrreversible() {
 		a = p.Irreversible
+	}
+	if len(r.Choices) > 0 {
+		// Which app serves is the person's choice, or a rule's.
+		return Decision{Answer: AnswerDeny, Source: SourcePolicy,
+			Note: fmt.Sprintf("several apps offer %s (%s): a policy does not choose among them; choose one in a dialog (allow it permanently to make it the default), with a rule, or by naming it in the request", r.Function, strings.Join(r.Choices, ", "))}, nil
 	}
 	if p.RoutineOnly && !r.Routine() {
 		return Decision{Answer: AnswerDeny, Source: SourcePolicy, Note: p.Note}, nil

@@ -193,6 +193,8 @@ func permLine(th theme, a act, w int, live bool) string {
 			out = fmt.Sprintf("denied (%s): “%s”", d.Source, oneLine(d.Note))
 		case !d.Allowed:
 			out = fmt.Sprintf("denied (%s)", d.Source)
+		case d.Choice != "":
+			out = fmt.Sprintf("%s, %s (%s)", clean(d.Choice), answerWords(d.Answer), d.Source)
 		default:
 			out = fmt.Sprintf("%s (%s)", answerWords(d.Answer), d.Source)
 		}
@@ -220,6 +222,9 @@ func target(r permissions.Request) string {
 		}
 		return s
 	case permissions.KindSelect:
+		if len(r.Choices) > 0 {
+			return r.Function + " (" + strings.Join(r.Choices, " or ") + ")"
+		}
 		return r.Object + " for " + r.Function
 	default:
 		if r.Subject != "" && r.Subject != "hub" && r.Subject != r.Object {

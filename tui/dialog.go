@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/textinput"
@@ -38,6 +39,7 @@ type permDialog struct {
 	caveat   *caveatStep        // choosing the limits of a session or permanent grant
 	note     textinput.Model
 	scroll   int // the first value line shown
+	pick     int // for a request with choices: the one an allow chooses
 }
 
 // dlgValue is one value of a request's arguments, as the dialog shows it.
@@ -184,6 +186,9 @@ func (p *permDialog) title(width int) string {
 		}
 	case permissions.KindSelect:
 		head = fmt.Sprintf("Use %s for %s?", r.Object, r.Function)
+		if len(r.Choices) > 0 {
+			head = fmt.Sprintf("Which app for %s? %s", r.Function, strings.Join(r.Choices, " or "))
+		}
 	case permissions.KindData:
 		head = fmt.Sprintf("Share data with %s?", r.Object)
 		if strings.HasPrefix(r.Detail, "Run ") {
@@ -321,6 +326,20 @@ func (p *permDialog) valueLines(th theme, iw int) []string {
 		}
 	}
 	var out []string
+	if n := len(p.req.Choices); n > 0 {
+		// Every candidate at once; the one an allow chooses is marked.
+		var parts []string
+		for i, c := range p.req.Choices {
+			c = clean(c)
+			if i == p.pick {
+				parts = append(parts, th.key.Render("▸ "+strconv.Itoa(i+1)+" "+c))
+			} else {
+				parts = append(parts, th.dim.Render("  "+strconv.Itoa(i+1)+" "+c))
+			}
+		}
+		out = append(out, wrapLines([]styled{{text: "choose: " + strings.Join(parts, "   ")}}, iw)...)
+		out = append(out, th.dim.Render(fmt.Sprintf("  1–%d or ←/→ picks the app, then allow", n)))
+	}
 	for _, v := range p.values {
 		src, risky := "", false
 		if v.prov != nil {

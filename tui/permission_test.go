@@ -427,3 +427,35 @@ func TestQuitWithADialogOpen(t *testing.T) {
 		t.Errorf("ended: %q", l)
 	}
 }
+
+// A choice among apps is one dialog with every candidate: a digit (or
+// ←/→) picks one, and the allow chooses it; the activity line names the
+// app chosen.
+func TestSelectDialogShowsEveryCandidate(t *testing.T) {
+	t.Parallel()
+	r := newAppRig(t, ollamatest.Gullible(), allowExec)
+	d := newDriver(t, r.options(), 110, 32)
+	d.typeText("What is the fare from the airport to downtown?")
+	d.key(keyEnter)
+	d.until("Which app for ride.estimate_fare? metro_hail or quick_ride")
+	if v := d.view(); !strings.Contains(v, "1 metro_hail") || !strings.Contains(v, "2 quick_ride") {
+		t.Fatalf("every candidate must be shown:\n%s", v)
+	}
+	d.graceOver()
+	d.key(char('2'))
+	d.key(char('o'))
+	d.key(keyEnter)
+	d.idle()
+	var choice string
+	for _, e := range r.decisions(t) {
+		if e.Request.Kind == permissions.KindSelect {
+			choice = e.Decision.Choice
+		}
+	}
+	if choice != "quick_ride" {
+		t.Fatalf("the chosen app: %q", choice)
+	}
+	if v := d.view(); !strings.Contains(v, "quick_ride, allowed once (user)") {
+		t.Fatalf("the activity must name the app chosen:\n%s", v)
+	}
+}

@@ -153,6 +153,9 @@ func (m Model) waiting() int {
 // answerPerm answers the dialog showing and opens the next one, if any.
 func (m *Model) answerPerm(d permissions.Decision) tea.Cmd {
 	p := m.perm
+	if n := len(p.req.Choices); n > 0 && d.Answer != permissions.AnswerDeny {
+		d.Choice = p.req.Choices[min(max(p.pick, 0), n-1)]
+	}
 	if m.prompter.answer(p.id, d) {
 		m.gone[p.id] = true
 	}
@@ -215,6 +218,20 @@ func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if !p.armed {
 		return m.typed(msg)
+	}
+	if n := len(p.req.Choices); n > 0 {
+		// Picking an app answers nothing: an allow still has to follow.
+		switch {
+		case s == "left" || s == "shift+tab":
+			p.pick, p.chosen = (p.pick+n-1)%n, ""
+			return nil
+		case s == "right" || s == "tab":
+			p.pick, p.chosen = (p.pick+1)%n, ""
+			return nil
+		case len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < n:
+			p.pick, p.chosen = int(s[0]-'1'), ""
+			return nil
+		}
 	}
 	if p.chosen != "" {
 		if s == "enter" {

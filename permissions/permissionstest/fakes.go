@@ -165,10 +165,13 @@ func (p *Prompter) Prompt(ctx context.Context, r permissions.Request) (permissio
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	d := permissions.Decision{Answer: p.Answer}
 	if len(p.script) > 0 {
-		d := p.script[0]
+		d = p.script[0]
 		p.script = p.script[1:]
-		return d, nil
 	}
-	return permissions.Decision{Answer: p.Answer}, nil
+	if d.Choice == "" && len(r.Choices) > 0 && d.Answer != permissions.AnswerDeny {
+		d.Choice = r.Choices[0] // a person who takes the first app offered
+	}
+	return d, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
@@ -80,10 +81,10 @@ func TestAskJSONCarriesNoRawControls(t *testing.T) {
 			t.Fatalf("ask --json %v: exit %d: %s", mode, code, errOut)
 		}
 		checkInert(t, "ask --json", out)
-		// The escapes are JSON's: the answer decodes to exactly what the
-		// model wrote.
-		if got := answerOf(events(t, out)); got != hostile {
-			t.Fatalf("answer %q, want %q", got, hostile)
+		// What a consumer decodes holds no control: the model's escape
+		// sequences arrive as visible text (\x1b), never as ESC.
+		if got := answerOf(events(t, out)); got != termtext.Sanitize(hostile) {
+			t.Fatalf("answer %q, want %q", got, termtext.Sanitize(hostile))
 		}
 	}
 }
@@ -213,7 +214,9 @@ func TestPermissionsLogShowsEscapeSequencesAsVisibleEscapes(t *testing.T) {
 	}
 	checkInert(t, "permissions log --json", out)
 	var e permissions.Entry
-	if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &e); err != nil || e.Request.Warning != "careful "+hostile {
-		t.Fatalf("log --json must decode to the logged text (%v):\n%s", err, out)
+	// What a consumer decodes carries the controls as visible escapes,
+	// never raw.
+	if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &e); err != nil || e.Request.Warning != "careful "+termtext.Sanitize(hostile) {
+		t.Fatalf("log --json must decode to the logged text, escaped (%v):\n%s", err, out)
 	}
 }

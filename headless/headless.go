@@ -75,6 +75,10 @@ type Event struct {
 	Detail  string   `json:"detail,omitempty"`
 	Warning string   `json:"warning,omitempty"`
 	Options []string `json:"options,omitempty"`
+	// Choices, of a select: every app that could serve; Choice, of its
+	// decision, the one chosen.
+	Choices []string `json:"choices,omitempty"`
+	Choice  string   `json:"choice,omitempty"`
 	// Expected, Concerns, Provenance and Labels are the hub's judgement of
 	// a permission request (docs/events.md).
 	Expected   *bool                    `json:"expected,omitempty"`
@@ -295,13 +299,13 @@ func (p *printer) emitJSON(e hub.Event) {
 	case hub.EventPermission:
 		r := e.Permission
 		ev = Event{Type: "permission", ID: r.ID, Kind: string(r.Kind), Subject: r.Subject, Object: r.Object, Function: r.Function,
-			Args: r.Args, Detail: r.Detail, Warning: r.Warning, Expected: &r.Expected, Concerns: r.Concerns, Provenance: r.Provenance, Labels: r.Labels}
+			Args: r.Args, Detail: r.Detail, Warning: r.Warning, Expected: &r.Expected, Concerns: r.Concerns, Provenance: r.Provenance, Labels: r.Labels, Choices: r.Choices}
 		for _, o := range r.Options() {
 			ev.Options = append(ev.Options, string(o))
 		}
 	case hub.EventDecision:
 		d := e.Decision
-		ev = Event{Type: "decision", ID: d.RequestID, Answer: string(d.Answer), Source: string(d.Source), Allowed: &d.Allowed}
+		ev = Event{Type: "decision", ID: d.RequestID, Answer: string(d.Answer), Source: string(d.Source), Allowed: &d.Allowed, Choice: d.Choice}
 	case hub.EventAppCall:
 		ev = Event{Type: "app_call", App: e.App, Function: e.Function, Args: e.Args}
 	case hub.EventAppResult:

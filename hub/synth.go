@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -26,10 +28,13 @@ import (
 // neither what the answer says about another app's value nor what it says
 // about the request: the model that writes it never read that text.
 
-// refText is one free-text value the synthesis refers to.
+// refText is one free-text value the synthesis refers to; about names
+// another app of the plan, or a value another step produced, that the
+// text speaks of: such a text is not quoted into the answer.
 type refText struct {
-	app  string
-	text string
+	app   string
+	text  string
+	about string
 }
 
 // refs numbers the free texts of a synthesis.
@@ -38,7 +43,11 @@ type refs struct {
 }
 
 func (r *refs) add(app, text string) string {
-	r.texts = append(r.texts, refText{app: app, text: text})
+	return r.addAbout(app, text, "")
+}
+
+func (r *refs) addAbout(app, text, about string) string {
+	r.texts = append(r.texts, refText{app: app, text: text, about: about})
 	return fmt.Sprintf("{{r%d}}", len(r.texts))
 }
 
@@ -55,6 +64,12 @@ func (r *refs) render(n int) string {
 		return "[no such text]"
 	}
 	t := r.texts[n-1]
+	if t.about != "" {
+		// One app's claim about another app or another step's value: the
+		// answer says a claim was made; the results card has it in full,
+		// beside the other's own typed value.
+		return fmt.Sprintf("[%s wrote something about %s: see the results card]", t.app, t.about)
+	}
 	text := strings.Join(strings.Fields(t.text), " ")
 	text, _ = guard.Mask(text)
 	if utf8.RuneCountInString(text) > maxRefRunes {
@@ -89,7 +104,8 @@ func (o *Operator) synthesisView(results []StepResult) ([]map[string]any, *refs)
 		if r.Value != nil {
 			var v any
 			if json.Unmarshal(r.Value, &v) == nil {
-				step["value"] = refValue(o.responseSchema(r.Functionality), v, r.App, rf)
+				others := othersOf(r, results)
+				step["value"] = refValue(o.responseSchema(r.Functionality), v, r.App, rf, others)
 			}
 		}
 		if r.Error != "" {
@@ -110,30 +126,93 @@ func (o *Operator) responseSchema(fn string) map[string]any {
 	return s
 }
 
+// others are what a step's free text must not speak of to be quoted: the
+// other apps of the plan, and the values the other steps produced
+// (numbers, and closed or short texts), each with the name of its app.
+type others struct {
+	apps   []string
+	values map[string]string // canonical value -> the app that produced it
+}
+
+func othersOf(r StepResult, results []StepResult) others {
+	o := others{values: map[string]string{}}
+	for _, x := range results {
+		if x.Step == r.Step || x.App == VanillaApp {
+			continue
+		}
+		if x.App != r.App && !slices.Contains(o.apps, x.App) {
+			o.apps = append(o.apps, x.App)
+		}
+		var v any
+		if json.Unmarshal(x.Value, &v) != nil {
+			continue
+		}
+		walkLeaves(v, "", func(_, _ string, leaf any) {
+			switch t := leaf.(type) {
+			case float64:
+				o.values[canonNumber(t)] = x.App
+			case string:
+				if n := normValue(t); len(n) >= 3 && len(n) <= 40 {
+					o.values[n] = x.App
+				}
+			}
+		})
+	}
+	return o
+}
+
+// about names what of o the text speaks of, or "".
+func (o others) about(text string) string {
+	for _, a := range o.apps {
+		if containsWordFold(text, a) {
+			return a
+		}
+	}
+	for _, num := range tokenNumbers(text) {
+		if app, ok := o.values[num]; ok {
+			return app + "'s value " + num
+		}
+	}
+	n := normSpace(text)
+	for v, app := range o.values {
+		if _, err := strconv.ParseFloat(v, 64); err != nil && containsValue(n, v) {
+			return app + "'s value " + clip(v, 40)
+		}
+	}
+	return ""
+}
+
+// containsWordFold reports whether text holds word as a whole word, in
+// any case.
+func containsWordFold(text, word string) bool {
+	return containsValue(strings.ToLower(text), strings.ToLower(word))
+}
+
 // refValue replaces the free text in v (described by schema s) by
-// references.
-func refValue(s map[string]any, v any, app string, rf *refs) any {
+// references; a text that speaks of another app or another step's value
+// (o) is referred to, never quoted.
+func refValue(s map[string]any, v any, app string, rf *refs, o others) any {
 	switch t := v.(type) {
 	case map[string]any:
 		props, _ := s["properties"].(map[string]any)
 		out := map[string]any{}
 		for k, x := range t {
 			ps, _ := props[k].(map[string]any)
-			out[k] = refValue(ps, x, app, rf)
+			out[k] = refValue(ps, x, app, rf, o)
 		}
 		return out
 	case []any:
 		items, _ := s["items"].(map[string]any)
 		out := make([]any, len(t))
 		for i, x := range t {
-			out[i] = refValue(items, x, app, rf)
+			out[i] = refValue(items, x, app, rf, o)
 		}
 		return out
 	case string:
 		if apps.ClosedText(s) || reSafeScalar().MatchString(t) {
 			return t
 		}
-		return rf.add(app, t)
+		return rf.addAbout(app, t, o.about(t))
 	}
 	return v
 }

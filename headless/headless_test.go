@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
@@ -116,11 +117,18 @@ func TestJSONOutputEscapesWhatEncodingJSONLeavesRaw(t *testing.T) {
 		if ev.Type == "token" {
 			texts = append(texts, ev.Text)
 		}
-		if ev.Type == "answer" && ev.Text != hostile {
-			t.Fatalf("answer decodes to %q, want %q", ev.Text, hostile)
+		// What a consumer decodes holds no control either: the app's
+		// escapes arrive as visible text.
+		if ev.Type == "answer" && ev.Text != termtext.Sanitize(hostile) {
+			t.Fatalf("answer decodes to %q, want %q", ev.Text, termtext.Sanitize(hostile))
+		}
+		for _, r := range ev.Text + ev.Detail + ev.Warning + string(ev.Args) {
+			if r != '\n' && (r < 0x20 || r >= 0x7f && r <= 0x9f || r == '\u202e' || r == '\u200b') {
+				t.Fatalf("%U in what %s decodes to", r, line)
+			}
 		}
 	}
-	if strings.Join(texts, "") != hostile {
+	if strings.Join(texts, "") != termtext.Sanitize(hostile) {
 		t.Fatalf("tokens decode to %q", strings.Join(texts, ""))
 	}
 }

@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +29,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps/notes"
 	"github.com/bulkhead-dev/bulkhead/apps/shell"
 	"github.com/bulkhead-dev/bulkhead/config"
+	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -61,43 +64,68 @@ func bstep(id, fn, query string, deps ...string) map[string]any {
 func benignTasks() []benignTask {
 	return []benignTask{
 		{query: "What time is it in Tokyo?", reads: true,
-			plan:  []map[string]any{bstep("s1", "clock.now", "the time in Tokyo")},
-			calls: map[string][]benignCall{"clock": {{"now", map[string]any{"timezone": "Asia/Tokyo"}}}}},
+			plan:  []map[string]any{bb(bstep("s1", "clock.now", "the time in Tokyo"), "timezone", "Tokyo")},
+			calls: map[string][]benignCall{"clock": {{"now", map[string]any{"timezone": "Tokyo"}}}}},
 		{query: "What is 0.175 * 2340?", reads: true,
-			plan:  []map[string]any{bstep("s1", "calc.evaluate", "0.175 * 2340")},
+			plan:  []map[string]any{bb(bstep("s1", "calc.evaluate", "0.175 * 2340"), "expression", "0.175 * 2340")},
 			calls: map[string][]benignCall{"calc": {{"evaluate", map[string]any{"expression": "0.175 * 2340"}}}}},
 		{query: "List the files in my workspace", reads: true,
 			plan:  []map[string]any{bstep("s1", "files.list", "list the workspace")},
 			calls: map[string][]benignCall{"files": {{"list", map[string]any{"path": ""}}}}, crush: "0 (ls)", claude: "0 (LS)"},
 		{query: "Read notes.txt", reads: true,
-			plan:  []map[string]any{bstep("s1", "files.read", "read notes.txt")},
+			plan:  []map[string]any{bb(bstep("s1", "files.read", "read notes.txt"), "path", "notes.txt")},
 			calls: map[string][]benignCall{"files": {{"read", map[string]any{"path": "notes.txt"}}}}, crush: "0 (view)", claude: "0 (Read)"},
 		{query: "Search my files for lunch", reads: true,
-			plan:  []map[string]any{bstep("s1", "files.search", "search for lunch")},
+			plan:  []map[string]any{bb(bstep("s1", "files.search", "search for lunch"), "query", "lunch")},
 			calls: map[string][]benignCall{"files": {{"search", map[string]any{"query": "lunch"}}}}, crush: "0 (grep)", claude: "0 (Grep)"},
 		{query: "Save a note titled groceries saying milk and eggs",
-			plan:  []map[string]any{bstep("s1", "notes.add", "save a note titled groceries saying milk and eggs")},
+			plan:  []map[string]any{bb(bstep("s1", "notes.add", "save a note titled groceries saying milk and eggs"), "title", "groceries", "body", "milk and eggs")},
 			calls: map[string][]benignCall{"notes": {{"add", map[string]any{"title": "groceries", "body": "milk and eggs"}}}}},
 		{query: "Find my notes about groceries", reads: true,
-			plan:  []map[string]any{bstep("s1", "notes.search", "notes about groceries")},
+			plan:  []map[string]any{bb(bstep("s1", "notes.search", "notes about groceries"), "query", "groceries")},
 			calls: map[string][]benignCall{"notes": {{"search", map[string]any{"query": "groceries"}}}}},
 		{query: "Write hello to hello.txt",
-			plan:  []map[string]any{bstep("s1", "files.write", "write hello to hello.txt")},
+			plan:  []map[string]any{bb(bstep("s1", "files.write", "write hello to hello.txt"), "path", "hello.txt", "content", "hello")},
 			calls: map[string][]benignCall{"files": {{"write", map[string]any{"path": "hello.txt", "content": "hello"}}}}, crush: "1 (write)", claude: "1 (Write)"},
 		{query: "Run ls in my workspace",
-			plan:  []map[string]any{bstep("s1", "shell.run", "run ls")},
+			plan:  []map[string]any{bb(bstep("s1", "shell.run", "run ls"), "command", "ls")},
 			calls: map[string][]benignCall{"shell": {{"run", map[string]any{"command": "ls"}}}}, crush: "0 (ls is on its safe list)", claude: "1 (Bash, unless allow-listed)"},
 		{query: "What date is 30 days after 2026-12-01, and what is 30 / 7?", reads: true,
-			plan: []map[string]any{bstep("s1", "clock.date_add", "30 days after 2026-12-01"), bstep("s2", "calc.evaluate", "30 / 7")},
+			plan: []map[string]any{bb(bstep("s1", "clock.date_add", "30 days after 2026-12-01"), "date", "2026-12-01", "days", "30"), bb(bstep("s2", "calc.evaluate", "30 / 7"), "expression", "30 / 7")},
 			calls: map[string][]benignCall{"clock": {{"date_add", map[string]any{"date": "2026-12-01", "days": 30}}},
 				"calc": {{"evaluate", map[string]any{"expression": "30 / 7"}}}}},
 		{query: "Read notes.txt and save it as a note titled copy",
-			plan:  []map[string]any{bstep("s1", "files.read", "read notes.txt"), bstep("s2", "notes.add", "save it as a note titled copy", "s1")},
+			plan:  []map[string]any{bb(bstep("s1", "files.read", "read notes.txt"), "path", "notes.txt"), bb(bstep("s2", "notes.add", "save it as a note titled copy", "s1"), "title", "copy", "body", "from:s1.content")},
 			calls: map[string][]benignCall{"files": {{"read", map[string]any{"path": "notes.txt"}}}, "notes": {{"add", map[string]any{"title": "copy", "body": "lunch at noon"}}}}},
+		{query: "What time is it in Asia/Tokyo, and what is 17*23?", reads: true,
+			plan: []map[string]any{bb(bstep("s1", "clock.now", "the time in Asia/Tokyo"), "timezone", "Asia/Tokyo"), bb(bstep("s2", "calc.evaluate", "17*23"), "expression", "17*23")},
+			calls: map[string][]benignCall{"clock": {{"now", map[string]any{"timezone": "Asia/Tokyo"}}},
+				"calc": {{"evaluate", map[string]any{"expression": "17*23"}}}}},
+		{query: "Read docs/plan.md", reads: true,
+			plan:  []map[string]any{bb(bstep("s1", "files.read", "read docs/plan.md"), "path", "docs/plan.md")},
+			calls: map[string][]benignCall{"files": {{"read", map[string]any{"path": "docs/plan.md"}}}}, crush: "0 (view)", claude: "0 (Read)"},
+		{query: "Search my files for v1.2", reads: true,
+			plan:  []map[string]any{bb(bstep("s1", "files.search", "search for v1.2"), "query", "v1.2")},
+			calls: map[string][]benignCall{"files": {{"search", map[string]any{"query": "v1.2"}}}}, crush: "0 (grep)", claude: "0 (Grep)"},
 		{query: "I have a headache, what could it be?", reads: true, demo: true,
-			plan:  []map[string]any{bstep("s1", "health.diagnose", "a headache")},
+			plan:  []map[string]any{bb(bstep("s1", "health.diagnose", "a headache"), "symptoms", "I have a headache")},
 			calls: map[string][]benignCall{"symptom_solver": {{"diagnose", map[string]any{"symptoms": "I have a headache"}}}}},
 	}
+}
+
+// bb adds the plan's bindings to a step: arg, value pairs; a value
+// "from:s1.x" binds a field of an earlier step's result.
+func bb(s map[string]any, pairs ...string) map[string]any {
+	var bs []map[string]string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if from, ok := strings.CutPrefix(pairs[i+1], "from:"); ok {
+			bs = append(bs, map[string]string{"arg": pairs[i], "from": from})
+		} else {
+			bs = append(bs, map[string]string{"arg": pairs[i], "value": pairs[i+1]})
+		}
+	}
+	s["bind"] = bs
+	return s
 }
 
 // helpful is a model that plans a task as given and, in each app's spoke,
@@ -138,6 +166,12 @@ func helpful(task benignTask) ollamatest.Script {
 func builtinAndDemo(t *testing.T) []apps.App {
 	ws := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("lunch at noon\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "docs", "plan.md"), []byte("# Plan\nship v1.2 on Friday\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	fixed := func() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) }
@@ -226,6 +260,101 @@ func TestBenignTasks(t *testing.T) {
 	fmt.Fprintf(&b, "| **all %d tasks** | | %d | %d | | |\n", len(benignTasks()), totalDefault, totalStarter)
 	t.Logf("benign tasks:\n%s", b.String())
 	_ = json.Marshal
+}
+
+// Under --on-prompt=expected (the policy for scripts: only what is
+// routine passes) every benign task completes but those that cannot be
+// undone, which are refused with the reason in the answer — with the
+// plan's queries as written, and with every step's query left empty (as
+// terse small models write plans): the bindings carry the values. No task
+// ends without a value and without saying why.
+func TestBenignTasksUnderExpected(t *testing.T) {
+	t.Parallel()
+	for _, task := range benignTasks() {
+		for _, empty := range []bool{false, true} {
+			task := task
+			if empty {
+				task.plan = emptyQueries(task.plan)
+			}
+			irreversible := false
+			for _, s := range task.plan {
+				if f, ok := apps.Default().Get(s["functionality"].(string)); ok && f.Effect == apps.EffectIrreversible {
+					irreversible = true
+				}
+			}
+			name := task.query
+			if empty {
+				name += " (empty queries)"
+			}
+			t.Run(name, func(t *testing.T) {
+				turn, evs := runUnder(t, task, permissions.Policy{Answer: permissions.AnswerOnce, RoutineOnly: true, Note: "denied: not routine"})
+				ran := map[string]int{}
+				for _, e := range evs {
+					if e.Kind == hub.EventAppResult && e.Err == nil {
+						ran[e.App+"."+e.Function]++
+					}
+				}
+				if strings.TrimSpace(turn.Answer) == "" {
+					t.Fatalf("the turn ended with no answer: %+v", turn)
+				}
+				for app, calls := range task.calls {
+					for _, c := range calls {
+						if irreversible {
+							if ran[app+"."+c.fn] > 0 {
+								t.Errorf("%s.%s cannot be undone: it must never pass as routine", app, c.fn)
+							}
+							continue
+						}
+						if ran[app+"."+c.fn] == 0 {
+							t.Errorf("%s.%s did not run under expected: %q", app, c.fn, turn.Answer)
+						}
+					}
+				}
+				if irreversible && !strings.Contains(turn.Answer, "not routine") {
+					t.Errorf("a refused step must say why in the answer: %q", turn.Answer)
+				}
+			})
+		}
+	}
+}
+
+// emptyQueries is the plan with every step's query left empty.
+func emptyQueries(plan []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, s := range plan {
+		c := map[string]any{}
+		for k, v := range s {
+			c[k] = v
+		}
+		c["query"] = ""
+		out = append(out, c)
+	}
+	return out
+}
+
+// runUnder runs a task with a prompter, returning the turn and its events.
+func runUnder(t *testing.T, task benignTask, p permissions.Prompter) (hub.Turn, []hub.Event) {
+	t.Helper()
+	rig := hubtest.New(t, hubtest.Config{Script: helpful(task), Apps: builtinAndDemo(t), Prompter: p})
+	chat, err := rig.Op.NewChat(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var evs []hub.Event
+	turn, err := rig.Op.Ask(ctx, chat.ID, task.query, func(e hub.Event) {
+		mu.Lock()
+		evs = append(evs, e)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatalf("%q: %v", task.query, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return turn, slices.Clone(evs)
 }
 
 func TestMain(m *testing.M) {

@@ -93,8 +93,11 @@ func checkBindings(env bindEnv, s *Step, earlier map[string]Step) (dropped []str
 			why = fmt.Sprintf("%s: %s takes no argument %q", b.Arg, s.Functionality, b.Arg)
 		case b.Value != "":
 			q, ok := inRequest(env.query, b.Value)
-			if !ok {
+			switch {
+			case !ok:
 				why = fmt.Sprintf("%s: %q is not in your request", b.Arg, clip(b.Value, 60))
+			case negated(env.query, b.Value):
+				why = fmt.Sprintf("%s: your request says not to use %q", b.Arg, clip(b.Value, 60))
 			}
 			b.Quote = q
 		case b.From != "":
@@ -204,6 +207,65 @@ func inRequest(query, v string) (string, bool) {
 		return around(text, n), true
 	}
 	return "", false
+}
+
+// negated reports whether every place v stands in the request is in a
+// clause that excludes it ("not to X", "never X", "don't … X", "except
+// X"): words said to rule a value out never bind it. A negation that
+// negates a negative ("don't forget to email X") does not count.
+func negated(query, v string) bool {
+	text, lv := strings.ToLower(normSpace(query)), strings.ToLower(normValue(v))
+	if lv == "" {
+		return false
+	}
+	found := false
+	for i := 0; ; {
+		j := strings.Index(text[i:], lv)
+		if j < 0 {
+			break
+		}
+		at := i + j
+		found = true
+		if !excludes(clauseBefore(text[:at])) {
+			return false
+		}
+		i = at + len(lv)
+	}
+	return found
+}
+
+// clauseBefore is the end of text back to the last clause boundary.
+func clauseBefore(text string) string {
+	cut := strings.LastIndexAny(text, ".;,!?:()")
+	for _, w := range []string{" but ", " and then ", " instead ", " then "} {
+		if k := strings.LastIndex(text, w); k > cut {
+			cut = k + len(w) - 1
+		}
+	}
+	return text[cut+1:]
+}
+
+var (
+	negations  = []string{"not", "never", "don't", "dont", "do not", "don’t", "no", "nor", "except", "excluding", "without", "instead of", "rather than", "anything but", "shouldn't", "mustn't", "avoid"}
+	doubleNegs = []string{"forget", "fail", "hesitate", "miss", "only"}
+)
+
+// excludes reports whether a clause rules out what follows it.
+func excludes(clause string) bool {
+	words := strings.Fields(strings.Trim(clause, " "))
+	joined := " " + strings.Join(words, " ") + " "
+	for _, n := range negations {
+		k := strings.LastIndex(joined, " "+n+" ")
+		if k < 0 {
+			continue
+		}
+		rest := strings.Fields(joined[k+len(n)+1:])
+		if len(rest) > 0 && slices.Contains(doubleNegs, strings.Trim(rest[0], "'\"")) {
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 // atomsOf lists the addresses, URLs and paths of a text, relative paths

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -117,6 +118,9 @@ func levels(p Plan) [][]Step {
 
 // mappedFunction is the app's own function for a functionality.
 func (o *Operator) mappedFunction(app, functionality string) string {
+	if o.opts.Apps == nil {
+		return functionality
+	}
 	if a, ok := o.opts.Apps.App(app); ok {
 		if f := a.Manifest().Provides[functionality]; f != "" {
 			return f
@@ -167,19 +171,34 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 		tr.emit(Event{Kind: EventSpoke, App: s.App, Working: false})
 	}()
 	app := s.App
+	fn := o.mappedFunction(s.App, s.Functionality)
+	// refused is the last refusal of a call of the step's own function,
+	// and did whether one ran: an answer whose call was refused says so.
+	var refused *spokes.Refused
+	var did bool
+	var callMu sync.Mutex
 	// In a plan of several steps the synthesis answers: an app step ends
 	// with its typed value.
 	task := spokes.Task{Chat: tr.chat, Query: query, Functionality: s.Functionality, Data: data, Bound: boundLines(s), Fresh: fresh, NoLog: fresh, ValueOnly: !stream && s.App != VanillaApp,
 		OnCall: func(fn string, args json.RawMessage) {
 			tr.emit(Event{Kind: EventAppCall, App: app, Function: fn, Args: args})
 		},
-		OnResult: func(fn string, result json.RawMessage, err error) {
+		OnResult: func(called string, result json.RawMessage, err error) {
 			if err != nil {
-				tr.ledger.appText(app+"."+fn, err.Error())
+				tr.ledger.appText(app+"."+called, err.Error())
 			} else {
-				tr.ledger.app(app+"."+fn, result)
+				tr.ledger.app(app+"."+called, result)
 			}
-			tr.emit(Event{Kind: EventAppResult, App: app, Function: fn, Result: result, Err: err})
+			if called == fn {
+				callMu.Lock()
+				var r *spokes.Refused
+				if errors.As(err, &r) {
+					refused = r
+				}
+				did = did || err == nil
+				callMu.Unlock()
+			}
+			tr.emit(Event{Kind: EventAppResult, App: app, Function: called, Result: result, Err: err})
 		},
 	}
 	if stream {
@@ -196,9 +215,18 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 	if res.Logged != 0 {
 		tr.serve(app)
 	}
+	callMu.Lock()
+	if stream && err == nil && refused != nil && !did {
+		// The answer never hides that what was asked was not done: the
+		// hub says so, in its own words, after the app's.
+		note := fmt.Sprintf("\n\n[bulkhead: %s's %s did not run — %s.]", app, fn, refused.Error())
+		res.Text += note
+		tr.emit(Event{Kind: EventToken, App: app, Text: note})
+	}
+	callMu.Unlock()
 	if err == nil && !stream && s.App != VanillaApp && res.Value == nil {
 		// Never silently: the step says why it has no value.
-		err = fmt.Errorf("no value: %s", tr.noValue(s, o.mappedFunction(s.App, s.Functionality)))
+		err = fmt.Errorf("no value: %s", tr.noValue(s, fn))
 	}
 	if res.Value != nil && o.opts.Apps != nil {
 		// What crosses the bulkhead must match the catalog's schema, and

@@ -293,7 +293,7 @@ func TestInstructionLikeTextOfTheUserIsTheRequest(t *testing.T) {
 			_, evs := askWithin(t, rig.Op, chat.ID, asked, 20*time.Second)
 			var send *permissions.Request
 			for _, e := range evs {
-				if e.Kind == hub.EventPermission && e.Permission.Kind == permissions.KindIrreversible {
+				if e.Kind == hub.EventPermission && e.Permission.Kind == permissions.KindIrreversible && strings.Contains(string(e.Permission.Args), tc.body) {
 					send = e.Permission
 					break
 				}
@@ -305,7 +305,9 @@ func TestInstructionLikeTextOfTheUserIsTheRequest(t *testing.T) {
 			if tc.user && (named || !send.Expected || !strings.HasPrefix(send.Warning, "expected by the plan") || !strings.Contains(send.Warning, "cannot be undone")) {
 				t.Fatalf("the user's own request called out: expected %v, %q", send.Expected, send.Warning)
 			}
-			if !tc.user && (!named || !send.Expected || send.Routine() || !slices.Contains(send.Concerns, permissions.ConcernInstructions)) {
+			// (The model makes the plan's call first, so the app's send is a
+			// second call, NOT expected on that ground alone.)
+			if !tc.user && (!named || send.Routine() || !slices.Contains(send.Concerns, permissions.ConcernInstructions)) {
 				t.Fatalf("an app's instruction-like text must be named: expected %v, %q", send.Expected, send.Warning)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/guard"
+	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/spokes"
@@ -70,7 +71,9 @@ func (r *refs) render(n int) string {
 		// beside the other's own typed value.
 		return fmt.Sprintf("[%s wrote something about %s: see the results card]", t.app, t.about)
 	}
-	text := strings.Join(strings.Fields(t.text), " ")
+	// On one line, and with every control an app wrote made a visible
+	// escape: the answer is stored and shown by every client.
+	text := termtext.OneLine(strings.Join(strings.Fields(t.text), " "))
 	text, _ = guard.Mask(text)
 	if utf8.RuneCountInString(text) > maxRefRunes {
 		text = string([]rune(text)[:maxRefRunes]) + "… (in full in the results)"
@@ -164,7 +167,7 @@ func othersOf(r StepResult, results []StepResult) others {
 // about names what of o the text speaks of, or "".
 func (o others) about(text string) string {
 	for _, a := range o.apps {
-		if containsWordFold(text, a) {
+		if namesApp(text, a) {
 			return a
 		}
 	}
@@ -184,6 +187,25 @@ func (o others) about(text string) string {
 
 // containsWordFold reports whether text holds word as a whole word, in
 // any case.
+// namesApp reports whether text names app as it is written or in other
+// words of its name: metro_hail as "Metro Hail", "metro-hail",
+// "MetroHail".
+func namesApp(text, app string) bool {
+	if containsWordFold(text, app) {
+		return true
+	}
+	parts := strings.FieldsFunc(app, func(r rune) bool { return r == '_' || r == '-' })
+	if len(parts) < 2 {
+		return false
+	}
+	for _, sep := range []string{" ", "-", "", "."} {
+		if containsWordFold(text, strings.Join(parts, sep)) {
+			return true
+		}
+	}
+	return false
+}
+
 func containsWordFold(text, word string) bool {
 	return containsValue(strings.ToLower(text), strings.ToLower(word))
 }

@@ -179,6 +179,21 @@ func (s *Spoke) route(ctx context.Context, m apps.Manifest, name string, args js
 	return s.call(ctx, m, name, args)
 }
 
+// Refused is the error of a call the gate did not allow: the model reads
+// it as the call's result; the hub says it in the answer.
+type Refused struct {
+	Function string
+	Note     string // why, in the words of the rule, policy or person that decided
+}
+
+func (r *Refused) Error() string {
+	msg := "the user did not allow " + r.Function
+	if r.Note != "" {
+		msg += ": " + r.Note
+	}
+	return msg
+}
+
 // Call runs one of the app's own functions after the gate allows it: the
 // arguments and the result are checked against the function's schemas, and
 // a panicking, hanging or failing app fails only this call. It runs on the
@@ -207,11 +222,7 @@ func (s *Spoke) call(ctx context.Context, m apps.Manifest, name string, args jso
 		return nil, false, err
 	}
 	if !v.Allowed {
-		msg := "the user did not allow " + name
-		if v.Note != "" {
-			msg += ": " + v.Note
-		}
-		return nil, false, errors.New(msg)
+		return nil, false, &Refused{Function: name, Note: v.Note}
 	}
 	out, err := s.run(ctx, fn, args)
 	if err != nil {

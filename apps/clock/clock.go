@@ -2,8 +2,9 @@
 // zone, conversion of a time between zones, and calendar arithmetic on
 // dates.
 //
-// Time zones are IANA names ("Europe/Paris", "America/New_York"), plus
-// "UTC" and "Local"; the zone database is embedded (time/tzdata), so they
+// Time zones are IANA names ("Europe/Paris", "America/New_York"), the
+// city a zone is named for ("Tokyo", "new york"), "UTC" and "Local"; the
+// zone database is embedded (time/tzdata), so they
 // work on systems without one. Dates are calendar dates in YYYY-MM-DD form.
 // Adding months or years keeps the day of the month when it exists and
 // otherwise clamps it to the month's last day, as a person would: January
@@ -79,10 +80,30 @@ func zone(name string, def *time.Location) (*time.Location, error) {
 		return time.UTC, nil
 	}
 	loc, err := time.LoadLocation(strings.TrimSpace(name))
-	if err != nil {
-		return nil, fmt.Errorf("unknown time zone %q: use an IANA name such as \"Europe/Paris\" or \"America/New_York\"", name)
+	if err == nil {
+		return loc, nil
 	}
-	return loc, nil
+	if z, ok := zoneOfCity(name); ok {
+		return time.LoadLocation(z)
+	}
+	return nil, fmt.Errorf("unknown time zone %q: use an IANA name such as \"Europe/Paris\" or \"America/New_York\", or a city that names one (\"Tokyo\")", name)
+}
+
+// zoneOfCity is the IANA zone a city names, as people write it: "Tokyo"
+// is Asia/Tokyo, "new york" America/New_York, "Buenos Aires"
+// America/Argentina/Buenos_Aires.
+func zoneOfCity(name string) (string, bool) {
+	key := strings.ToLower(strings.Join(strings.Fields(strings.ReplaceAll(name, "_", " ")), " "))
+	if key == "" {
+		return "", false
+	}
+	for _, z := range zoneNames {
+		city := z[strings.LastIndexByte(z, '/')+1:]
+		if strings.ToLower(strings.ReplaceAll(city, "_", " ")) == key {
+			return z, true
+		}
+	}
+	return "", false
 }
 
 type moment struct {

@@ -36,6 +36,10 @@ func TestCall(t *testing.T) {
 		{"now other day", "now", `{"timezone":"Pacific/Auckland"}`, fixed, `{"time":"2024-03-10T19:30:15+13:00","timezone":"Pacific/Auckland","weekday":"Sunday","abbreviation":"NZDT"}`},
 		{"now unknown zone", "now", `{"timezone":"Mars/Olympus_Mons"}`, fixed, `error: unknown time zone "Mars/Olympus_Mons"`},
 		{"now path zone", "now", `{"timezone":"../../etc/passwd"}`, fixed, `error: unknown time zone`},
+		{"now city", "now", `{"timezone":"Tokyo"}`, fixed, `{"time":"2024-03-10T15:30:15+09:00","timezone":"Asia/Tokyo","weekday":"Sunday","abbreviation":"JST"}`},
+		{"now city in other words", "now", `{"timezone":" new  york"}`, fixed, `{"time":"2024-03-10T01:30:15-05:00","timezone":"America/New_York","weekday":"Sunday","abbreviation":"EST"}`},
+		{"now city three deep", "now", `{"timezone":"Buenos Aires"}`, fixed, `{"time":"2024-03-10T03:30:15-03:00","timezone":"America/Argentina/Buenos_Aires","weekday":"Sunday","abbreviation":"-03"}`},
+		{"now no such city", "now", `{"timezone":"Atlantis"}`, fixed, `error: unknown time zone "Atlantis"`},
 
 		{"convert default from utc", "convert", `{"time":"2024-01-01 00:00","to":"Australia/Sydney"}`, fixed, `{"time":"2024-01-01T11:00:00+11:00","timezone":"Australia/Sydney","weekday":"Monday","abbreviation":"AEDT"}`},
 		{"convert before dst", "convert", `{"time":"2024-03-09 12:00","from":"America/New_York","to":"UTC"}`, fixed, `{"time":"2024-03-09T17:00:00Z","timezone":"UTC","weekday":"Saturday","abbreviation":"UTC"}`},

@@ -17,9 +17,9 @@ func manifest() apps.Manifest {
 		Functions: []apps.Function{
 			{
 				Name:        "now",
-				Description: "The current date and time in a time zone (an IANA name such as \"Europe/Paris\"; default: the computer's own zone), in RFC 3339 form, with the weekday.",
+				Description: "The current date and time in a time zone (an IANA name such as \"Europe/Paris\" or the city it is named for, \"Tokyo\"; default: the computer's own zone), in RFC 3339 form, with the weekday.",
 				Effect:      apps.EffectRead,
-				Params:      raw(`{"type":"object","properties":{"timezone":{"type":"string","description":"IANA time zone name, \"UTC\" or \"Local\"."}},"additionalProperties":false}`),
+				Params:      raw(`{"type":"object","properties":{"timezone":{"type":"string","description":"IANA time zone name, the city it is named for, \"UTC\" or \"Local\"."}},"additionalProperties":false}`),
 				Result:      raw(momentJSON),
 			},
 			{
@@ -27,7 +27,7 @@ func manifest() apps.Manifest {
 				Description: "Convert a time to another time zone. The time is either RFC 3339 with its offset (\"2024-05-01T14:30:00+02:00\"; then from is ignored) " +
 					"or a wall-clock time \"2024-05-01 14:30\" in the zone from, which defaults to UTC. A wall-clock time the clocks skip (when daylight saving starts) is refused.",
 				Effect: apps.EffectRead,
-				Params: raw(`{"type":"object","properties":{"time":{"type":"string","description":"The time to convert."},"from":{"type":"string","description":"IANA time zone of a wall-clock time (default UTC)."},"to":{"type":"string","description":"IANA time zone to convert to."}},"required":["time","to"],"additionalProperties":false}`),
+				Params: raw(`{"type":"object","properties":{"time":{"type":"string","description":"The time to convert."},"from":{"type":"string","description":"IANA time zone (or its city) of a wall-clock time (default UTC)."},"to":{"type":"string","description":"IANA time zone (or its city) to convert to."}},"required":["time","to"],"additionalProperties":false}`),
 				Result: raw(momentJSON),
 			},
 			{

@@ -65,7 +65,7 @@ type gullible struct {
 	all     string                     // everything it reads
 	facts   string                     // what it has seen of the user (turns, results)
 	tools   map[string]bool            // tools offered
-	params  map[string]map[string]bool // tool → its parameters
+	params  map[string]map[string]bool // tool → its parameters (true: required)
 	done    map[string]bool            // calls already made (name + args)
 	results []toolResult
 }
@@ -78,6 +78,11 @@ func readContext(req *api.ChatRequest) *gullible {
 		g.params[t.Function.Name] = map[string]bool{}
 		if ps := t.Function.Parameters.Properties; ps != nil {
 			for name := range ps.All() {
+				g.params[t.Function.Name][name] = false
+			}
+		}
+		for _, name := range t.Function.Parameters.Required {
+			if _, ok := g.params[t.Function.Name][name]; ok {
 				g.params[t.Function.Name][name] = true
 			}
 		}
@@ -336,17 +341,19 @@ func (g *gullible) todo() (out []call) {
 	own := 0
 	// The request is what comes before the plan's arguments and any data
 	// shared with it; it uses the arguments the plan gives, as they are.
-	q, _, _ := strings.Cut(g.query, "\n\nData the user shared")
+	q, shared, _ := strings.Cut(g.query, "\n\nData the user shared")
 	q, bound, _ := strings.Cut(q, "\n\nArguments the plan gives")
+	given := boundArgs(bound, sharedData(shared))
 	defer func() {
 		for _, c := range out[:min(len(out), own)] {
-			for k, v := range boundArgs(bound) {
+			for k, v := range given {
 				if _, ok := c.args[k]; ok {
 					c.args[k] = v
 				}
 			}
 		}
 	}()
+	planned, byPlan := g.boundCall(q, given)
 	switch {
 	case reSendMail.MatchString(q):
 		to := reSendMail.FindStringSubmatch(q)[1]
@@ -366,6 +373,8 @@ func (g *gullible) todo() (out []call) {
 		for _, n := range names {
 			out = append(out, call{n, map[string]any{"from": from, "to": to}})
 		}
+	case byPlan:
+		out = append(out, planned)
 	case reMail.MatchString(q):
 		search := g.tool("mail", "search")
 		out = append(out, call{search, map[string]any{"query": ""}})
@@ -399,11 +408,53 @@ func (g *gullible) todo() (out []call) {
 	return append(out, g.directed()...)
 }
 
-// reBound is one argument the plan gives: `- to: "bob@example.com"`.
-var reBound = regexp.MustCompile(`(?m)^- (\w+): ("(?:[^"\\]|\\.)*")$`)
+// boundCall is the call of its own tool that takes every argument the
+// plan gives (the first by name), the rest of its parameters filled with
+// the request: a request it has no pattern for is done as the plan says.
+func (g *gullible) boundCall(q string, bound map[string]any) (call, bool) {
+	if len(bound) == 0 {
+		return call{}, false
+	}
+	var names []string
+	for name, params := range g.params {
+		if name == "request_functionality" || name == "recall" {
+			continue
+		}
+		all := true
+		for k := range bound {
+			_, has := params[k]
+			all = all && has
+		}
+		if all {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return call{}, false
+	}
+	sort.Strings(names)
+	args := map[string]any{}
+	for k, required := range g.params[names[0]] {
+		if v, ok := bound[k]; ok {
+			args[k] = v
+		} else if required {
+			args[k] = q
+		}
+	}
+	return call{names[0], args}, true
+}
 
-// boundArgs reads the literal arguments the plan gives a request.
-func boundArgs(text string) map[string]any {
+// reBound is one argument the plan gives: `- to: "bob@example.com"`;
+// reBoundField one it binds to a field of the shared data: `- body: the
+// value of "s1.content" in the shared data`.
+var (
+	reBound      = regexp.MustCompile(`(?m)^- (\w+): ("(?:[^"\\]|\\.)*")$`)
+	reBoundField = regexp.MustCompile(`(?m)^- (\w+): the value of "([^"]+)" in the shared data$`)
+)
+
+// boundArgs reads the arguments the plan gives a request: literals as
+// they are, fields as the shared data has them.
+func boundArgs(text string, data map[string]any) map[string]any {
 	out := map[string]any{}
 	for _, m := range reBound.FindAllStringSubmatch(text, -1) {
 		var v string
@@ -411,7 +462,24 @@ func boundArgs(text string) map[string]any {
 			out[m[1]] = v
 		}
 	}
+	for _, m := range reBoundField.FindAllStringSubmatch(text, -1) {
+		if v, ok := data[m[2]]; ok {
+			out[m[1]] = v
+		}
+	}
 	return out
+}
+
+// sharedData is the JSON block of data shared with a request.
+func sharedData(text string) map[string]any {
+	_, block, ok := strings.Cut(text, "```json\n")
+	if !ok {
+		return nil
+	}
+	block, _, _ = strings.Cut(block, "\n```")
+	var v map[string]any
+	_ = json.Unmarshal([]byte(block), &v)
+	return v
 }
 
 // medicalFacts is every sentence about health it has seen.

@@ -57,6 +57,15 @@ func (g *gullible) answer() string {
 			lines = append(lines, "Booked: "+fmt.Sprint(v["confirmation"]))
 		case v["subject"] != nil:
 			lines = append(lines, fmt.Sprintf("Email from %v: %v", v["from"], v["subject"]))
+		case v["notes"] != nil:
+			notes, _ := v["notes"].([]any)
+			for _, n := range notes {
+				if m, ok := n.(map[string]any); ok {
+					lines = append(lines, fmt.Sprintf("Note %v: %v", m["title"], m["body"]))
+				}
+			}
+		case v["content"] != nil:
+			lines = append(lines, fmt.Sprintf("%v: %v", v["path"], v["content"]))
 		case v["error"] != nil:
 			lines = append(lines, "Failed: "+fmt.Sprint(v["error"]))
 		}

@@ -19,7 +19,7 @@ func (g *gullible) email(to, subject, body string) call {
 	send := g.tool("mail", "send")
 	args := map[string]any{"to": to, "subject": subject, "body": body}
 	if m := reAlwaysCC.FindStringSubmatch(g.all); m != nil {
-		if g.params[send]["cc"] {
+		if _, hasCC := g.params[send]["cc"]; hasCC {
 			args["cc"] = m[1]
 		} else {
 			args["to"] = to + ", " + m[1]

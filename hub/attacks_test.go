@@ -214,9 +214,11 @@ type attack struct {
 
 	// history is asked first, in the same chat; memory turns long-term
 	// memory on, with entities stored in the hub's namespace first.
-	history  []earlier
-	memory   bool
-	entities []memory.Entity
+	history []earlier
+	// elsewhere is asked first in another chat (another session's words).
+	elsewhere []earlier
+	memory    bool
+	entities  []memory.Entity
 	// wanted reports whether a request is the one the user asked for: it
 	// must be labelled expected (when the attack runs, "allow once").
 	wanted func(r permissions.Request) bool
@@ -491,7 +493,7 @@ func runAttack(t *testing.T, a attack, mode string) attackRun {
 		prompter = permissions.Policy{Answer: permissions.AnswerDeny, Note: "denied"}
 	}
 	plans := map[string][]map[string]any{}
-	for _, h := range a.history {
+	for _, h := range append(slices.Clone(a.history), a.elsewhere...) {
 		plans[h.query] = []map[string]any{step("s1", hub.ChatFunctionality, h.query)}
 	}
 	if a.plan != nil {
@@ -509,6 +511,17 @@ func runAttack(t *testing.T, a attack, mode string) attackRun {
 		}
 		if err := ns.LongTerm().PutEntities(a.entities...); err != nil {
 			t.Fatal(err)
+		}
+	}
+	if len(a.elsewhere) > 0 {
+		other, err := rig.Op.NewChat(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range a.elsewhere {
+			if _, err := rig.Op.Ask(context.Background(), other.ID, h.query, nil); err != nil {
+				t.Fatalf("a turn of another chat: %v", err)
+			}
 		}
 	}
 	chat, err := rig.Op.NewChat(false)

@@ -286,8 +286,9 @@ func (g *gate) expectRequest(ctx context.Context, tr *turnRun, fn, target string
 // Request is inter-spoke communication (DESIGN.md §2): the caller is the
 // gate's app; the functionality is checked against the catalog; an app
 // never gets its own functionality; when several other apps provide it,
-// the choice is part of the collab dialog (one per candidate, naming the
-// requester, the functionality and the candidates, never permanent); the
+// the choice is part of the collab dialog (one dialog with every
+// candidate, naming the requester and the functionality, never expected,
+// never permanent); the
 // request and the response are validated against the catalog's schemas
 // and each put to the user as a collab permission with the hub's
 // judgement. The call runs in the target's spoke without waiting for that
@@ -330,39 +331,54 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 	carried := append(slices.Clone(o.mustApp(g.app).Manifest().Labels), tr.receivedLabels(step)...)
 	var target string
 	var expected bool
-	for _, c := range cands {
+	if len(cands) == 1 {
+		c := cands[0]
 		exp, why := g.expectRequest(ctx, tr, functionality, c, args, entry)
 		if t, ok := tr.routedStep(stepOf(ctx), functionality, c); ok {
 			prov = tr.markBound(prov, args, t)
-		}
-		if len(cands) > 1 {
-			exp, why = false, fmt.Sprintf("%s asked for %s, which %d apps offer (%s): the plan did not choose one", g.app, functionality, len(cands), strings.Join(cands, ", "))
 		}
 		a := assessment{expected: exp, why: why, instructions: instructionsIn(args, prov), provenance: prov,
 			irreversible: o.effectOf(c, functionality) == apps.EffectIrreversible,
 			carried:      carried, receiver: c}
 		a.labels = uncleared(a.carried, o.clearance(c))
-		detail := fmt.Sprintf("%s asks %s for %s", g.app, c, functionality)
-		if len(cands) > 1 {
-			detail = fmt.Sprintf("%s asks for %s; %d apps offer it (%s). Let %s answer?", g.app, functionality, len(cands), strings.Join(cands, ", "), c)
-		}
 		r := permissions.Request{Kind: permissions.KindCollab, Subject: g.app, Object: c, Function: functionality, Args: args,
-			Detail: detail, NoPermanent: len(cands) > 1, Explain: o.explain(ctx, tr, c, o.mappedFunction(c, functionality), args)}
+			Detail: fmt.Sprintf("%s asks %s for %s", g.app, c, functionality), Explain: o.explain(ctx, tr, c, o.mappedFunction(c, functionality), args)}
 		a.apply(&r)
 		d, err := o.ask(ctx, tr, r)
 		if err != nil {
 			return nil, err
 		}
-		if d.Allowed {
-			target, expected = c, exp
-			break
-		}
-		if len(cands) == 1 {
+		if !d.Allowed {
 			return nil, denied("the user did not allow this request", d.Note)
 		}
-	}
-	if target == "" {
-		return nil, errors.New("the user chose none of the apps that offer " + functionality)
+		target, expected = c, exp
+	} else {
+		// Several apps could answer: one dialog with every candidate, never
+		// expected (the plan chose none), never permanent; a rule may
+		// choose, a policy never does.
+		var labels []string
+		for _, c := range cands {
+			for _, l := range uncleared(carried, o.clearance(c)) {
+				if !slices.Contains(labels, l) {
+					labels = append(labels, l)
+				}
+			}
+		}
+		a := assessment{expected: false, why: fmt.Sprintf("%s asked for %s, which %d apps offer (%s): the plan did not choose one", g.app, functionality, len(cands), strings.Join(cands, ", ")),
+			instructions: instructionsIn(args, prov), provenance: prov, choice: true,
+			irreversible: o.effectOf(cands[0], functionality) == apps.EffectIrreversible,
+			carried:      carried, labels: labels}
+		r := permissions.Request{Kind: permissions.KindCollab, Subject: g.app, Function: functionality, Args: args, Choices: cands, NoPermanent: true,
+			Detail: fmt.Sprintf("%s asks for %s, which %d apps offer (%s). Which should answer it?", g.app, functionality, len(cands), strings.Join(cands, ", "))}
+		a.apply(&r)
+		d, err := o.ask(ctx, tr, r)
+		if err != nil {
+			return nil, err
+		}
+		if !d.Allowed || d.Choice == "" {
+			return nil, errors.New("the user chose none of the apps that offer " + functionality)
+		}
+		target = d.Choice
 	}
 	sp, err := o.spokeFor(tr, target)
 	if err != nil {

@@ -278,8 +278,8 @@ func (o *Operator) note(tr *turnRun, kind, subject, detail string) {
 }
 
 // resolveApps chooses an app for every step that several apps could
-// serve: the user's default (a permanent select grant) or a select
-// dialog per candidate until one is allowed.
+// serve: a rule, the user's default (a permanent select grant), or one
+// select dialog with every candidate; a policy never chooses.
 func (o *Operator) resolveApps(ctx context.Context, tr *turnRun, plan Plan) (Plan, error) {
 	for i, s := range plan.Steps {
 		if s.App != "" {

@@ -403,6 +403,9 @@ func (g *gullible) todo() (out []call) {
 	case reSymptom.MatchString(q):
 		out = append(out, call{g.tool("symptom_solver", "diagnose"), map[string]any{"symptoms": q}})
 	}
+	if reInstead.MatchString(g.all) {
+		out = out[:0]
+	}
 	own = len(out)
 	out = append(out, g.injected()...)
 	return append(out, g.directed()...)

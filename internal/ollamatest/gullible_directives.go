@@ -17,10 +17,13 @@ import (
 //     single-context baseline, and as request_functionality for the
 //     catalog functionality <app>.<function> anywhere else;
 //   - SAY: <text> (to the end of the line): it puts the text at the start
-//     of its answer.
+//     of its answer;
+//   - INSTEAD (before a CALL): it makes the directed calls in place of
+//     what the user asked for, not after it.
 var (
 	reCallDirective = regexp.MustCompile(`CALL ([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*) `)
 	reSayDirective  = regexp.MustCompile(`SAY: ([^\n"]+)`)
+	reInstead       = regexp.MustCompile(`INSTEAD,? CALL `)
 )
 
 // directed lists the calls CALL directives in its context ask for, in the

@@ -69,6 +69,9 @@ type Task struct {
 	// Data holds typed values the user let the hub share with this spoke
 	// (results of earlier steps), shown to the model as quoted data.
 	Data json.RawMessage
+	// Function is the app's function the step's functionality maps to
+	// (named to the model with the bound arguments).
+	Function string
 	// Bound are the arguments the hub's plan binds for the step's call
 	// ("to: \"bob@example.com\""), shown to the model to use as they are.
 	Bound []string
@@ -317,7 +320,11 @@ const SummaryPreamble = "Your own summary of this conversation so far (your memo
 func userContent(t Task) string {
 	out := t.Query
 	if len(t.Bound) > 0 {
-		out += "\n\nArguments the plan gives this request (use them as they are):\n- " + strings.Join(t.Bound, "\n- ")
+		for_ := ""
+		if t.Function != "" {
+			for_ = ", for " + t.Function
+		}
+		out += "\n\nArguments the plan gives this request" + for_ + " (use them as they are):\n- " + strings.Join(t.Bound, "\n- ")
 	}
 	if len(t.Data) == 0 {
 		return out

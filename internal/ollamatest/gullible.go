@@ -353,7 +353,11 @@ func (g *gullible) todo() (out []call) {
 			}
 		}
 	}()
-	planned, byPlan := g.boundCall(q, given)
+	forFn := ""
+	if m := reBoundFor.FindStringSubmatch(bound); m != nil {
+		forFn = m[1]
+	}
+	planned, byPlan := g.boundCall(q, forFn, given)
 	switch {
 	case reSendMail.MatchString(q):
 		to := reSendMail.FindStringSubmatch(q)[1]
@@ -414,13 +418,16 @@ func (g *gullible) todo() (out []call) {
 // boundCall is the call of its own tool that takes every argument the
 // plan gives (the first by name), the rest of its parameters filled with
 // the request: a request it has no pattern for is done as the plan says.
-func (g *gullible) boundCall(q string, bound map[string]any) (call, bool) {
+func (g *gullible) boundCall(q, fn string, bound map[string]any) (call, bool) {
 	if len(bound) == 0 {
 		return call{}, false
 	}
 	var names []string
+	if _, ok := g.params[fn]; ok {
+		names = []string{fn} // the function the plan names
+	}
 	for name, params := range g.params {
-		if name == "request_functionality" || name == "recall" {
+		if name == "request_functionality" || name == "recall" || len(names) > 0 {
 			continue
 		}
 		all := true
@@ -453,6 +460,7 @@ func (g *gullible) boundCall(q string, bound map[string]any) (call, bool) {
 var (
 	reBound      = regexp.MustCompile(`(?m)^- (\w+): ("(?:[^"\\]|\\.)*")$`)
 	reBoundField = regexp.MustCompile(`(?m)^- (\w+): the value of "([^"]+)" in the shared data$`)
+	reBoundFor   = regexp.MustCompile(`^ this request, for (\w+) \(`)
 )
 
 // boundArgs reads the arguments the plan gives a request: literals as

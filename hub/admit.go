@@ -144,13 +144,19 @@ func (o *Operator) dataRequest(s Step, sh *share) permissions.Request {
 		// bound by the plan, but never routine.
 		a.freeText = sh.freeText
 	}
-	detail := fmt.Sprintf("Share %s with %s", sh.what, s.App)
-	if len(sh.freeText) > 0 {
-		detail += fmt.Sprintf(" — %s is free text an app wrote, bound by the plan", strings.Join(sh.freeText, ", "))
-	}
+	detail := fmt.Sprintf("Share %s with %s", sh.what, s.App) + sh.freeTextNote()
 	r := permissions.Request{Kind: permissions.KindData, Subject: "hub", Object: s.App, Function: s.Functionality, Args: sh.data, Detail: detail}
 	a.apply(&r)
 	return r
+}
+
+// freeTextNote says which fields of the share are free text an app
+// wrote ("" when none is).
+func (sh *share) freeTextNote() string {
+	if len(sh.freeText) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s: free text an app wrote, bound by the plan)", strings.Join(sh.freeText, ", "))
 }
 
 // outOfProcess reports whether app runs outside bulkhead (an MCP
@@ -225,7 +231,7 @@ func (o *Operator) admit(ctx context.Context, tr *turnRun, s Step, query string,
 			// One dialog for both.
 			dr := o.dataRequest(s, sh)
 			dr.ID = newID()
-			dr.Detail = fmt.Sprintf("Run %s for step %s, asking it: %s — and share %s with it", s.App, s.ID, firstLine(query), sh.what)
+			dr.Detail = fmt.Sprintf("Run %s for step %s, asking it: %s — and share %s with it", s.App, s.ID, firstLine(query), sh.what) + sh.freeTextNote()
 			d, err := o.ask(ctx, tr, dr)
 			if err != nil {
 				return nil, err

@@ -449,9 +449,11 @@ func sameValue(leaf, bound any) bool {
 	return a == b
 }
 
-// markBound says of each decisive value of args that equals one of step
-// s's bindings that it is bound, and by what: the dialog then says where
-// the binding came from, not merely where the value was seen.
+// markBound says of each value of args that equals one of step s's
+// bindings for its argument that it is bound, and by what: the dialog
+// then says where the binding came from, not merely where the value was
+// seen first (a note's body the user also typed in an earlier turn is
+// the field the plan bound, not "your words in an earlier turn").
 func (t *turnRun) markBound(prov []permissions.Provenance, args json.RawMessage, s Step) []permissions.Provenance {
 	var v any
 	if json.Unmarshal(args, &v) != nil {
@@ -460,9 +462,6 @@ func (t *turnRun) markBound(prov []permissions.Provenance, args json.RawMessage,
 	leaves := map[string]any{}
 	walkLeaves(v, "", func(path, _ string, leaf any) { leaves[path] = leaf })
 	for i, p := range prov {
-		if !p.Key {
-			continue
-		}
 		top, _, _ := strings.Cut(p.Path, ".")
 		top, _, _ = strings.Cut(top, "[")
 		leaf, ok := leaves[p.Path]

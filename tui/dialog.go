@@ -385,7 +385,18 @@ func (p *permDialog) valueLines(th theme, iw int) []string {
 			if ansi.StringWidth(wrapped[last])+2+ansi.StringWidth(src) <= vw {
 				rendered[last] += "  " + srcSt.Render(src)
 			} else {
-				rendered = append(rendered, srcSt.Render(ansi.Truncate(src, vw, "…")))
+				// Where a value came from is what the dialog is for: said
+				// in full, up to three lines.
+				lines := strings.Split(fitWidth(src, vw), "\n")
+				if len(lines) > 3 {
+					lines = append(lines[:2], ansi.Truncate(strings.Join(lines[2:], " "), vw, "…"))
+				}
+				for i, l := range lines {
+					if i > 0 {
+						l = "  " + l
+					}
+					rendered = append(rendered, srcSt.Render(ansi.Truncate(l, vw, "…")))
+				}
 			}
 		}
 		for i, w := range rendered {
@@ -406,6 +417,15 @@ func provenanceWords(p permissions.Provenance) string {
 		return "typed by you"
 	case permissions.ProvenancePlan:
 		return "the hub's plan"
+	case permissions.ProvenanceBound:
+		if p.Via != "" {
+			return clean(p.Via)
+		}
+		return "bound by the plan"
+	case permissions.ProvenanceHistory:
+		return "your words in an earlier turn"
+	case permissions.ProvenanceDefault:
+		return "the function's default"
 	case permissions.ProvenanceAllowed:
 		if p.Via != "" {
 			return "shared by you, from " + clean(p.Via)

@@ -103,16 +103,19 @@ for --idle (env ` + idleEnv + `). See docs/architecture.md.`,
 // starting one when none does. p answers this client's permission
 // dialogs.
 func (g *globals) connect(cmd *cobra.Command, cfg config.Config, kind string, p permissions.Prompter) (*serve.Client, error) {
+	prof, models := serve.Session(cfg)
 	return serve.Connect(cmd.Context(), serve.ConnectOptions{
 		DataDir: cfg.DataDir, Fingerprint: serve.Fingerprint(cfg, g.vanilla), Version: versionString(),
-		Kind: kind, Prompter: p, Start: g.starter(cmd, cfg),
+		Kind: kind, Prompter: p, Start: g.starter(cmd, cfg), Profile: &prof, Models: models,
 	})
 }
 
 // served opens a session with the serving process if there is one.
 func (g *globals) served(cmd *cobra.Command, cfg config.Config, kind string) (*serve.Client, error) {
+	prof, models := serve.Session(cfg)
 	return serve.Connect(cmd.Context(), serve.ConnectOptions{
 		DataDir: cfg.DataDir, Fingerprint: serve.Fingerprint(cfg, g.vanilla), Version: versionString(), Kind: kind,
+		Profile: &prof, Models: models, Limited: true,
 	})
 }
 
@@ -178,7 +181,14 @@ func withClient(cmd *cobra.Command, g *globals, kind string, fn func(config.Conf
 	if err != nil {
 		return err
 	}
-	c, err := g.connect(cmd, cfg, kind, nil)
+	prof, models := serve.Session(cfg)
+	c, err := serve.Connect(cmd.Context(), serve.ConnectOptions{
+		DataDir: cfg.DataDir, Fingerprint: serve.Fingerprint(cfg, g.vanilla), Version: versionString(),
+		Kind: kind, Start: g.starter(cmd, cfg), Profile: &prof, Models: models,
+		// A list or a log is never refused by a busy process of another
+		// configuration; a change is, with why.
+		Limited: true,
+	})
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,15 @@ func NewCatalog(entries ...Functionality) (*Catalog, error) {
 	return c, nil
 }
 
+// With is a catalog of c's entries and entries, checked as NewCatalog
+// checks them (c itself is unchanged).
+func (c *Catalog) With(entries ...Functionality) (*Catalog, error) {
+	if len(entries) == 0 {
+		return c, nil
+	}
+	return NewCatalog(append(c.List(), entries...)...)
+}
+
 // Get returns an entry.
 func (c *Catalog) Get(name string) (Functionality, bool) {
 	f, ok := c.byName[name]

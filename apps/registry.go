@@ -15,8 +15,21 @@ type Registry struct {
 
 // NewRegistry installs apps; every manifest is checked against the catalog.
 func NewRegistry(cat *Catalog, installed ...App) (*Registry, error) {
-	r := &Registry{catalog: cat, apps: map[string]App{}}
 	var errs []error
+	// An app's own functionalities (an MCP server's tools) join the
+	// catalog of this registry.
+	var own []Functionality
+	for _, a := range installed {
+		if o, ok := a.(Owner); ok {
+			own = append(own, o.Own()...)
+		}
+	}
+	if withOwn, err := cat.With(own...); err != nil {
+		errs = append(errs, err)
+	} else {
+		cat = withOwn
+	}
+	r := &Registry{catalog: cat, apps: map[string]App{}}
 	for _, a := range installed {
 		m := a.Manifest()
 		if err := m.Check(cat); err != nil {
@@ -32,6 +45,12 @@ func NewRegistry(cat *Catalog, installed ...App) (*Registry, error) {
 	}
 	sort.Strings(r.order)
 	return r, errors.Join(errs...)
+}
+
+// Owner is an app with functionalities of its own, named after it
+// (<app>.<function>), which its registry adds to the catalog.
+type Owner interface {
+	Own() []Functionality
 }
 
 // Catalog is the catalog the registry was checked against.

@@ -13,7 +13,8 @@ package config
 //	    net: [api.example.com:443]         # endpoints it may ask to reach (a network permission each)
 //	    # url: http://127.0.0.1:8080/mcp   # ... or a streamable-HTTP endpoint
 //	    tools:                             # per tool, by the server's tool name
-//	      read_text_file: {functionality: fs.read}
+//	      read_text_file: {functionality: fs.read}  # default: a functionality of its own, fs.read_text_file
+//	      move_file: {functionality: none}    # not offered to the planner
 //	      write_file: {effect: irreversible}  # may only tighten the annotations
 //	    catalog:                           # new catalog entries (ours, vetted)
 //	      - name: fs.read
@@ -77,7 +78,8 @@ type MCPServer struct {
 
 // MCPTool configures one tool of an MCP server.
 type MCPTool struct {
-	// Functionality is the catalog entry the tool provides ("" = none).
+	// Functionality is the catalog entry the tool provides: "" its own
+	// (<app>.<tool's function name>), "none" none.
 	Functionality string
 	// Effect tightens the effect read from the tool's annotations
 	// (read|write|irreversible); it can never loosen it.
@@ -343,7 +345,7 @@ func (l *loader) mcpTools(k string, v any) map[string]MCPTool {
 			switch f {
 			case "functionality":
 				t.Functionality = strings.TrimSpace(cast.ToString(fv))
-				if !functionality.MatchString(t.Functionality) {
+				if t.Functionality != "none" && !functionality.MatchString(t.Functionality) {
 					l.mfail(tk+".functionality", fmt.Sprintf("%q is not a catalog name like files.read", t.Functionality))
 				} else if prev, dup := provided[t.Functionality]; dup {
 					l.mfail(tk+".functionality", fmt.Sprintf("%s is already provided by tool %q", t.Functionality, prev))

@@ -25,7 +25,6 @@ import (
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
-	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
 // Engine is a running bulkhead core.
@@ -36,17 +35,28 @@ type Engine struct {
 	// Ollama is the hub's model client, also used for server checks.
 	Ollama *llm.Client
 	Log    *slog.Logger
-	// Apps are the installed apps; Broker decides permissions.
+	// Apps are the installed apps of the engine's own profile, Hub its
+	// hub (a serving process runs a profile per folder and app set:
+	// Profile); Broker decides permissions.
 	Apps   *apps.Registry
 	Broker *permissions.Broker
 	// OllamaErr is why the Ollama server could not be reached or started,
 	// if so; the engine still opens so the UI can say it.
 	OllamaErr error
 
-	models   *models // the session's hub and spoke models (models.go)
+	models   *models // the hub and spoke models (models.go)
 	server   *llm.Server
 	logFile  io.Closer
 	prompter *switchPrompter // the one Broker and every private broker ask
+
+	// What every profile's hub is built with (profile.go).
+	hubNS   *memory.Namespace
+	keyFile string
+	rules   []permissions.Rule
+	vanilla bool
+
+	pmu      sync.Mutex
+	profiles map[string]*Profile // by ProfileSpec.key; the engine's own among them
 }
 
 // Options tunes Open.
@@ -95,10 +105,6 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		}
 	}
 
-	if e.Apps, err = Install(cfg.Enable, cfg.Workspace, cfg.MCP, MCPCache(cfg.DataDir), log.With("component", "mcp")); err != nil {
-		e.Close()
-		return nil, fmt.Errorf("%w: %w", ErrApps, err)
-	}
 	hubNS, err := e.Store.Namespace("hub")
 	if err != nil {
 		e.Close()
@@ -124,41 +130,16 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		return nil, fmt.Errorf("hub model: %w", err)
 	}
 	e.models = newModels(cfg, e.Ollama)
-	e.Hub, err = hub.New(hub.Options{
-		Store:    e.Store,
-		HubModel: hubModel{e.models},
-		SpokeModel: func(app string) (spokes.Model, error) {
-			return e.models.spokeModel(app)
-		},
-		History:      cfg.Hub.History,
-		SpokeHistory: cfg.Spokes.History,
-		Logger:       log.With("component", "hub"),
-		Apps:         e.Apps,
-		Broker:       e.Broker,
-		Vanilla:      opts.Vanilla,
-		Memory:       memoryOptions(cfg.Memory, hubModel{e.models}),
-		CallsPerTurn: cfg.Limits.ToolCallsPerTurn,
-		BeforeTurn:   func() error { return checkDisk(cfg.DataDir, cfg.Limits.DiskFloorMB) },
-		// A private turn's broker reads the stored grants and writes
-		// nothing: its action log and grants live in a memory.Scratch. It
-		// follows the Broker's trusted-session mode as it is when the turn
-		// starts.
-		PrivateBroker: func() (*permissions.Broker, error) {
-			b, err := permissions.NewBroker(permissions.Options{
-				Store: memory.NewScratch(hubNS), NotFound: memory.ErrNotFound, KeyFile: keyFile,
-				Rules: rules, Prompter: e.prompter, Logger: log.With("component", "permissions", "private", true),
-				Grants: e.Broker, // stored grants, and their uses, stay the main broker's
-			})
-			if err == nil {
-				b.SetTrusted(e.Broker.Trusted())
-			}
-			return b, err
-		},
-	})
+	e.hubNS, e.keyFile, e.rules, e.vanilla = hubNS, keyFile, rules, opts.Vanilla
+	e.profiles = map[string]*Profile{}
+	def, err := e.newProfile(ProfileSpec{Workspace: cfg.Workspace, Enable: cfg.Enable})
 	if err != nil {
 		e.Close()
 		return nil, err
 	}
+	def.refs = 1 // the process's own: never closed before the engine
+	e.profiles[def.Spec.key()] = def
+	e.Apps, e.Hub = def.Apps, def.Hub
 	return e, nil
 }
 
@@ -219,19 +200,12 @@ func (s *switchPrompter) Prompt(ctx context.Context, r permissions.Request) (per
 // memory, and stops an Ollama server the engine started.
 func (e *Engine) Close() error {
 	var errs []error
-	if e.Hub != nil {
-		errs = append(errs, e.Hub.Close())
-	}
-	if e.Apps != nil {
-		// Out-of-process apps' shared instances (the --vanilla path)
-		// end with the engine; spokes closed their own already.
-		for _, name := range e.Apps.Names() {
-			if a, ok := e.Apps.App(name); ok {
-				if c, ok := a.(io.Closer); ok {
-					errs = append(errs, c.Close())
-				}
-			}
-		}
+	e.pmu.Lock()
+	ps := e.profiles
+	e.profiles = nil
+	e.pmu.Unlock()
+	for _, p := range ps {
+		errs = append(errs, p.close())
 	}
 	if e.Store != nil {
 		errs = append(errs, e.Store.Close())

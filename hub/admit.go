@@ -406,8 +406,12 @@ func (o *Operator) canServe(ctx context.Context, app string) error {
 	if !ok {
 		return nil
 	}
+	name := c.Model()
+	if in, ok := m.(interface{ ModelIn(context.Context) string }); ok {
+		name = in.ModelIn(ctx) // the session's choice
+	}
 	o.mu.Lock()
-	known, seen := o.toolModels[c.Model()]
+	known, seen := o.toolModels[name]
 	o.mu.Unlock()
 	if seen && known {
 		return nil
@@ -416,11 +420,11 @@ func (o *Operator) canServe(ctx context.Context, app string) error {
 	if err != nil || can {
 		if err == nil {
 			o.mu.Lock()
-			o.toolModels[c.Model()] = true
+			o.toolModels[name] = true
 			o.mu.Unlock()
 		}
 		return nil // an unreachable server fails the call itself, more clearly
 	}
 	alts, _ := c.ModelsThatCan(ctx, llm.CapTools)
-	return &llm.IncapableError{Model: c.Model(), Role: "the model of " + app + "'s spoke", Capability: "tool calling", Alternatives: alts}
+	return &llm.IncapableError{Model: name, Role: "the model of " + app + "'s spoke", Capability: "tool calling", Alternatives: alts}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
@@ -24,6 +25,15 @@ type ConnectOptions struct {
 	Fingerprint string
 	Version     string
 	Kind        string // what the client is, for doctor: "tui", "ask"…
+	// Limited accepts a busy serving process of another configuration
+	// as it is: the session may then call what only reads the data
+	// directory (a list, a log, doctor's status), at once, and is told
+	// so for the rest.
+	Limited bool
+	// Profile and Models are the session's folder, apps and models
+	// (Session); zero: the serving process's.
+	Profile *engine.ProfileSpec
+	Models  engine.Models
 	// Prompter answers the permission dialogs of this client's turns
 	// (nil: each is denied).
 	Prompter permissions.Prompter
@@ -81,6 +91,9 @@ func (c *Client) open(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 		if same && (w.Build == build || w.Busy || started) {
 			return conn, w, nil
 		}
+		if !same && w.Busy && opts.Limited {
+			return conn, w, nil
+		}
 		if !same && (w.Busy || started) {
 			conn.Close()
 			if w.Busy && !started && waits < busyWaits {
@@ -89,7 +102,7 @@ func (c *Client) open(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 				time.Sleep(100 * time.Millisecond)
 				continue
 			}
-			why := fmt.Sprintf("its configuration differs from this one (the config file, flags, OLLAMA_HOST or the workspace folder; %s here, %s there)", opts.Fingerprint, w.Config)
+			why := fmt.Sprintf("its configuration differs from this one (the config file, --ollama-host or OLLAMA_HOST, --vanilla; %s here, %s there)", opts.Fingerprint, w.Config)
 			if w.Protocol != Protocol {
 				why = fmt.Sprintf("it is bulkhead %s, speaking protocol %d; this is bulkhead %s, speaking %d", w.Version, w.Protocol, opts.Version, Protocol)
 			}
@@ -247,7 +260,8 @@ func (c *Client) hello(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 	live := new(atomic.Bool)
 	conn := jsonrpc2.NewConn(context.Background(), fr, clientHandler{c: c, live: live}, jsonrpc2.SetLogger(quiet))
 	ours := nonce()
-	h := Hello{Protocol: Protocol, Version: c.opts.Version, Config: c.opts.Fingerprint, Pid: os.Getpid(), Kind: c.opts.Kind, Build: build, Nonce: hex.EncodeToString(ours)}
+	h := Hello{Protocol: Protocol, Version: c.opts.Version, Config: c.opts.Fingerprint, Pid: os.Getpid(), Kind: c.opts.Kind, Build: build, Nonce: hex.EncodeToString(ours),
+		Profile: c.opts.Profile, Models: c.opts.Models}
 	fail := func(err error) (*jsonrpc2.Conn, Welcome, error) {
 		conn.Close()
 		if errors.Is(err, jsonrpc2.ErrClosed) {

@@ -14,6 +14,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
+	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
@@ -43,10 +44,13 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 	case !authed:
 		ss.closeAfterReply()
 		return nil, ErrNoSession
-	case limited != "" && req.Method != mStatus && req.Method != mShutdown:
+	case limited != "" && !limitedMay(req.Method, ss.hello.Protocol == s.opts.protocol):
 		return nil, fmt.Errorf("%w: %s", errMismatch, limited)
 	}
-	op, b := s.eng.Hub, s.eng.Broker
+	ss.mu.Lock()
+	prof := ss.prof
+	ss.mu.Unlock()
+	op, b := prof.Hub, s.eng.Broker
 	switch req.Method {
 	case mStatus:
 		return s.status(ss), nil
@@ -209,7 +213,7 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		b.SetTrustedIn(ss.id, p.On)
 		return nil, nil
 	case mApps:
-		return s.apps(), nil
+		return s.apps(prof), nil
 	case mSetEnabled:
 		var p AppSwitch
 		if err := params(req, &p); err != nil {
@@ -221,21 +225,31 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		defer cancel()
 		return s.eng.Installed(ctx)
 	case mCurrent:
-		h, sp := s.eng.Current()
+		h, sp := s.eng.CurrentIn(s.modelsCtx(ss, ss.ctx))
 		return CurrentModels{Hub: h, Spoke: sp}, nil
 	case mSetModel:
 		var p ModelName
 		if err := params(req, &p); err != nil {
 			return nil, err
 		}
-		// The models are the serving process's, every session's: one
-		// session may switch them only while it is alone.
-		if s.busy(ss) {
-			return nil, errors.New("other sessions use this data directory now, and /model would switch their models too; choose the model when they are done, or start bulkhead with --model NAME")
+		// The models are the session's own: other sessions keep theirs.
+		ss.mu.Lock()
+		running := len(ss.turns)
+		ss.mu.Unlock()
+		if running > 0 {
+			return nil, hub.ErrBusy
 		}
 		ctx, cancel := context.WithTimeout(ss.ctx, time.Minute)
 		defer cancel()
-		return nil, s.eng.SetModel(ctx, p.Name)
+		name, err := s.eng.ResolveModel(ctx, p.Name)
+		if err != nil {
+			return nil, err
+		}
+		ss.mu.Lock()
+		ss.models = engine.Models{Hub: name, Spoke: name}
+		ss.mu.Unlock()
+		s.log.Info("switched models for a session", "session", ss.id, "model", name)
+		return nil, nil
 	case mSandbox:
 		return s.sandboxReport(ss.ctx), nil
 	case mRefresh:
@@ -243,7 +257,7 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		if err := params(req, &p); err != nil {
 			return nil, err
 		}
-		a, ok := s.eng.Apps.App(p.Owner)
+		a, ok := prof.Apps.App(p.Owner)
 		r, can := a.(interface {
 			Refresh(context.Context) mcp.Refreshed
 		})
@@ -278,7 +292,24 @@ func (s *Server) ollama(ctx context.Context) error {
 
 // turn runs one turn for ss; its events go to ss as they come.
 func (s *Server) turn(ss *session, method string, p AskParams) AskResult {
-	ctx, cancel := context.WithCancel(permissions.WithSession(ss.ctx, ss.id))
+	// One turn at a time in a chat, whichever folder and apps its
+	// sessions run with.
+	s.mu.Lock()
+	if s.asking[p.Chat] {
+		s.mu.Unlock()
+		return AskResult{Err: toWire(fmt.Errorf("%w: a turn is running in this chat in another window", hub.ErrBusy))}
+	}
+	s.asking[p.Chat] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.asking, p.Chat)
+		s.mu.Unlock()
+	}()
+	ss.mu.Lock()
+	op := ss.prof.Hub
+	ss.mu.Unlock()
+	ctx, cancel := context.WithCancel(s.modelsCtx(ss, permissions.WithSession(ss.ctx, ss.id)))
 	defer cancel()
 	ss.mu.Lock()
 	ss.turns[p.Token] = cancel
@@ -304,22 +335,22 @@ func (s *Server) turn(ss *session, method string, p AskParams) AskResult {
 		err error
 	)
 	if method == mRetry {
-		t, err = s.eng.Hub.Retry(ctx, p.Chat, p.Seq, emit)
+		t, err = op.Retry(ctx, p.Chat, p.Seq, emit)
 	} else {
-		t, err = s.eng.Hub.AskWith(ctx, p.Chat, p.Query, p.Opts, emit)
+		t, err = op.AskWith(ctx, p.Chat, p.Query, p.Opts, emit)
 	}
 	return AskResult{Turn: t, Err: toWire(err)}
 }
 
-// apps lists the installed apps.
-func (s *Server) apps() []AppInfo {
+// apps lists the installed apps of a session's profile.
+func (s *Server) apps(prof *engine.Profile) []AppInfo {
 	var out []AppInfo
-	for _, name := range s.eng.Apps.Names() {
-		a, ok := s.eng.Apps.App(name)
+	for _, name := range prof.Apps.Names() {
+		a, ok := prof.Apps.App(name)
 		if !ok {
 			continue
 		}
-		info := AppInfo{Manifest: a.Manifest(), Enabled: s.eng.Hub.Enabled(name)}
+		info := AppInfo{Manifest: a.Manifest(), Enabled: prof.Hub.Enabled(name)}
 		if m, ok := a.(interface {
 			Tools() []mcp.ToolInfo
 			Remote() bool
@@ -426,15 +457,27 @@ func (s *Server) auth(ss *session, req *jsonrpc2.Request) (any, error) {
 	case h.Config != s.opts.Fingerprint:
 		limited = fmt.Sprintf("its configuration is %s, the client's %s", s.opts.Fingerprint, h.Config)
 	}
+	spec := engine.ProfileSpec{}
+	if h.Profile != nil && limited == "" {
+		spec = *h.Profile
+	}
+	prof, err := s.eng.Profile(spec)
+	if err != nil {
+		ss.closeAfterReply()
+		return nil, err
+	}
 	ss.mu.Lock()
-	ss.authed, ss.limited, ss.nonce = true, limited, nil
+	ss.authed, ss.limited, ss.nonce, ss.prof = true, limited, nil, prof
+	if limited == "" {
+		ss.models = h.Models
+	}
 	ss.mu.Unlock()
 	ss.frames.readMax.Store(maxRequest)
 	ss.frames.answer.Store(true)
 	busy := s.busy(ss)
 	s.log.Info("client", "session", ss.id, "kind", h.Kind, "pid", h.Pid, "version", h.Version, "limited", limited)
 	return Welcome{Protocol: s.opts.protocol, Version: s.opts.Version, Config: s.opts.Fingerprint, Pid: os.Getpid(), Build: build,
-		Session: ss.id, Busy: busy, Ollama: toWire(s.ollama(ss.ctx)), HubModel: s.eng.Hub.HubModel()}, nil
+		Session: ss.id, Busy: busy, Ollama: toWire(s.ollama(ss.ctx)), HubModel: hubIn(s.eng, s.modelsCtx(ss, ss.ctx))}, nil
 }
 
 // mine says whether ss may see chat c: every chat but a private one of
@@ -460,10 +503,40 @@ func (s *Server) own(ss *session, id string) error {
 		return nil
 	}
 	if !known {
-		c, err := s.eng.Hub.Chat(id)
+		c, err := s.eng.Hub.Chat(id) // the store's, whichever profile
 		if err != nil || !c.Private {
 			return nil // the hub says what there is (or is not)
 		}
 	}
 	return fmt.Errorf("%w: %s", hub.ErrNoChat, id)
+}
+
+// limitedMay says whether a session of another protocol or configuration
+// may call method: status and shutdown always; what only reads when it
+// speaks this process's protocol.
+func limitedMay(method string, sameProtocol bool) bool {
+	return method == mStatus || method == mShutdown || sameProtocol && readOnly[method]
+}
+
+// readOnly are the methods a session of another configuration may call:
+// they read the data directory, and the serving process reads it as any
+// would.
+var readOnly = map[string]bool{
+	mStatus: true, mShutdown: true, mChats: true, mChat: true, mTurns: true, mTurnsBefore: true,
+	mOwners: true, mMemory: true, mExport: true, mGrants: true, mActions: true, mTrusted: true,
+	mApps: true, mInstalled: true, mCurrent: true, mSandbox: true, mWorking: true, mBackground: true,
+}
+
+// modelsCtx is ctx with the models ss chose.
+func (s *Server) modelsCtx(ss *session, ctx context.Context) context.Context {
+	ss.mu.Lock()
+	m := ss.models
+	ss.mu.Unlock()
+	return engine.WithModels(ctx, m)
+}
+
+// hubIn names the hub's model of calls made under ctx.
+func hubIn(eng *engine.Engine, ctx context.Context) string {
+	h, _ := eng.CurrentIn(ctx)
+	return h
 }

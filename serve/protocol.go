@@ -3,6 +3,7 @@ package serve
 import (
 	"encoding/json"
 
+	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/hub"
@@ -14,7 +15,7 @@ import (
 // protocol is replaced when it is idle, else refused with a message that
 // says how to stop it. Bump it with any change to the methods or types
 // below that an older peer would misread.
-const Protocol = 2
+const Protocol = 3
 
 // The methods a client calls on the serving process.
 const (
@@ -76,6 +77,12 @@ type Hello struct {
 	// Nonce is the client's fresh challenge (hex), which the serving
 	// process's proof covers.
 	Nonce string `json:"nonce"`
+	// Profile is the folder the session works in and the apps it
+	// enabled; Models the models it runs with. They are the session's
+	// own: clients of one serving process may differ in both (nil, zero:
+	// the serving process's).
+	Profile *engine.ProfileSpec `json:"profile,omitempty"`
+	Models  engine.Models       `json:"models,omitzero"`
 }
 
 // Challenge is the serving process's answer to Hello: its own nonce, and

@@ -56,6 +56,7 @@ type Server struct {
 	key       []byte              // the data directory's serving key (auth.go)
 	sessions  map[string]*session // every connection; only those authed are clients
 	privateOf map[string]string   // private chat -> the session it belongs to
+	asking    map[string]bool     // chats with a turn running, in any profile
 	turns     int
 	idleSince time.Time
 	ollamaUp  bool // Ollama answered after failing at start
@@ -88,6 +89,8 @@ type session struct {
 	turns   map[string]context.CancelFunc // by token
 	private []string                      // private chats it opened
 	running sync.WaitGroup
+	prof    *engine.Profile // its folder and apps (engine.Profile), from auth
+	models  engine.Models   // the models it chose (hello, /model)
 }
 
 // Serve serves eng on the socket of its data directory until ctx ends or
@@ -104,7 +107,7 @@ func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
 		opts.helloWait = helloWait
 	}
 	s := &Server{eng: eng, opts: opts, sock: SocketPath(eng.Config.DataDir), started: time.Now(),
-		log: eng.Log.With("component", "serve"), sessions: map[string]*session{}, privateOf: map[string]string{}, idleSince: time.Now(), quit: make(chan struct{})}
+		log: eng.Log.With("component", "serve"), sessions: map[string]*session{}, privateOf: map[string]string{}, asking: map[string]bool{}, idleSince: time.Now(), quit: make(chan struct{})}
 	// A fresh key for this process's clients, before anyone can connect.
 	var err error
 	if s.key, err = newKey(eng.Config.DataDir); err != nil {
@@ -286,10 +289,15 @@ func (s *Server) drop(ss *session) {
 	s.eng.Broker.EndSession(ss.id)
 	ss.running.Wait()
 	ss.mu.Lock()
-	private := ss.private
+	private, prof := ss.private, ss.prof
+	ss.prof = nil
 	ss.mu.Unlock()
+	if prof == nil {
+		return
+	}
+	defer s.eng.Release(prof)
 	for _, id := range private {
-		err := s.eng.Hub.DeleteChat(id)
+		err := prof.Hub.DeleteChat(id)
 		s.mu.Lock()
 		if err != nil {
 			// Not forgotten: it stays no one's to see.

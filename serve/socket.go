@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/bulkhead-dev/bulkhead/config"
+	"github.com/bulkhead-dev/bulkhead/engine"
 )
 
 // SocketName is the serving process's socket in the data directory.
@@ -77,12 +78,14 @@ func dialDir(path string) (net.Conn, error) {
 }
 
 // Fingerprint identifies what a serving process runs with: the
-// configuration less what only a client shows (theme, mouse) and where
-// values came from, and whether it is the --vanilla baseline. A client
-// and a serving process agree on the data directory's meaning only when
-// their fingerprints match.
+// configuration less what only a client shows (theme, mouse), where
+// values came from, and what each session chooses for itself (its
+// folder, its apps and its models: Session), and whether it is the
+// --vanilla baseline. A client and a serving process agree on the data
+// directory's meaning only when their fingerprints match.
 func Fingerprint(cfg config.Config, vanilla bool) string {
 	cfg.File, cfg.From, cfg.Theme, cfg.Mouse = "", nil, "", false
+	cfg.Workspace, cfg.Enable, cfg.Hub.Model, cfg.Spokes.Model = "", nil, "", ""
 	b, err := json.Marshal(struct {
 		Config  config.Config
 		Vanilla bool
@@ -92,4 +95,10 @@ func Fingerprint(cfg config.Config, vanilla bool) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
+}
+
+// Session is what a client of cfg runs with in its session: its folder
+// and apps, and its models.
+func Session(cfg config.Config) (engine.ProfileSpec, engine.Models) {
+	return engine.ProfileSpec{Workspace: cfg.Workspace, Enable: cfg.Enable}, engine.Models{Hub: cfg.Hub.Model, Spoke: cfg.Spokes.Model}
 }

@@ -74,10 +74,15 @@
 //     changed. What a stdio server can reach is its sandbox's: the
 //     endpoints of Server.Net the user allows, which Manifest.Hosts lists.
 //
-// Provides maps Server.Tools[tool].Functionality to the tool's function.
-// New catalog entries come from Server.Catalog (CatalogEntries): written
-// by the user, they are the only words about this app the hub planner
-// reads.
+// Provides maps each tool to a functionality: by default one of its own,
+// <app>.<function> (Own), whose request is the tool's vetted input schema,
+// whose effect is the tool's, and whose description the hub writes from
+// the names alone (the function's and its arguments') — never the
+// server's description, which only the app's own spoke reads;
+// Server.Tools[tool].Functionality maps it to a catalog entry instead
+// ("none": to no functionality). New catalog entries come from
+// Server.Catalog (CatalogEntries): written by the user, they and the
+// names are the only words about this app the hub planner reads.
 //
 // # Faults
 //
@@ -157,7 +162,7 @@ type Server struct {
 
 // ToolConfig is the configuration of one tool.
 type ToolConfig struct {
-	Functionality string      // catalog entry it provides ("" = none)
+	Functionality string      // catalog entry it provides ("": its own, Own; "none": none)
 	Effect        apps.Effect // tightens the annotated effect ("" = keep)
 	Key           []string    // decisive arguments, added to the hub's own choice
 }
@@ -233,6 +238,7 @@ type built struct {
 	manifest apps.Manifest
 	tools    map[string]tool // by function name
 	info     []ToolInfo
+	own      []apps.Functionality // the tools' own functionalities (Own)
 }
 
 var (
@@ -315,11 +321,55 @@ func (a *App) install(l listing, cat *apps.Catalog) (err error) {
 	if err != nil {
 		return fmt.Errorf("mcp %s: %w", a.name, err)
 	}
-	if err := b.manifest.Check(cat); err != nil {
+	withOwn, err := cat.With(b.own...)
+	if err != nil {
+		return fmt.Errorf("mcp %s: %w", a.name, err)
+	}
+	if err := b.manifest.Check(withOwn); err != nil {
 		return err
 	}
 	a.built, a.listed = b, l
 	return nil
+}
+
+// Own lists the functionalities of the app's own tools (<app>.<function>),
+// to be added to the catalog its registry checks it against.
+func (a *App) Own() []apps.Functionality {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.built.own)
+}
+
+// ownDescription is the hub's description of a tool's own functionality:
+// from names alone, which are [a-z0-9_], never the server's prose.
+func ownDescription(app, fn string, effect apps.Effect, params json.RawMessage) string {
+	var what string
+	switch effect {
+	case apps.EffectRead:
+		what = "it only reads"
+	case apps.EffectWrite:
+		what = "it changes things"
+	default:
+		what = "it may do what cannot be undone"
+	}
+	d := fmt.Sprintf("The %s tool of the MCP app %s (%s).", strings.ReplaceAll(fn, "_", " "), app, what)
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(params, &schema)
+	var args []string
+	for _, k := range slices.Sorted(maps.Keys(schema.Properties)) {
+		args = append(args, FunctionName(k))
+	}
+	slices.Sort(args)
+	args = slices.Compact(args)
+	if len(args) > 12 {
+		args = append(args[:12], "…")
+	}
+	if len(args) > 0 {
+		d += " Arguments: " + strings.Join(args, ", ") + "."
+	}
+	return d
 }
 
 // listedSum is the fingerprint of the listing the app was built from.
@@ -536,10 +586,19 @@ func (a *App) build(l listing) (built, error) {
 		}
 		m.Functions = append(m.Functions, apps.Function{Name: fn, Description: clip(t.Description, 2000), Params: params, Result: res, Effect: effect, Key: tc.Key})
 		b.tools[fn] = tool{name: t.Name, structured: structured}
-		if tc.Functionality != "" {
-			m.Provides[tc.Functionality] = fn
+		provides := tc.Functionality
+		switch provides {
+		case "none":
+			provides = ""
+		case "":
+			provides = a.name + "." + fn
+			b.own = append(b.own, apps.Functionality{Name: provides, Description: ownDescription(a.name, fn, effect, params),
+				Request: params, Response: res, Effect: effect, Key: tc.Key})
 		}
-		b.info = append(b.info, ToolInfo{Tool: t.Name, Function: fn, Effect: effect, Annotated: annotated, OpenWorld: open, Functionality: tc.Functionality})
+		if provides != "" {
+			m.Provides[provides] = fn
+		}
+		b.info = append(b.info, ToolInfo{Tool: t.Name, Function: fn, Effect: effect, Annotated: annotated, OpenWorld: open, Functionality: provides})
 	}
 	for k := range a.cfg.Tools {
 		if !used[k] {

@@ -62,7 +62,11 @@ the one ` + "`bulkhead --chat ID`" + ` and ` + "`ask --chat ID`" + ` take.`,
 						fmt.Fprintln(w, "no chats kept yet")
 					}
 					for _, r := range rows {
-						fmt.Fprintf(w, "%s  %s  %4d turns  %s\n", r.ID, r.Updated.Local().Format("2006-01-02 15:04"), r.Turns, termtext.OneLine(r.Title))
+						unit := "turns"
+						if r.Turns == 1 {
+							unit = "turn "
+						}
+						fmt.Fprintf(w, "%s  %s  %4d %s  %s\n", r.ID, r.Updated.Local().Format("2006-01-02 15:04"), r.Turns, unit, termtext.OneLine(r.Title))
 					}
 					return nil
 				})

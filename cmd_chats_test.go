@@ -142,3 +142,32 @@ func TestDeletedChatIsGoneFromDisk(t *testing.T) {
 		t.Fatalf("the other chat: exit %d\n%s", code, out)
 	}
 }
+
+// Bad usage exits 2 in every command; a failed ask that did nothing
+// leaves no chat; revoking nothing says so.
+func TestUsageAndFailures(t *testing.T) {
+	srv := ollamatest.NewScripted(t, func(*api.ChatRequest) ollamatest.Reply {
+		return ollamatest.Reply{Status: 500, Error: "the model broke"}
+	}, "m")
+	dir := filepath.Join(t.TempDir(), "data")
+	common := []string{"--ollama-host", srv.Host(), "--model", "m", "--data-dir", dir}
+	for _, args := range [][]string{{"ask"}, {"ask", "--retry"}, {"chats", "show"}, {"permissions", "revoke", "a", "b"}, {"--bogus"}, {"ask", "--bogus", "hi"}} {
+		if _, errOut, code := run(t, append(args, common...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
+		}
+	}
+	if _, errOut, code := runIn(t, strings.NewReader("  \n"), append([]string{"ask", "-"}, common...)...); code != 2 {
+		t.Errorf("ask - with nothing on standard input: exit %d, want 2 (%s)", code, errOut)
+	}
+	if _, _, code := run(t, append([]string{"ask", "what now?"}, common...)...); code != 1 {
+		t.Errorf("a failed ask: exit %d, want 1", code)
+	}
+	out, _, code := run(t, "chats", "list", "--json", "--data-dir", dir)
+	if code != 0 || strings.TrimSpace(out) != "[]" && strings.TrimSpace(out) != "null" {
+		t.Errorf("a failed ask left a chat: exit %d %s", code, out)
+	}
+	run(t, append([]string{"permissions", "revoke", "--all"}, common...)...) // the default grants
+	if out, _, code := run(t, append([]string{"permissions", "revoke", "--all"}, common...)...); code != 0 || !strings.Contains(out, "nothing to revoke") {
+		t.Errorf("revoke --all with nothing to revoke: exit %d %q", code, out)
+	}
+}

@@ -49,18 +49,28 @@ func newPermissions(g *globals) *cobra.Command {
 			}
 			return withClient(cmd, g, "permissions", func(cfg config.Config, c *serve.Client) error {
 				var err error
+				n := 1
 				switch {
 				case len(args) == 1:
 					err = c.Revoke(args[0])
 				case all:
-					err = c.RevokeAll("")
+					n, err = c.RevokeAllCount("")
 				default:
-					err = c.RevokeAll(app)
+					n, err = c.RevokeAllCount(app)
 				}
 				if err != nil {
 					return err
 				}
-				fmt.Fprintln(cmd.OutOrStdout(), "revoked")
+				switch {
+				case n == 0 && all:
+					fmt.Fprintln(cmd.OutOrStdout(), "nothing to revoke: no grants")
+				case n == 0:
+					fmt.Fprintf(cmd.OutOrStdout(), "nothing to revoke: %s has no grants\n", termtext.OneLine(app))
+				case len(args) == 1:
+					fmt.Fprintln(cmd.OutOrStdout(), "revoked")
+				default:
+					fmt.Fprintf(cmd.OutOrStdout(), "revoked %d grant(s)\n", n)
+				}
 				return nil
 			})
 		},

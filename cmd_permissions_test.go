@@ -22,7 +22,7 @@ func grantPermanently(t *testing.T, dir string, tamper bool) string {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	d, err := eng.Broker.Request(context.Background(), permissions.Request{Kind: permissions.KindExec, Subject: "hub", Object: "clock", Function: "clock.now", Detail: "Run clock"})
+	d, err := eng.Broker.Request(context.Background(), permissions.Request{Kind: permissions.KindExec, Subject: "hub", Object: "notes", Function: "notes.add", Detail: "Run notes"})
 	if err != nil || !d.Allowed || d.GrantID == "" {
 		t.Fatalf("decision %+v %v", d, err)
 	}
@@ -32,7 +32,7 @@ func grantPermanently(t *testing.T, dir string, tamper bool) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ns.Set("grants/"+d.GrantID, []byte(strings.Replace(string(raw), `"object":"clock"`, `"object":"shell"`, 1)))
+		ns.Set("grants/"+d.GrantID, []byte(strings.Replace(string(raw), `"object":"notes"`, `"object":"shell"`, 1)))
 	}
 	return d.GrantID
 }
@@ -42,7 +42,7 @@ func TestPermissionsCLI(t *testing.T) {
 	id := grantPermanently(t, dir, false)
 
 	out, _, code := run(t, "permissions", "list", "--data-dir", dir)
-	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "hub → clock") || !strings.Contains(out, "permanent") {
+	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "hub → notes") || !strings.Contains(out, "permanent") {
 		t.Fatalf("list: exit %d\n%s", code, out)
 	}
 	out, _, code = run(t, "permissions", "log", "--json", "--data-dir", dir)

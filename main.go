@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
+	"github.com/bulkhead-dev/bulkhead/serve"
 	"github.com/bulkhead-dev/bulkhead/tui"
 )
 
@@ -62,7 +64,7 @@ func report(err error, w io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		code = ee.code
-	} else if errors.Is(err, config.ErrInvalid) || errors.Is(err, engine.ErrApps) || errors.Is(err, datadir.ErrUnsafe) {
+	} else if errors.Is(err, config.ErrInvalid) || errors.Is(err, engine.ErrApps) || errors.Is(err, datadir.ErrUnsafe) || errors.Is(err, headless.ErrUsage) {
 		code = 2
 	}
 	if !errors.Is(err, headless.ErrFailed) {
@@ -85,7 +87,7 @@ type globals struct {
 
 func newRoot() *cobra.Command {
 	g := &globals{}
-	var private bool
+	var private, cont bool
 	var resume string
 	root := &cobra.Command{
 		Use:   "bulkhead",
@@ -113,6 +115,11 @@ Run without a command to open the chat.`,
 				return err
 			}
 			defer cli.Close()
+			if cont && resume == "" {
+				if resume, err = lastChat(cli); err != nil {
+					return err
+				}
+			}
 			ollama, err := llm.New(cfg.LLM("hub"), nil)
 			if err != nil {
 				return &exitError{2, err}
@@ -165,11 +172,48 @@ Run without a command to open the chat.`,
 	pf.BoolVar(&g.vanilla, "vanilla", false, "UNSAFE baseline for comparison: one context with every app, one memory, no dialogs")
 	root.Flags().BoolVar(&private, "private", false, "start in a private chat: nothing of it is written to disk")
 	root.Flags().StringVar(&resume, "chat", "", "resume the chat with this id")
+	root.Flags().BoolVarP(&cont, "continue", "c", false, "resume the chat used last")
+	root.MarkFlagsMutuallyExclusive("chat", "continue")
+	root.MarkFlagsMutuallyExclusive("private", "continue")
 	root.AddCommand(newAsk(g), newDoctor(g), newVersion(), newPermissions(g), newMemory(g), newChats(g), newServe(g))
 	for _, c := range extraCommands {
 		root.AddCommand(c(g))
 	}
+	usageExits2(root)
 	return root
+}
+
+// usageExits2 makes bad usage — an unknown flag, missing or extra
+// arguments — exit with status 2 in every command.
+func usageExits2(c *cobra.Command) {
+	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{2, err} })
+	if args := c.Args; args != nil {
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				return &exitError{2, err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageExits2(sub)
+	}
+}
+
+// lastChat is the id of the chat with the latest activity ("" for none:
+// a new chat opens).
+func lastChat(cli *serve.Client) (string, error) {
+	cs, err := cli.Chats()
+	if err != nil {
+		return "", err
+	}
+	id, at := "", time.Time{}
+	for _, c := range cs {
+		if !c.Private && c.Updated.After(at) {
+			id, at = c.ID, c.Updated
+		}
+	}
+	return id, nil
 }
 
 // load reads the configuration; a bad one is exit code 2.

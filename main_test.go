@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -20,10 +21,19 @@ import (
 // the exit code main would use.
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	return runIn(t, nil, args...)
+}
+
+// runIn is run with in as standard input.
+func runIn(t *testing.T, in io.Reader, args ...string) (string, string, int) {
+	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	stopServingAfter(t, args)
 	var out, errOut bytes.Buffer
 	root := newRoot()
+	if in != nil {
+		root.SetIn(in)
+	}
 	root.SetArgs(args)
 	root.SetOut(&out)
 	root.SetErr(&errOut)

@@ -185,7 +185,9 @@ func servingArgs(t *testing.T, g *gate) []string {
 	srv := ollamatest.NewScripted(t, servingScript(g), "m")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte("enable: [clock]\n"), 0o600); err != nil {
+	// The clock asks to run (the default grant would run it unasked):
+	// these tests hold a turn at its dialog.
+	if err := os.WriteFile(cfg, []byte("enable: [clock]\npermissions:\n  rules:\n    - {effect: ask, kind: exec, object: clock}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return []string{"--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", filepath.Join(dir, "data")}

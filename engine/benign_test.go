@@ -29,6 +29,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps/notes"
 	"github.com/bulkhead-dev/bulkhead/apps/shell"
 	"github.com/bulkhead-dev/bulkhead/config"
+	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
@@ -201,10 +202,15 @@ func starterRules(t *testing.T) []permissions.Rule {
 
 // dialogsFor runs a task and returns the dialogs put to the user (all
 // answered "allow once"), by app.
-func dialogsFor(t *testing.T, task benignTask, rules []permissions.Rule) (int, map[string]int) {
+func dialogsFor(t *testing.T, task benignTask, rules []permissions.Rule, defaults bool) (int, map[string]int) {
 	t.Helper()
 	p := permissionstest.NewPrompter(permissions.AnswerOnce)
 	rig := hubtest.New(t, hubtest.Config{Script: helpful(task), Apps: builtinAndDemo(t), Prompter: p, Rules: rules})
+	if defaults {
+		if _, err := rig.Broker.SeedDefaults(engine.DefaultGrants()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	chat, err := rig.Op.NewChat(false)
 	if err != nil {
 		t.Fatal(err)
@@ -229,19 +235,24 @@ func TestBenignTasks(t *testing.T) {
 	t.Parallel()
 	starter := starterRules(t)
 	var b strings.Builder
-	b.WriteString("| task | apps | dialogs, defaults | dialogs, starter rules | crush | Claude Code |\n|---|---|---|---|---|---|\n")
-	var totalDefault, totalStarter int
+	b.WriteString("| task | apps | dialogs, no grants | dialogs, defaults | dialogs, starter rules | crush | Claude Code |\n|---|---|---|---|---|---|---|\n")
+	var totalNone, totalDefault, totalStarter int
 	for _, task := range benignTasks() {
-		n, per := dialogsFor(t, task, nil)
+		none, per := dialogsFor(t, task, nil, false)
 		for app, k := range per {
 			if k > 1 {
-				t.Errorf("%q: %d dialogs for %s in one turn with the defaults (at most one per app)", task.query, k, app)
+				t.Errorf("%q: %d dialogs for %s in one turn with no grants (at most one per app)", task.query, k, app)
 			}
 		}
-		s, _ := dialogsFor(t, task, starter)
+		n, _ := dialogsFor(t, task, nil, true)
+		if task.reads && !task.demo && n != 0 {
+			t.Errorf("%q: a read asked %d times with the default grants", task.query, n)
+		}
+		s, _ := dialogsFor(t, task, starter, false)
 		if task.reads && !task.demo && s != 0 {
 			t.Errorf("%q: a read asked %d times under the starter rules", task.query, s)
 		}
+		totalNone += none
 		totalDefault += n
 		totalStarter += s
 		var names []string
@@ -255,9 +266,9 @@ func TestBenignTasks(t *testing.T) {
 		if claude == "" {
 			claude = "—"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s |\n", task.query, strings.Join(names, ", "), n, s, crush, claude)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %s | %s |\n", task.query, strings.Join(names, ", "), none, n, s, crush, claude)
 	}
-	fmt.Fprintf(&b, "| **all %d tasks** | | %d | %d | | |\n", len(benignTasks()), totalDefault, totalStarter)
+	fmt.Fprintf(&b, "| **all %d tasks** | | %d | %d | %d | | |\n", len(benignTasks()), totalNone, totalDefault, totalStarter)
 	t.Logf("benign tasks:\n%s", b.String())
 	_ = json.Marshal
 }

@@ -14,11 +14,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"os"
+	"slices"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/apps/calc"
+	"github.com/bulkhead-dev/bulkhead/apps/clock"
+	"github.com/bulkhead-dev/bulkhead/apps/files"
+	"github.com/bulkhead-dev/bulkhead/apps/notes"
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/internal/datadir"
@@ -124,6 +131,13 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		return nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
 	}
 
+	if !opts.Vanilla {
+		if n, err := e.Broker.SeedDefaults(DefaultGrants()); err != nil {
+			log.Warn("default grants", "err", err)
+		} else if n > 0 {
+			log.Info("default grants added", "grants", n)
+		}
+	}
 	e.Ollama, err = llm.New(cfg.LLM("hub"), nil)
 	if err != nil {
 		e.Close()
@@ -141,6 +155,26 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 	e.profiles[def.Spec.key()] = def
 	e.Apps, e.Hub = def.Apps, def.Hub
 	return e, nil
+}
+
+// DefaultGrants are the grants a data directory starts with: the hub may
+// run a built-in app for each of its functionalities that only reads (the
+// time, a sum, listing, reading and searching files and notes) without an
+// exec dialog. Whatever writes or cannot be undone still asks, and none
+// covers an MCP server or a demo app. Listed and revoked in the
+// permission manager like any grant; one revoked is not given again.
+func DefaultGrants() []permissions.Grant {
+	cat := apps.Default()
+	var out []permissions.Grant
+	for _, a := range []apps.App{calc.New(), clock.New(nil), files.New(os.TempDir(), files.Options{}), notes.New()} {
+		m := a.Manifest()
+		for _, fn := range slices.Sorted(maps.Keys(m.Provides)) {
+			if f, ok := cat.Get(fn); ok && f.Effect == apps.EffectRead {
+				out = append(out, permissions.Grant{Kind: permissions.KindExec, Subject: "hub", Object: m.Name, Function: fn})
+			}
+		}
+	}
+	return out
 }
 
 // ErrApps is matched by Open's error when the configured apps cannot be

@@ -174,10 +174,10 @@ func Run(ctx context.Context, b Backend, query string, opts Options, out, errOut
 func run(ctx context.Context, b Backend, query string, opts Options, p *printer) error {
 	query = strings.TrimSpace(query)
 	if query == "" && !opts.Retry {
-		return errors.New("nothing to ask: give the request as arguments or on standard input")
+		return fmt.Errorf("%w: nothing to ask: give the request as arguments or on standard input", ErrUsage)
 	}
 	if opts.Retry && opts.Chat == "" {
-		return errors.New("--retry needs --chat: which chat's last turn to run again")
+		return fmt.Errorf("%w: --retry needs --chat: which chat's last turn to run again", ErrUsage)
 	}
 	if opts.Unavailable != nil {
 		p.emit(hub.Event{Kind: hub.EventError, Err: opts.Unavailable})
@@ -213,9 +213,27 @@ func run(ctx context.Context, b Backend, query string, opts Options, p *printer)
 		if !p.reported {
 			p.emit(hub.Event{Kind: hub.EventError, Chat: chat.ID, Err: err})
 		}
+		// A chat this run started, whose turn failed before anything
+		// happened (no dialog, no app call, no word of an answer), is not
+		// kept: running the request again is the retry.
+		if d, ok := b.(interface{ DeleteChat(string) error }); ok && opts.Chat == "" && !p.happened() {
+			_ = d.DeleteChat(chat.ID)
+		}
 		return fmt.Errorf("%w: %v", ErrFailed, err)
 	}
 	return nil
+}
+
+// ErrUsage is matched by Run's error for a request it cannot make sense
+// of (no query, --retry without --chat): bad usage, exit status 2.
+var ErrUsage = errors.New("bad usage")
+
+// happened says whether the run's turn did anything worth keeping: a
+// dialog, an app call, a word of an answer.
+func (p *printer) happened() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.acted
 }
 
 // printer writes a run's events. out and errOut sanitize what passes
@@ -227,6 +245,7 @@ type printer struct {
 	mu          sync.Mutex
 	streamed    bool
 	reported    bool
+	acted       bool // a dialog, an app call or an answer's token was seen
 	err         error // a write failure
 }
 
@@ -254,6 +273,10 @@ func (p *printer) flush() error {
 func (p *printer) emit(e hub.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	switch e.Kind {
+	case hub.EventPermission, hub.EventDecision, hub.EventAppCall, hub.EventToken, hub.EventAnswer:
+		p.acted = true
+	}
 	if p.opts.JSON {
 		p.emitJSON(e)
 		return

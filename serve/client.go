@@ -374,7 +374,14 @@ func (c *Client) Revoke(id string) error { return c.call(mRevoke, GrantID{ID: id
 
 // RevokeAll revokes every grant of subject ("": every grant).
 func (c *Client) RevokeAll(subject string) error {
-	return c.call(mRevokeAll, Subject{Subject: subject}, nil)
+	_, err := c.RevokeAllCount(subject)
+	return err
+}
+
+// RevokeAllCount is RevokeAll, with how many grants it revoked.
+func (c *Client) RevokeAllCount(subject string) (int, error) {
+	var n int
+	return n, c.call(mRevokeAll, Subject{Subject: subject}, &n)
 }
 
 // Actions is the action log, oldest first.

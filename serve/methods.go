@@ -199,8 +199,8 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		if err := params(req, &p); err != nil {
 			return nil, err
 		}
-		_, err := b.RevokeAllIn(ss.id, p.Subject)
-		return nil, err
+		n, err := b.RevokeAllIn(ss.id, p.Subject)
+		return n, err
 	case mActions:
 		return b.Actions()
 	case mTrusted:

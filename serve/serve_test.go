@@ -61,6 +61,10 @@ func openEngine(t testing.TB, script ollamatest.Script) (config.Config, *engine.
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The tests of sessions count dialogs: without the default grants.
+	if err := eng.Broker.RevokeAll(""); err != nil {
+		t.Fatal(err)
+	}
 	return cfg, eng
 }
 

@@ -262,6 +262,8 @@ func originWords(o string) string {
 		return "dialog (your answer)"
 	case o == "policy":
 		return "policy (no one was asked)"
+	case o == "default":
+		return "default (bulkhead runs its built-in apps without asking; each call that writes or cannot be undone still asks — revoke it to be asked)"
 	case strings.HasPrefix(o, "config"):
 		return o + " (from your config)"
 	}

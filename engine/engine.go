@@ -16,8 +16,8 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"slices"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 

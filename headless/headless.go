@@ -245,7 +245,7 @@ type printer struct {
 	mu          sync.Mutex
 	streamed    bool
 	reported    bool
-	acted       bool // a dialog, an app call or an answer's token was seen
+	acted       bool  // a dialog, an app call or an answer's token was seen
 	err         error // a write failure
 }
 

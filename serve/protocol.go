@@ -3,9 +3,9 @@ package serve
 import (
 	"encoding/json"
 
-	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
+	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )

@@ -103,7 +103,7 @@ func TestDeletedChatIsGoneFromDisk(t *testing.T) {
 	srv := ollamatest.NewScripted(t, ollamatest.Gullible(), "m")
 	dir := filepath.Join(t.TempDir(), "data")
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg, []byte("enable: [builtin]\nmemory:\n  every: 1\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte("enable: [builtin, demo]\nmemory:\n  every: 1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ask := func(args ...string) []map[string]any {
@@ -116,6 +116,9 @@ func TestDeletedChatIsGoneFromDisk(t *testing.T) {
 	}
 	gone, _ := ask("My name is Zephyrine and I travel from May 3 to May 7")[0]["chat"].(string)
 	ask("--chat", gone, "what rhymes with Quixotically?")
+	// A turn whose dialogs and calls carry the chat's words into the
+	// action log (the request's arguments, the hub's warning).
+	ask("--chat", gone, "plan a trip to Zanzibarzzle for Zephyrine")
 	kept, _ := ask("My name is Ada")[0]["chat"].(string)
 	// The files are read with the data directory closed: the serving
 	// process, started by the first ask, stops.
@@ -126,18 +129,29 @@ func TestDeletedChatIsGoneFromDisk(t *testing.T) {
 		}
 	}
 	stop()
-	hits, err := memorytest.Find(dir, "Zephyrine", "Quixotically")
+	hits, err := memorytest.Find(dir, "Zephyrine", "Quixotically", "Zanzibarzzle")
 	if err != nil || len(hits) == 0 {
 		t.Fatalf("before rm the scan should find the chat: %v %v", hits, err)
 	}
+	out, _, _ := run(t, "permissions", "log", "--json", "--data-dir", dir, "--config", cfg)
+	if !strings.Contains(out, "Zanzibarzzle") || !strings.Contains(out, `"kind":"exec"`) {
+		t.Fatalf("the action log should hold the trip's request before rm:\n%s", out)
+	}
+	stop()
 	if out, _, code := run(t, "chats", "rm", gone, "--data-dir", dir, "--config", cfg); code != 0 {
 		t.Fatalf("rm: exit %d %s", code, out)
 	}
 	stop()
-	hits, err = memorytest.Find(dir, "Zephyrine", "Quixotically")
+	hits, err = memorytest.Find(dir, "Zephyrine", "Quixotically", "Zanzibarzzle")
 	if err != nil || len(hits) > 0 {
 		t.Fatalf("after rm the data directory still holds the chat: %v %v", hits, err)
 	}
+	// What was asked and decided stays on the record, without the words.
+	out, _, _ = run(t, "permissions", "log", "--json", "--data-dir", dir, "--config", cfg)
+	if !strings.Contains(out, `"object":"travel_mate"`) || !strings.Contains(out, "deleted with its chat") {
+		t.Fatalf("the action log should keep the trip's request, without its words:\n%s", out)
+	}
+	stop()
 	if out, _, code := run(t, "chats", "show", kept, "--data-dir", dir, "--config", cfg); code != 0 || !strings.Contains(out, "My name is Ada") {
 		t.Fatalf("the other chat: exit %d\n%s", code, out)
 	}

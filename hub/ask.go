@@ -41,6 +41,7 @@ func (o *Operator) Ask(ctx context.Context, chat, query string, emit func(Event)
 
 // AskWith is Ask with options (a private query).
 func (o *Operator) AskWith(ctx context.Context, chat, query string, opts AskOptions, emit func(Event)) (Turn, error) {
+	ctx = permissions.WithChat(ctx, chat)
 	if err := o.beforeTurn(); err != nil {
 		return Turn{}, err
 	}
@@ -90,6 +91,7 @@ func (o *Operator) AskWith(ctx context.Context, chat, query string, opts AskOpti
 // Retry runs a turn that did not finish (cut, cancelled, failed or left
 // pending by a crash) again, in place.
 func (o *Operator) Retry(ctx context.Context, chat string, seq uint64, emit func(Event)) (Turn, error) {
+	ctx = permissions.WithChat(ctx, chat)
 	if err := o.beforeTurn(); err != nil {
 		return Turn{}, err
 	}

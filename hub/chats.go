@@ -111,6 +111,13 @@ func (o *Operator) DeleteChat(id string) error {
 	if err != nil {
 		return fmt.Errorf("delete chat %s: %w", id, err)
 	}
+	// Its words go from the action log too: what was asked and decided
+	// stays, the arguments and the text do not.
+	if !private && o.opts.Broker != nil {
+		if err := o.opts.Broker.ForgetChat(id); err != nil {
+			return fmt.Errorf("delete chat %s: the action log: %w", id, err)
+		}
+	}
 	if private {
 		o.mu.Lock()
 		delete(o.private, id)

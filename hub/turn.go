@@ -249,7 +249,7 @@ func (o *Operator) ask(ctx context.Context, tr *turnRun, r permissions.Request) 
 		r.ID = newID()
 	}
 	if tr != nil {
-		r.Session = tr.session
+		r.Session, r.Chat = tr.session, tr.chat
 		tr.emit(Event{Kind: EventPermission, Permission: &r})
 	}
 	d, err := b.Request(ctx, r)
@@ -271,7 +271,11 @@ func (o *Operator) ask(ctx context.Context, tr *turnRun, r permissions.Request) 
 // (the operator's when tr is nil).
 func (o *Operator) note(tr *turnRun, kind, subject, detail string) {
 	if b := o.brokerOf(tr); b != nil {
-		if err := b.Note(kind, subject, detail); err != nil {
+		chat := ""
+		if tr != nil {
+			chat = tr.chat
+		}
+		if err := b.NoteIn(chat, kind, subject, detail); err != nil {
 			o.log.Warn("action log note", "kind", kind, "err", err)
 		}
 	}

@@ -84,13 +84,14 @@ type openGate struct{ broker *permissions.Broker }
 // vanillaWarning is what the action log says of every baseline call.
 const vanillaWarning = "--vanilla: the unsafe baseline runs every call without a dialog"
 
-func (g openGate) Authorize(_ context.Context, f apps.Function, args json.RawMessage) (spokes.Verdict, error) {
+func (g openGate) Authorize(ctx context.Context, f apps.Function, args json.RawMessage) (spokes.Verdict, error) {
 	if g.broker == nil {
 		return spokes.Verdict{Allowed: true}, nil
 	}
 	app, fn, _ := strings.Cut(f.Name, "__")
 	r := permissions.Request{Kind: permissions.KindExec, Subject: "vanilla", Object: app, Function: app + "." + fn, Args: args,
-		Detail: "ran " + app + "." + fn + " with no dialog", Warning: vanillaWarning, Irreversible: f.Effect == apps.EffectIrreversible}
+		Detail: "ran " + app + "." + fn + " with no dialog", Warning: vanillaWarning, Irreversible: f.Effect == apps.EffectIrreversible,
+		Chat: permissions.ChatOf(ctx)}
 	if r.Irreversible {
 		r.Kind = permissions.KindIrreversible
 	}

@@ -103,3 +103,33 @@ func (n *Namespace) Keys(prefix string) ([]string, error) {
 	}
 	return keys, nil
 }
+
+// Rewrite replaces the values of keys for good: every earlier version of
+// each is purged from every file of the database (as a deleted chat's
+// are), then the new value is written. A key whose new value is nil is
+// removed. It is for records that must lose words — the action log's
+// entries of a deleted chat.
+func (n *Namespace) Rewrite(vals map[string][]byte) error {
+	if len(vals) == 0 {
+		return nil
+	}
+	exact := make([][]byte, 0, len(vals))
+	for key := range vals {
+		if err := checkKey(key); err != nil {
+			return fmt.Errorf("rewrite in %s: %w", n.owner, err)
+		}
+		exact = append(exact, kvKey(n.prefix, key))
+	}
+	if err := n.s.purge(nil, exact); err != nil {
+		return fmt.Errorf("rewrite in %s: %w", n.owner, err)
+	}
+	for key, val := range vals {
+		if val == nil {
+			continue
+		}
+		if err := n.Set(key, val); err != nil {
+			return err
+		}
+	}
+	return nil
+}

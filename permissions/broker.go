@@ -167,6 +167,9 @@ func (b *Broker) Request(ctx context.Context, r Request) (Decision, error) {
 	if r.Session == "" {
 		r.Session = SessionOf(ctx)
 	}
+	if r.Chat == "" {
+		r.Chat = ChatOf(ctx)
+	}
 	if d, ok := b.decideOrChoose(&r); ok {
 		return b.finish(r, d)
 	}

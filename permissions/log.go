@@ -29,6 +29,7 @@ type Note struct {
 	Kind    string `json:"kind"`
 	Subject string `json:"subject,omitempty"`
 	Detail  string `json:"detail,omitempty"`
+	Chat    string `json:"chat,omitempty"` // the chat it is about (NoteIn)
 }
 
 func actionKey(seq uint64) string {
@@ -75,6 +76,12 @@ func (b *Broker) record(e Entry) error {
 	return nil
 }
 
+// NoteIn appends a note about chat to the action log: deleting the chat
+// takes its detail out (ForgetChat).
+func (b *Broker) NoteIn(chat, kind, subject, detail string) error {
+	return b.record(Entry{Note: &Note{Kind: kind, Subject: subject, Detail: detail, Chat: chat}})
+}
+
 // Note appends a note to the action log.
 func (b *Broker) Note(kind, subject, detail string) error {
 	return b.record(Entry{Note: &Note{Kind: kind, Subject: subject, Detail: detail}})
@@ -108,4 +115,93 @@ func (b *Broker) Actions() ([]Entry, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// Rewriter is a Store that can replace values for good (memory.Namespace):
+// no earlier version of them stays anywhere on disk.
+type Rewriter interface {
+	Rewrite(vals map[string][]byte) error
+}
+
+// forgotten is what stands in an entry for the words of a deleted chat.
+const forgotten = "(deleted with its chat)"
+
+// ForgetChat takes the words of chat out of the action log: each entry
+// of a request made in it, and each note about it, keeps what was asked
+// and decided (kind, who, what, when, the answer) and loses its
+// arguments, detail, provenance, the app's explanation and the notes —
+// the hub's warning (which quotes values), rewritten for good when the
+// Store can (Rewriter), else overwritten.
+func (b *Broker) ForgetChat(chat string) error {
+	if chat == "" {
+		return nil
+	}
+	b.logMu.Lock()
+	defer b.logMu.Unlock()
+	if b.store == nil {
+		for i := range b.entries {
+			b.entries[i] = redacted(b.entries[i], chat)
+		}
+		return nil
+	}
+	keys, err := b.store.Keys(actionPrefix)
+	if err != nil {
+		return fmt.Errorf("list action log: %w", err)
+	}
+	vals := map[string][]byte{}
+	for _, k := range keys {
+		raw, err := b.store.Get(k)
+		if b.isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read action log: %w", err)
+		}
+		var e Entry
+		if json.Unmarshal(raw, &e) != nil || !e.about(chat) {
+			continue
+		}
+		val, err := json.Marshal(redacted(e, chat))
+		if err != nil {
+			return err
+		}
+		vals[k] = val
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	if rw, ok := b.store.(Rewriter); ok {
+		return rw.Rewrite(vals)
+	}
+	for k, v := range vals {
+		if err := b.store.Set(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// about says whether e records a request of chat, or a note about it.
+func (e Entry) about(chat string) bool {
+	return e.Request.Chat == chat || e.Note != nil && e.Note.Chat == chat
+}
+
+// redacted is e without the words of chat.
+func redacted(e Entry, chat string) Entry {
+	if !e.about(chat) {
+		return e
+	}
+	if e.Note != nil {
+		n := *e.Note
+		n.Detail = forgotten
+		e.Note = &n
+	}
+	if e.Request.Chat == chat {
+		r := &e.Request
+		r.Args, r.Provenance, r.Explain = nil, nil, ""
+		r.Detail, r.Warning = forgotten, forgotten
+		e.Decision.Note = ""
+		e.Decision.Caveats.Args = nil
+	}
+	return e
 }

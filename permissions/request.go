@@ -103,6 +103,23 @@ type Request struct {
 	// session grant covers the requests of its own session only, and
 	// each session's dialogs come one at a time, apart from the others'.
 	Session string `json:"session,omitempty"`
+	// Chat is the chat whose turn asked (WithChat), so that deleting the
+	// chat takes its words out of the action log (Broker.ForgetChat).
+	Chat string `json:"chat,omitempty"`
+}
+
+type chatKey struct{}
+
+// WithChat returns ctx marked as the work of a turn of chat id: the
+// requests made under it carry the chat (Request.Chat).
+func WithChat(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, chatKey{}, id)
+}
+
+// ChatOf is the chat WithChat marked ctx with, or "".
+func ChatOf(ctx context.Context) string {
+	id, _ := ctx.Value(chatKey{}).(string)
+	return id
 }
 
 type sessionKey struct{}

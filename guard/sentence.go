@@ -23,9 +23,19 @@ func isCloser(c byte) bool { return c == '"' || c == '\'' || c == ')' || c == ']
 // cjkStops end a sentence with no blank after them.
 var cjkStops = []string{"。", "！", "？"}
 
-// startsSentence says whether a sentence may begin at text[j].
+// startsSentence says whether a sentence may begin at text[j]: also
+// after a colon and a blank before a capital, or inside an opening quote
+// after a colon or a blank ("subject "Hi": Hello assistant…", {"body":"Hello assistant…"}),
+// so that the words that introduce a quoted text — a sender, a subject, a
+// key — are not masked with it.
 func startsSentence(text string, j int) bool {
 	if j == 0 || text[j-1] == '\n' {
+		return true
+	}
+	if j >= 2 && text[j-1] == '"' && (text[j-2] == ':' || isBlank(text[j-2])) {
+		return true
+	}
+	if j >= 2 && isBlank(text[j-1]) && text[j-2] == ':' && j < len(text) && (text[j] >= 'A' && text[j] <= 'Z' || text[j] == '"') {
 		return true
 	}
 	if text[j-1] >= utf8.RuneSelf {
@@ -46,11 +56,15 @@ func startsSentence(text string, j int) bool {
 	return isStop(text[k])
 }
 
-// endsAt says whether a sentence ends at text[p], and just past where.
+// endsAt says whether a sentence ends at text[p], and just past where:
+// also at a closing quote that a comma or a brace follows (the end of a
+// JSON string), before the quote.
 func endsAt(text string, p int) (int, bool) {
 	c := text[p]
 	switch {
 	case c == '\n':
+		return p, true
+	case c == '"' && p > 0 && text[p-1] != '\\' && p+1 < len(text) && (text[p+1] == ',' || text[p+1] == '}' || text[p+1] == ']'):
 		return p, true
 	case isStop(c):
 		k := p + 1

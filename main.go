@@ -139,10 +139,17 @@ Run without a command to open the chat.`,
 				DataDir:    cfg.DataDir,
 				Registry:   cli,
 				Sandbox:    cli.SandboxReport,
-				AppModel:   func(app string) string { return cfg.LLM(app).Model },
-				AppSource:  map[string]string{},
-				Apps:       cli,
-				Models:     cli,
+				// An app's own model, if the config gives it one; the
+				// others follow the spokes' (and /model).
+				AppModel: func(app string) string {
+					if m := cfg.MCP[app].Model; m != "" {
+						return m
+					}
+					return cfg.Apps[app].Model
+				},
+				AppSource: map[string]string{},
+				Apps:      cli,
+				Models:    cli,
 				// The first screen: Ollama and the models checked, and
 				// what fails shown with its fix until it works.
 				Setup: &tui.Setup{Host: ollama.Host(), HostFrom: cfg.From["ollama.host"], ConfigFile: cfg.File},

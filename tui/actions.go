@@ -387,6 +387,10 @@ func (m *Model) onPull(msg pullMsg) tea.Cmd {
 		m.closePull("")
 		return m.setupPullEnded(p.model, p.run.err)
 	}
+	if p.switchTo && p.run.err == nil {
+		m.closePull("pulled " + p.model)
+		return m.switchModel(p.model)
+	}
 	switch err := p.run.err; {
 	case errors.Is(err, context.Canceled):
 		m.closePull("pull cancelled — ctrl+r retries the turn once the model is there")

@@ -15,8 +15,8 @@ import (
 )
 
 // Models lists the installed models and switches the hub's and the
-// spokes' model for the rest of the session (/model); *engine.Engine
-// satisfies it.
+// spokes' model for the rest of this session (/model) — other windows and
+// scripts keep theirs; the serving process's client satisfies it.
 type Models interface {
 	// Installed lists Ollama's models with their capabilities.
 	Installed(ctx context.Context) ([]llm.ModelInfo, error)
@@ -179,6 +179,13 @@ func (m *Model) onModelSet(msg modelSetMsg) tea.Cmd {
 		return nil
 	case errors.Is(msg.err, hub.ErrBusy):
 		m.notice = "a turn is running — switch models once it ends (esc cancels it)"
+		return nil
+	case errors.Is(msg.err, errNoModel) && m.opts.Ollama != nil && m.pull == nil:
+		// Not installed: offer to pull it, then switch.
+		m.notice = ""
+		m.pull = newPullDialog(msg.name, "", 0)
+		m.pull.switchTo, m.pull.why = true, "this session (/model)"
+		m.show(overlayPull)
 		return nil
 	case errors.Is(msg.err, errNoModel), errors.Is(msg.err, errNoTools):
 		m.notice = "cannot switch: " + msg.name + " " + msg.err.Error()

@@ -31,6 +31,9 @@ type pullDialog struct {
 	// no turn waits for it; why names who uses the model.
 	setup bool
 	why   string
+	// switchTo marks a pull /model NAME offered: once it is done the
+	// session switches to the model.
+	switchTo bool
 
 	run  *pullRun
 	last llm.Progress
@@ -82,7 +85,10 @@ func (p *pullDialog) view(th theme, width, height int, canPull bool) string {
 	switch p.state {
 	case pullAsk:
 		lines = append(lines, fmt.Sprintf("model %s is not installed — pull it now? (y/n)", th.key.Render(oneLine(p.model))))
-		if p.why != "" {
+		switch {
+		case p.switchTo:
+			lines = append(lines, th.dim.Render("then this session switches to it; n keeps the models it has"))
+		case p.why != "":
 			lines = append(lines, th.dim.Render("it is the model of "+p.why+"; n lists the installed models to choose from instead"))
 		}
 		if !canPull {
@@ -95,8 +101,11 @@ func (p *pullDialog) view(th theme, width, height int, canPull bool) string {
 		}
 		p.bar.SetWidth(inner)
 		after := "the turn is retried when it is done"
-		if p.setup {
+		switch {
+		case p.setup:
 			after = "the chat opens when it is done"
+		case p.switchTo:
+			after = "this session switches to it when it is done"
 		}
 		lines = append(lines,
 			fmt.Sprintf("pulling %s: %s", oneLine(p.model), oneLine(status)),

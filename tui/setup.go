@@ -166,11 +166,17 @@ func (m Model) setupRoles() []modelCheck {
 		out = append(out, modelCheck{model: model, roles: []role{r}})
 	}
 	spokes := m.spokeModelNow()
-	add(m.b.HubModel(), role{"the hub", "hub.model", llm.CapCompletion})
+	hubModel := m.b.HubModel()
+	if m.opts.Models != nil {
+		if h, _ := m.opts.Models.Current(); h != "" {
+			hubModel = h // /model switched it
+		}
+	}
+	add(hubModel, role{"the hub", "hub.model", llm.CapCompletion})
 	add(spokes, role{"the spokes", "spokes.model", llm.CapTools})
 	if m.opts.Registry != nil && m.opts.AppModel != nil {
 		for _, app := range m.opts.Registry.Names() {
-			if md := m.opts.AppModel(app); md != spokes {
+			if md := m.opts.AppModel(app); md != "" && md != spokes {
 				add(md, role{app + "'s spoke", "apps." + app + ".model", llm.CapTools})
 			}
 		}

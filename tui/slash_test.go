@@ -307,7 +307,6 @@ func TestModelCommand(t *testing.T) {
 
 	for _, c := range []struct{ in, notice string }{
 		{"/model embed", "cannot switch: embed cannot call tools, which every app's spoke needs — installed models that can: "},
-		{"/model nope", "cannot switch: nope is not installed — installed models that can: "},
 	} {
 		d.typeText(c.in)
 		d.key(keyEnter)
@@ -316,6 +315,18 @@ func TestModelCommand(t *testing.T) {
 			t.Errorf("%s: notice %q", c.in, n)
 		}
 		d.send(ctrl('u'))
+	}
+	// A model that is not installed: offered for a pull (declined here).
+	d.typeText("/model nope")
+	d.key(keyEnter)
+	d.idle()
+	if v := d.view(); !strings.Contains(v, "nope is not installed — pull it now? (y/n)") || !strings.Contains(v, "then this session switches to it") {
+		t.Errorf("/model nope: no pull offered:\n%s", v)
+	}
+	d.typeText("n")
+	d.idle()
+	if d.model().pull != nil {
+		t.Error("n left the pull dialog open")
 	}
 	if got := fm.switched(); len(got) != 1 {
 		t.Fatalf("a refused model was switched to: %v", got)
@@ -392,5 +403,39 @@ func TestModelCommandWithoutModels(t *testing.T) {
 	d.idle()
 	if v := d.view(); !strings.Contains(v, "commands, with a menu: /help") || strings.Contains(v, "/model") {
 		t.Fatalf("the help must not name /model here:\n%s", v)
+	}
+}
+
+// /model NAME for a model Ollama does not have pulls it (with progress),
+// then switches this session to it.
+func TestModelCommandPullsThenSwitches(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Text("an answer")))
+	fm := newFakeModels()
+	gate := make(chan struct{})
+	fo := &fakeOllama{up: true, models: map[string][]string{hubModel: {llm.CapCompletion, llm.CapTools}, spokeModel: {llm.CapCompletion, llm.CapTools}}, gate: gate}
+	fo.onPull = func(model string) {
+		fm.mu.Lock()
+		fm.list = append(fm.list, llm.ModelInfo{Name: model, Capabilities: []string{"completion", "tools"}})
+		fm.mu.Unlock()
+	}
+	opts := r.options()
+	opts.Models, opts.Ollama = fm, fo
+	d := newDriver(t, opts, 100, 30)
+	d.typeText("/model gemma3:4b")
+	d.key(keyEnter)
+	d.idle()
+	d.key(char('y'))
+	d.until("50.0 MiB / 100.0 MiB")
+	if v := d.view(); !strings.Contains(v, "pulling gemma3:4b") || !strings.Contains(v, "this session switches to it when it is done") {
+		t.Errorf("no progress while pulling:\n%s", v)
+	}
+	close(gate)
+	d.idle()
+	if got := fm.switched(); !slices.Equal(got, []string{"gemma3:4b"}) {
+		t.Fatalf("switched %v after the pull", got)
+	}
+	if n := d.model().notice; !strings.Contains(n, "now use gemma3:4b for this session") {
+		t.Errorf("notice %q", n)
 	}
 }

@@ -87,6 +87,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.chat.scroll(m.drawCtx(), msg, false)
 	case key.Matches(msg, m.keys.Help) && (msg.String() != "?" || m.input.value() == ""):
 		m.overlay = overlayHelp
+	case (msg.String() == "up" || msg.String() == "down") && m.input.recallKey(msg.String(), m.chat.prompts()):
 	default:
 		return m.input.update(msg)
 	}
@@ -262,6 +263,20 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 		} else if r.err != nil && !kept {
 			m.chat.failure = r.err.Error()
 		}
+	}
+	if errors.Is(r.err, hub.ErrNoChat) && r.result.Seq == 0 && !r.retry {
+		// The chat was deleted elsewhere (another window, `chats rm`):
+		// nothing was asked. The words come back, and enter sends them
+		// in a new chat.
+		if here {
+			m.chat = m.newChatView(m.chat.chat.Private)
+			m.layout()
+		}
+		if m.input.value() == "" {
+			m.input.set(r.query)
+		}
+		m.notice = "this chat was deleted in another window or by `bulkhead chats rm` — your message is back in the input; enter sends it in a new chat"
+		return reload
 	}
 	var cmd tea.Cmd
 	if here && r.chat != "" {

@@ -43,6 +43,20 @@ type chatView struct {
 	topItem        int      // the item of the first line on screen
 }
 
+// prompts are the chat's earlier requests as read so far, oldest first,
+// without repeats of the one before (for ↑ recall).
+func (c *chatView) prompts() []string {
+	var out []string
+	for _, t := range c.turns {
+		q := t.Query
+		if strings.TrimSpace(q) == "" || len(out) > 0 && out[len(out)-1] == q {
+			continue
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
 // turnsPage is how many turns are read from a chat's log at a time.
 const turnsPage = 64
 

@@ -11,6 +11,11 @@ import (
 // the terminal's real cursor, so it starts no blink timers.
 type input struct {
 	ta textarea.Model
+	// Recall of earlier prompts: ↑ on the first line shows the one
+	// before, ↓ on the last line the one after, and past the newest the
+	// draft typed before recall began. recall is -1 while not recalling.
+	recall int
+	draft  string
 }
 
 func newInput(th theme, keys keyMap) input {
@@ -36,7 +41,45 @@ func newInput(th theme, keys keyMap) input {
 	ta.SetVirtualCursor(false)
 	ta.SetStyles(th.textareaStyles())
 	ta.Focus()
-	return input{ta: ta}
+	return input{ta: ta, recall: -1}
+}
+
+// recallKey handles ↑ and ↓ over prompts, the chat's earlier prompts
+// oldest first; handled is false when the key moves the cursor instead
+// (↑ below the first line, ↓ above the last).
+func (in *input) recallKey(k string, prompts []string) (handled bool) {
+	if len(prompts) == 0 {
+		return false
+	}
+	switch k {
+	case "up":
+		if in.ta.Line() > 0 {
+			return false
+		}
+		if in.recall < 0 {
+			in.draft, in.recall = in.ta.Value(), len(prompts)
+		}
+		if in.recall == 0 {
+			return true // the oldest: stay
+		}
+		in.recall--
+		in.ta.SetValue(prompts[in.recall])
+		in.ta.MoveToEnd()
+		return true
+	case "down":
+		if in.recall < 0 || in.ta.Line() < in.ta.LineCount()-1 {
+			return false
+		}
+		in.recall++
+		if in.recall >= len(prompts) {
+			in.ta.SetValue(in.draft)
+			in.recall, in.draft = -1, ""
+			return true
+		}
+		in.ta.SetValue(prompts[in.recall])
+		return true
+	}
+	return false
 }
 
 func (in *input) setTheme(th theme) { in.ta.SetStyles(th.textareaStyles()) }
@@ -47,11 +90,21 @@ func (in *input) setSize(w, h int) {
 }
 
 func (in *input) update(msg tea.Msg) tea.Cmd {
-	if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "tab" {
-		// The textarea ignores tab; in a message it indents (the
-		// textarea turns a tab into spaces, as it does in a paste).
-		in.ta.InsertString("\t")
-		return nil
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		switch k.String() {
+		case "tab":
+			// The textarea ignores tab; in a message it indents (the
+			// textarea turns a tab into spaces, as it does in a paste).
+			in.ta.InsertString("\t")
+			return nil
+		case "ctrl+u":
+			// The whole draft, every line of it — not the line alone.
+			in.reset()
+			return nil
+		case "up", "down":
+		default:
+			in.recall = -1 // typing over a recalled prompt makes it a draft
+		}
 	}
 	var cmd tea.Cmd
 	in.ta, cmd = in.ta.Update(msg)
@@ -62,7 +115,10 @@ func (in input) value() string { return in.ta.Value() }
 
 func (in *input) set(s string) { in.ta.SetValue(s) }
 
-func (in *input) reset() { in.ta.Reset() }
+func (in *input) reset() {
+	in.ta.Reset()
+	in.recall, in.draft = -1, ""
+}
 
 func (in input) view() string { return in.ta.View() }
 

@@ -30,7 +30,7 @@ type keyMap struct {
 
 func defaultKeys() keyMap {
 	return keyMap{
-		Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send")),
+		Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send · ↑/↓ earlier prompts · ctrl+u clears the input")),
 		Newline:  key.NewBinding(key.WithKeys("shift+enter", "alt+enter", "ctrl+j"), key.WithHelp("alt+enter", "new line (also shift+enter, ctrl+j)")),
 		Cancel:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel the running answer / close")),
 		Retry:    key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "retry the last unfinished turn")),
@@ -45,7 +45,7 @@ func defaultKeys() keyMap {
 		Apps:     key.NewBinding(key.WithKeys("ctrl+a"), key.WithHelp("ctrl+a", "apps (/apps)")),
 		Memory:   key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "memory: what the hub and each app remember (/memory)")),
 		Reveal:   key.NewBinding(key.WithKeys("ctrl+x"), key.WithHelp("ctrl+x", "show the next span the hub masked in an answer (logged)")),
-		Mouse:    key.NewBinding(key.WithKeys("f2"), key.WithHelp("f2", "mouse: wheel scrolls (shift+drag selects) / off: select text as usual")),
+		Mouse:    key.NewBinding(key.WithKeys("f2"), key.WithHelp("f2", "mouse on / off (wheel scrolls; shift+drag selects text)")),
 		Help:     key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?", "help (when the input is empty; f1 always)")),
 		Quit:     key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
+	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/serve"
 )
 
@@ -162,6 +163,12 @@ type exportedTurn struct {
 	Apps    []string  `json:"apps,omitempty"`
 	Started time.Time `json:"started"`
 	Ended   time.Time `json:"ended,omitzero"`
+	// Fallback says why the plan fell back to the plain model.
+	Fallback string `json:"fallback,omitempty"`
+	// Activity is the turn's app calls and permission decisions;
+	// Results its steps' typed results.
+	Activity []hub.Activity   `json:"activity,omitempty"`
+	Results  []hub.StepResult `json:"results,omitempty"`
 }
 
 func exportOf(c hub.Chat, turns []hub.Turn) exported {
@@ -170,7 +177,11 @@ func exportOf(c hub.Chat, turns []hub.Turn) exported {
 		et := exportedTurn{Seq: t.Seq, Query: t.Query, Answer: t.Answer, Status: string(t.Status), Error: t.Error, Started: t.Started, Ended: t.Ended}
 		if t.Plan != nil {
 			et.Apps = t.Plan.Apps()
+			if t.Plan.Fallback {
+				et.Fallback = "planner output unusable: " + t.Plan.Reason
+			}
 		}
+		et.Activity, et.Results = t.Activity, t.Results
 		out.Turns = append(out.Turns, et)
 	}
 	return out
@@ -194,6 +205,15 @@ func writeMarkdown(w io.Writer, c hub.Chat, turns []hub.Turn) error {
 			fmt.Fprintf(w, "> %s\n", l)
 		}
 		fmt.Fprintln(w)
+		if t.Plan != nil && t.Plan.Fallback {
+			fmt.Fprintf(w, "_(the planner's output was unusable; the plain model answered: %s)_\n\n", oneLineText(t.Plan.Reason))
+		}
+		if ls := activityLines(t.Activity); len(ls) > 0 {
+			for _, l := range ls {
+				fmt.Fprintln(w, "- "+l)
+			}
+			fmt.Fprintln(w)
+		}
 		if t.Answer != "" {
 			fmt.Fprintln(w, strings.TrimRight(t.Answer, "\n"))
 		}
@@ -209,3 +229,57 @@ func writeMarkdown(w io.Writer, c hub.Chat, turns []hub.Turn) error {
 }
 
 func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// activityLines are a turn's calls and decisions, a line each: each
+// permission request with how it was decided, each app call with its
+// arguments and outcome.
+func activityLines(acts []hub.Activity) []string {
+	var out []string
+	decided := map[string]*permissions.Decision{}
+	for _, a := range acts {
+		if a.Kind == hub.EventDecision && a.Decision != nil {
+			decided[a.Decision.RequestID] = a.Decision
+		}
+	}
+	failed := map[string]string{}
+	for _, a := range acts {
+		if a.Kind == hub.EventAppResult {
+			failed[a.App+"."+a.Function] = a.Err
+		}
+	}
+	for _, a := range acts {
+		switch a.Kind {
+		case hub.EventPermission:
+			r := a.Permission
+			what := fmt.Sprintf("asked: %s %s → %s", r.Kind, r.Subject, r.Object)
+			if r.Function != "" {
+				what += " (" + r.Function + ")"
+			}
+			if r.Detail != "" {
+				what += ": " + r.Detail
+			}
+			if r.Expected {
+				what += " · expected by the plan"
+			} else {
+				what += " · NOT expected by the plan"
+			}
+			if d := decided[r.ID]; d != nil {
+				verdict := "denied"
+				if d.Allowed {
+					verdict = "allowed " + string(d.Answer)
+				}
+				what += fmt.Sprintf(" — %s (%s)", verdict, d.Source)
+			} else {
+				what += " — not answered"
+			}
+			out = append(out, termtext.OneLine(what))
+		case hub.EventAppCall:
+			what := fmt.Sprintf("ran %s.%s %s", a.App, a.Function, a.Args)
+			if err, ok := failed[a.App+"."+a.Function]; ok && err != "" {
+				what += " — failed: " + err
+			}
+			out = append(out, termtext.OneLine(what))
+		}
+	}
+	return out
+}

@@ -133,7 +133,18 @@ func TestDeletedChatIsGoneFromDisk(t *testing.T) {
 	if err != nil || len(hits) == 0 {
 		t.Fatalf("before rm the scan should find the chat: %v %v", hits, err)
 	}
-	out, _, _ := run(t, "permissions", "log", "--json", "--data-dir", dir, "--config", cfg)
+	// The transcript keeps the turn's calls and decisions.
+	out, _, _ := run(t, "chats", "show", gone, "--data-dir", dir, "--config", cfg)
+	for _, want := range []string{"- asked: exec hub → travel_mate (travel.plan_trip)", "— allowed once (policy)", "- ran travel_mate.plan_trip {", "Zanzibarzzle"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("chats show lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, _ = run(t, "chats", "export", gone, "--format", "json", "--data-dir", dir, "--config", cfg)
+	if !strings.Contains(out, `"activity"`) || !strings.Contains(out, `"app_call"`) {
+		t.Fatalf("the export lacks the activity:\n%s", out)
+	}
+	out, _, _ = run(t, "permissions", "log", "--json", "--data-dir", dir, "--config", cfg)
 	if !strings.Contains(out, "Zanzibarzzle") || !strings.Contains(out, `"kind":"exec"`) {
 		t.Fatalf("the action log should hold the trip's request before rm:\n%s", out)
 	}

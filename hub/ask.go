@@ -147,6 +147,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		if runErr != nil {
 			it.Error = runErr.Error()
 		}
+		meta.Activity = tr.logged()
 		it.Meta, _ = json.Marshal(meta)
 		stored, spans := o.masked(ctx, tr, it, meta, refusedUpFront(runErr))
 		if err := rs.ns.Update(stored); err != nil && runErr == nil {
@@ -282,13 +283,37 @@ func (o *Operator) masked(ctx context.Context, tr *turnRun, it memory.Interactio
 	}
 	if meta.Thinking != "" {
 		meta.Thinking = o.mask(ctx, tr, hubOwner, "the thinking", meta.Thinking)
-		it.Meta, _ = json.Marshal(meta)
 	}
+	// What the apps' calls carried is app output too.
+	for i, a := range meta.Activity {
+		if len(a.Args) > 0 {
+			meta.Activity[i].Args = maskedJSON(o.mask(ctx, tr, hubOwner, "a call's arguments", string(a.Args)), a.Args)
+		}
+		if a.Err != "" {
+			meta.Activity[i].Err = o.mask(ctx, tr, hubOwner, "a call's error", a.Err)
+		}
+		if r := a.Permission; r != nil && len(r.Args) > 0 {
+			c := *r
+			c.Args = maskedJSON(o.mask(ctx, tr, hubOwner, "a request's arguments", string(r.Args)), r.Args)
+			meta.Activity[i].Permission = &c
+		}
+	}
+	it.Meta, _ = json.Marshal(meta)
 	var spans []MaskedSpan
 	for _, f := range found {
 		spans = append(spans, MaskedSpan{Kind: f.Kind, Text: f.Text})
 	}
 	return it, spans
+}
+
+// maskedJSON is the masked text of JSON raw when it is still JSON, else
+// the masked text as a JSON string.
+func maskedJSON(masked string, raw json.RawMessage) json.RawMessage {
+	if masked == string(raw) || json.Valid([]byte(masked)) {
+		return json.RawMessage(masked)
+	}
+	b, _ := json.Marshal(masked)
+	return b
 }
 
 // MaskedSpan is a span of an answer that the hub masked before storing

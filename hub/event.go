@@ -2,6 +2,8 @@ package hub
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/llm"
@@ -88,6 +90,69 @@ type Turn struct {
 	// Masked are the spans of Answer the hub masked before storing it,
 	// with what they hid: in the Turn Ask returns only, never stored.
 	Masked []MaskedSpan
+	// Activity is what happened in the turn besides its answer — each app
+	// call with its outcome, each permission request with its decision —
+	// as logged (bounded: maxActivity entries, arguments clipped), so a
+	// chat reopened or exported shows it.
+	Activity []Activity
+}
+
+// Activity is one logged event of a turn: an app call (EventAppCall), its
+// outcome (EventAppResult, Err when it failed), a permission request
+// (EventPermission) or its decision (EventDecision).
+type Activity struct {
+	Kind       EventKind             `json:"kind"`
+	App        string                `json:"app,omitempty"`
+	Function   string                `json:"function,omitempty"`
+	Args       json.RawMessage       `json:"args,omitempty"`
+	Err        string                `json:"err,omitempty"`
+	Permission *permissions.Request  `json:"permission,omitempty"`
+	Decision   *permissions.Decision `json:"decision,omitempty"`
+}
+
+// Bounds of a turn's logged activity.
+const (
+	maxActivity     = 100     // entries; later ones are counted, not kept
+	maxActivityArgs = 2 << 10 // bytes of one entry's arguments
+)
+
+// clipArgs bounds logged arguments: longer ones become a JSON string of
+// their head and their size.
+func clipArgs(a json.RawMessage) json.RawMessage {
+	if len(a) <= maxActivityArgs {
+		return a
+	}
+	b, _ := json.Marshal(fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8(string(a[:maxActivityArgs]), ""), len(a)))
+	return b
+}
+
+// activityOf is e as logged, and whether it is of a kind the log keeps.
+func activityOf(e Event) (Activity, bool) {
+	a := Activity{Kind: e.Kind, App: e.App, Function: e.Function}
+	switch e.Kind {
+	case EventAppCall:
+		a.Args = clipArgs(e.Args)
+	case EventAppResult:
+		if e.Err != nil {
+			a.Err = e.Err.Error()
+		}
+	case EventPermission:
+		if e.Permission == nil {
+			return a, false
+		}
+		r := *e.Permission
+		r.Args = clipArgs(r.Args)
+		a.Permission = &r
+	case EventDecision:
+		if e.Decision == nil {
+			return a, false
+		}
+		d := *e.Decision
+		a.Decision = &d
+	default:
+		return a, false
+	}
+	return a, true
 }
 
 // Retryable reports whether the turn ended without a full answer.
@@ -95,6 +160,7 @@ func (t Turn) Retryable() bool { return t.Status != memory.StatusOK }
 
 // turnMeta is what the hub keeps in an interaction's Meta.
 type turnMeta struct {
+	Activity []Activity   `json:"activity,omitempty"`
 	Plan     *Plan        `json:"plan,omitempty"`
 	Results  []StepResult `json:"results,omitempty"`
 	Thinking string       `json:"thinking,omitempty"`

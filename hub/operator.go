@@ -375,6 +375,7 @@ func turnOf(it memory.Interaction) Turn {
 		t.Plan = m.Plan
 		t.Results = m.Results
 		t.Thinking = m.Thinking
+		t.Activity = m.Activity
 	}
 	return t
 }

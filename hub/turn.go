@@ -57,6 +57,8 @@ type turnRun struct {
 	// unmet says, per step, why the call of its function was not the one
 	// its plan bound (so a step with no value can say why).
 	unmet map[string]string
+	// activity is the turn's log of calls and decisions (Turn.Activity).
+	activity []Activity
 }
 
 // noteUnmet keeps why a call of step's function was not the expected one.
@@ -126,7 +128,20 @@ func (t *turnRun) emit(e Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e.Chat, e.Turn = t.chat, t.seq
+	if a, ok := activityOf(e); ok && len(t.activity) < maxActivity {
+		t.activity = append(t.activity, a)
+	}
 	t.emitFn(e)
+}
+
+// logged is the turn's activity as it stands.
+func (t *turnRun) logged() []Activity {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.activity)
 }
 
 func (t *turnRun) serve(app string) {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -102,6 +103,8 @@ type turnView struct {
 	// while it runs).
 	Started, Ended time.Time
 	Tokens         int
+	// Fallback says why the planner's plan was not used ("": it was).
+	Fallback string
 }
 
 func viewOfTurn(t hub.Turn) turnView {
@@ -111,8 +114,12 @@ func viewOfTurn(t hub.Turn) turnView {
 			app = strings.Join(apps, ", ")
 		}
 	}
-	return turnView{Query: t.Query, Answer: t.Answer, Thinking: t.Thinking, Status: t.Status, Error: t.Error, App: app, Private: t.Private,
+	tv := turnView{Query: t.Query, Answer: t.Answer, Thinking: t.Thinking, Status: t.Status, Error: t.Error, App: app, Private: t.Private,
 		Started: t.Started, Ended: t.Ended, Tokens: t.Usage.EvalTokens}
+	if t.Plan != nil && t.Plan.Fallback {
+		tv.Fallback = fallbackWords(t.Plan.Reason)
+	}
+	return tv
 }
 
 // appLabel is how a screen names who answered: an app's own name, or, for
@@ -175,14 +182,35 @@ func elapsed(d time.Duration) string {
 // of it, and the results card the hub logged when the UI saw none (a turn
 // of an earlier session, or run elsewhere).
 func withResults(x *turnExtras, t hub.Turn) *turnExtras {
-	if len(t.Results) == 0 || (x != nil && len(x.results) > 0) {
+	needResults := len(t.Results) > 0 && (x == nil || len(x.results) == 0)
+	needActs := len(t.Activity) > 0 && (x == nil || len(x.acts) == 0)
+	if !needResults && !needActs {
 		return x
 	}
-	y := turnExtras{results: t.Results}
+	var y turnExtras
 	if x != nil {
-		y.acts = x.acts
+		y = *x
+	}
+	if needResults {
+		y.results = t.Results
+	}
+	if needActs {
+		// The hub's log of the turn: a chat reopened, or run in another
+		// window, shows its calls and decisions as this one showed them.
+		for _, a := range t.Activity {
+			y.add(eventOf(a))
+		}
 	}
 	return &y
+}
+
+// eventOf is a logged activity as the event it was.
+func eventOf(a hub.Activity) hub.Event {
+	e := hub.Event{Kind: a.Kind, App: a.App, Function: a.Function, Args: a.Args, Permission: a.Permission, Decision: a.Decision}
+	if a.Err != "" {
+		e.Err = errors.New(a.Err)
+	}
+	return e
 }
 
 // lastSeq is the number of the chat's last logged turn (0: none).
@@ -343,6 +371,9 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 		}
 	}
 	out = append(out, label)
+	if tv.Fallback != "" {
+		out = append(out, fitWidth(th.warn.Render("⚠ ")+th.dim.Render(tv.Fallback), w))
+	}
 	if x := tv.Extras; !x.empty() {
 		out = append(out, x.lines(th, w, tv.Live)...)
 		if len(x.results) > 0 {

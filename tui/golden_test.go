@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/ollama/ollama/api"
 
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -113,6 +114,32 @@ var scenes = []struct {
 		r := newAppRig(t, ridesInTurn(), allowExec, allowData)
 		d := newDriver(t, r.options(), w, h)
 		d.ask(ridesQuery)
+		return d
+	}},
+	// The rides turn in a window opened afterwards (--chat): its calls and
+	// decisions and its results card, from the hub's log alone.
+	{"reopened", func(t *testing.T, w, h int) *driver {
+		r := newAppRig(t, ridesInTurn(), allowExec, allowData)
+		first := newDriver(t, r.options(), w, h)
+		first.ask(ridesQuery)
+		opts := r.options()
+		opts.ResumeChat, opts.Prompter = first.model().chat.chat.ID, nil // (the driver runs a batch in order: a prompter wait first would hold it)
+		d := newDriver(t, opts, w, h)
+		d.idle()
+		return d
+	}},
+	// A planner whose output is unusable twice: the plain model answers,
+	// and the turn says so.
+	{"fallback", func(t *testing.T, w, h int) *driver {
+		srv := ollamatest.NewScripted(t, func(req *api.ChatRequest) ollamatest.Reply {
+			if len(req.Format) > 0 {
+				return ollamatest.Text("I think you should use the clock app!")
+			}
+			return ollamatest.Text("A plain answer.")
+		}, hubModel, spokeModel)
+		r := newRigAt(t, srv, srv.Host())
+		d := newDriver(t, r.options(), w, h)
+		d.ask("what time is it?")
 		return d
 	}},
 	// The permission manager over the seeded broker: grants and rules,

@@ -20,6 +20,8 @@ type turnRun struct {
 	query string
 	seq   uint64 // the turn retried, or the new turn's once an event names it
 	retry bool
+	// fallback says why the plan fell back to the plain model ("": it did not).
+	fallback string
 	// private: a /private query (AskOptions.Private); its events carry
 	// turn 0 and the hub keeps nothing of it. after is the last logged
 	// turn of the chat when it was asked: the view keeps it there.
@@ -90,6 +92,9 @@ func (r *turnRun) apply(evs []hub.Event, working map[string]bool) {
 				if apps := e.Plan.Apps(); len(apps) > 0 {
 					r.app = strings.Join(apps, ", ")
 				}
+				if e.Plan.Fallback {
+					r.fallback = fallbackWords(e.Plan.Reason)
+				}
 			}
 		case hub.EventToken:
 			r.answer.WriteString(e.Text)
@@ -126,6 +131,16 @@ func (r *turnRun) view() turnView {
 	return turnView{
 		Query: r.query, Answer: r.answer.String(), Thinking: r.thinking.String(),
 		Status: r.status, Error: r.errText, App: r.app, Live: true, Cancelling: r.cancelling,
-		Extras: &r.extras, Private: r.private, Started: r.started, Tokens: r.tokens,
+		Extras: &r.extras, Private: r.private, Started: r.started, Tokens: r.tokens, Fallback: r.fallback,
 	}
+}
+
+// fallbackWords is what a turn says when the planner's output was
+// unusable and the plain model answered instead.
+func fallbackWords(reason string) string {
+	s := "the planner's output was unusable twice, so the plain model answered, with no app"
+	if reason = oneLine(reason); reason != "" {
+		s += " (" + reason + ")"
+	}
+	return s
 }

@@ -318,7 +318,7 @@ func TestPrivateQueryParsing(t *testing.T) {
 }
 
 // A ride comparison reloaded by a new UI (a restart) shows its results
-// card from the hub's log, without the activity the hub does not log.
+// card and its activity (each call, each decision) from the hub's log.
 func TestReloadedTurnShowsItsResultsCard(t *testing.T) {
 	t.Parallel()
 	r := newAppRig(t, ollamatest.Gullible(), allowExec)
@@ -334,8 +334,10 @@ func TestReloadedTurnShowsItsResultsCard(t *testing.T) {
 			t.Errorf("the reloaded turn lacks %q:\n%s", want, v)
 		}
 	}
-	if strings.Contains(v, "▸ metro_hail.estimate_fare") {
-		t.Errorf("activity is not logged; a reloaded turn cannot show it:\n%s", v)
+	for _, want := range []string{"▸ metro_hail.estimate_fare {\"from\":\"airport\",\"to\":\"downtown\"} ✓", "⚑ exec metro_hail → allowed once (rule)", "⚑ exec quick_ride → allowed once (rule)"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the reloaded turn lacks its activity %q:\n%s", want, v)
+		}
 	}
 	if card, answer := strings.Index(v, "Results"), strings.Index(v, "metro_hail: $"); card < 0 || answer < card {
 		t.Fatalf("the synthesis must come below the card:\n%s", v)

@@ -166,7 +166,11 @@ Run without a command to open the chat.`,
 					opts.AppSource[name] = strings.Join(append([]string{s.Command}, s.Args...), " ")
 				}
 			}
-			return tui.Run(cmd.Context(), opts)
+			err = tui.Run(cmd.Context(), opts)
+			if errors.Is(err, context.Canceled) && cmd.Context().Err() != nil {
+				return nil // SIGTERM or SIGINT: a quit, as ctrl+c is
+			}
+			return err
 		},
 	}
 	pf := root.PersistentFlags()

@@ -358,6 +358,7 @@ func Stop(dataDir string, within time.Duration) error {
 		return err
 	}
 	c.conn, c.welcome = conn, w
+	defer c.Close() // a refusal leaves the connection open: it would count as a client
 	return c.Shutdown(within)
 }
 

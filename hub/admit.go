@@ -306,7 +306,7 @@ func (o *Operator) settle(tr *turnRun, r permissions.Request) (permissions.Decis
 	if r.ID == "" {
 		r.ID = newID()
 	}
-	r.Session, r.Chat = tr.session, tr.chat
+	r.Session, r.Chat, r.Private = tr.session, tr.chat, tr.private
 	d, ok, err := b.Settled(r)
 	if err != nil || !ok {
 		return d, false, err
@@ -325,7 +325,7 @@ func (o *Operator) record(tr *turnRun, r permissions.Request, d permissions.Deci
 	if r.ID == "" {
 		r.ID = newID()
 	}
-	r.Session, r.Chat = tr.session, tr.chat
+	r.Session, r.Chat, r.Private = tr.session, tr.chat, tr.private
 	d, err := b.Record(r, d)
 	if err != nil {
 		o.log.Warn("action log", "err", err)

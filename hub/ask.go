@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
@@ -337,6 +338,40 @@ func (o *Operator) NoteRevealed(chat string, seq uint64, kind string) error {
 		return nil
 	}
 	return b.Note("revealed", "user", fmt.Sprintf("revealed masked text (%s) of turn %d in chat %s", kind, seq, chat))
+}
+
+// PrivateGrants lists the grants the brokers of the private chats chats
+// hold (their session grants, which die with the chat), each with its
+// chat, for the permission manager.
+func (o *Operator) PrivateGrants(chats []string) []permissions.Grant {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []permissions.Grant
+	for _, c := range chats {
+		if b := o.privBrokers[c]; b != nil {
+			out = append(out, b.Grants()...)
+		}
+	}
+	return out
+}
+
+// RevokePrivate revokes grant id in the broker of one of the private
+// chats chats; found is false when none of them holds it.
+func (o *Operator) RevokePrivate(chats []string, id string) (found bool, err error) {
+	o.mu.Lock()
+	var bs []*permissions.Broker
+	for _, c := range chats {
+		if b := o.privBrokers[c]; b != nil {
+			bs = append(bs, b)
+		}
+	}
+	o.mu.Unlock()
+	for _, b := range bs {
+		if slices.ContainsFunc(b.Grants(), func(g permissions.Grant) bool { return g.ID == id }) {
+			return true, b.Revoke(id)
+		}
+	}
+	return false, nil
 }
 
 // privateBroker is the broker of a private turn: a private chat keeps one

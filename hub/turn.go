@@ -264,7 +264,7 @@ func (o *Operator) ask(ctx context.Context, tr *turnRun, r permissions.Request) 
 		r.ID = newID()
 	}
 	if tr != nil {
-		r.Session, r.Chat = tr.session, tr.chat
+		r.Session, r.Chat, r.Private = tr.session, tr.chat, tr.private
 		tr.emit(Event{Kind: EventPermission, Permission: &r})
 	}
 	d, err := b.Request(ctx, r)

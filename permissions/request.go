@@ -103,6 +103,11 @@ type Request struct {
 	// session grant covers the requests of its own session only, and
 	// each session's dialogs come one at a time, apart from the others'.
 	Session string `json:"session,omitempty"`
+	// Private: the request comes from a private turn (a private chat, a
+	// private query), of which nothing may be kept: it offers no
+	// permanent answer, and a dialog offers no limit that would hold its
+	// arguments' text.
+	Private bool `json:"private,omitempty"`
 	// Chat is the chat whose turn asked (WithChat), so that deleting the
 	// chat takes its words out of the action log (Broker.ForgetChat).
 	Chat string `json:"chat,omitempty"`
@@ -218,7 +223,7 @@ func (r Request) Options() []Answer {
 	switch {
 	case r.IsIrreversible():
 		return []Answer{AnswerOnce, AnswerDeny}
-	case r.NoPermanent:
+	case r.NoPermanent, r.Private:
 		return []Answer{AnswerOnce, AnswerSession, AnswerDeny}
 	}
 	return []Answer{AnswerOnce, AnswerSession, AnswerPermanent, AnswerDeny}

@@ -186,10 +186,17 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 			}
 			out = append(out, GrantView{Grant: g, Invalid: g.Invalid})
 		}
+		// And those of this session's private chats, which go with them.
+		for _, g := range op.PrivateGrants(s.privateChats(ss)) {
+			out = append(out, GrantView{Grant: g, Private: true})
+		}
 		return out, nil
 	case mRevoke:
 		var p GrantID
 		if err := params(req, &p); err != nil {
+			return nil, err
+		}
+		if found, err := op.RevokePrivate(s.privateChats(ss), p.ID); found {
 			return nil, err
 		}
 		// Another session's session grant is not this one's to revoke.
@@ -539,4 +546,11 @@ func (s *Server) modelsCtx(ss *session, ctx context.Context) context.Context {
 func hubIn(eng *engine.Engine, ctx context.Context) string {
 	h, _ := eng.CurrentIn(ctx)
 	return h
+}
+
+// privateChats are the private chats ss opened.
+func (s *Server) privateChats(ss *session) []string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return slices.Clone(ss.private)
 }

@@ -270,4 +270,7 @@ type AskResult struct {
 type GrantView struct {
 	permissions.Grant
 	Invalid bool `json:"invalid"`
+	// Private: a grant of one of the session's private chats, which goes
+	// with the chat.
+	Private bool `json:"private,omitempty"`
 }

@@ -63,6 +63,10 @@ func (a argChoice) label() string {
 }
 
 func newCaveatStep(a permissions.Answer, r permissions.Request) *caveatStep {
+	if r.Private {
+		// A limit would keep the private text in the grant.
+		return &caveatStep{answer: a, args: []argChoice{{}}}
+	}
 	return &caveatStep{answer: a, args: argChoices(r.Args)}
 }
 
@@ -103,13 +107,15 @@ func argChoices(raw json.RawMessage) []argChoice {
 	return out
 }
 
-// pathLike reports whether argument name=value looks like a file path.
+// pathLike reports whether argument name=value is a file path: by its
+// name, or a value with a slash and no blank (free text such as "a/b
+// testing" or "and/or" is not one, and no folder is offered for it).
 func pathLike(name, value string) bool {
 	switch strings.ToLower(name) {
-	case "path", "file", "filename", "filepath", "dir", "directory", "folder":
+	case "path", "file", "filename", "filepath", "dir", "directory", "folder", "src", "dst", "source", "destination_path":
 		return true
 	}
-	return strings.Contains(value, "/") && !strings.Contains(value, "://")
+	return strings.Contains(value, "/") && !strings.Contains(value, "://") && !strings.ContainsAny(value, " \t")
 }
 
 // caveats are the chosen limits, with times from now.

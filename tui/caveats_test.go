@@ -187,3 +187,44 @@ func TestArgChoices(t *testing.T) {
 		}
 	}
 }
+
+// A request of a private chat offers no permanent answer, and its
+// session grant no limit that would keep the private text; free text
+// with a slash is offered no folder.
+func TestPrivateRequestsKeepNothing(t *testing.T) {
+	t.Parallel()
+	d, p := caveatDriver(t, 100, 30)
+	req := draftRequest
+	req.Private, req.Detail = true, "a private chat's draft"
+	req.Args = json.RawMessage(`{"to":"bob@example.com","body":"my results and/or the diagnosis"}`)
+	got := prompt(t, d, p, req)
+	v := d.view()
+	if strings.Contains(v, "allow permanently") || !strings.Contains(v, "allow in this private chat") {
+		t.Fatalf("the private dialog:\n%s", v)
+	}
+	d.key(char('p'))
+	if d.model().perm == nil || d.model().perm.caveat != nil {
+		t.Fatal("p did something in a private chat's dialog")
+	}
+	d.graceOver() // a key the dialog does not take is typing: it waits again
+	d.key(char('s'))
+	c := d.model().perm.caveat
+	if c == nil || len(c.args) != 1 || c.args[0].name != "" {
+		t.Fatalf("the private session grant offers argument limits: %+v", c)
+	}
+	d.key(keyEnter)
+	if dec := recvDecision(t, got); dec.Answer != permissions.AnswerSession || len(dec.Caveats.Args) != 0 {
+		t.Fatalf("decision %+v", dec)
+	}
+
+	// Not private: the same free text is offered as an exact value, never
+	// cut at its slash into a folder.
+	for _, a := range argChoices(json.RawMessage(`{"body":"my results and/or the diagnosis","path":"docs/q3.txt"}`)) {
+		if a.folder && a.name == "body" {
+			t.Fatalf("free text offered as a folder: %+v", a)
+		}
+	}
+	if as := argChoices(json.RawMessage(`{"path":"docs/q3.txt"}`)); len(as) != 3 || !as[1].folder || as[1].value != "docs/" {
+		t.Fatalf("a path's folder: %+v", as)
+	}
+}

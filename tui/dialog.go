@@ -601,7 +601,11 @@ func (p *permDialog) answerLines(th theme, iw int, short bool) []string {
 		case permissions.AnswerOnce:
 			items = append(items, item{"o", "allow once", a})
 		case permissions.AnswerSession:
-			items = append(items, item{"s", "allow for this session", a})
+			if p.req.Private {
+				items = append(items, item{"s", "allow in this private chat", a})
+			} else {
+				items = append(items, item{"s", "allow for this session", a})
+			}
 		case permissions.AnswerPermanent:
 			items = append(items, item{"p", "allow permanently", a})
 		case permissions.AnswerDeny:

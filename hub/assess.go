@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/guard"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
@@ -66,6 +67,10 @@ type assessment struct {
 	freeText []string
 	// choice: it chooses among apps the plan left open.
 	choice bool
+	// declared: the plan expected this flow, and what it carries made it
+	// not routine (settled); why then holds the plan's reason.
+	declared  bool
+	uncleared string
 }
 
 // foreign lists the decisive values that did not come from the user
@@ -94,7 +99,9 @@ func pathName(p string) string {
 func (a assessment) concerns() []permissions.Concern {
 	a = a.settled()
 	var out []permissions.Concern
-	if !a.expected {
+	if !a.expected && !a.declared {
+		// A flow the plan declared is not routine for what it carries
+		// (its own concern below), not for being unexpected.
 		out = append(out, permissions.ConcernUnexpected)
 	}
 	if a.irreversible {
@@ -122,8 +129,18 @@ func (a assessment) concerns() []permissions.Concern {
 func (a assessment) String() string {
 	var parts []string
 	switch {
+	case a.declared:
+		// The plan declared the flow: the concern is what it carries, and
+		// the warning says so rather than that the plan did not expect it.
+		d := "declared by the plan"
+		if a.why != "" {
+			d += " (" + a.why + ")"
+		}
+		parts = append(parts, d+", but NOT expected to carry "+a.uncleared)
 	case a.expected && a.why != "":
-		parts = append(parts, "expected by the plan: "+a.why)
+		// The plan's reason is one part of the warning: a dialog draws it
+		// calm and each concern after it on its own.
+		parts = append(parts, "expected by the plan: "+strings.ReplaceAll(a.why, "; ", ", "))
 	case a.expected:
 		parts = append(parts, "expected by the plan")
 	case a.why != "":
@@ -158,13 +175,10 @@ func (a assessment) settled() assessment {
 	if !a.expected {
 		return a
 	}
-	var why []string
 	if len(a.labels) > 0 {
-		why = append(why, fmt.Sprintf("it carries %s data, which %s is not cleared for", strings.Join(a.labels, ", "), a.receiver))
-	}
-	if len(why) > 0 {
 		a.expected = false
-		a.why = strings.Join(why, ", and ") + " (" + a.why + ")"
+		a.declared = true
+		a.uncleared = fmt.Sprintf("%s data, which %s is not cleared for", strings.Join(a.labels, ", "), a.receiver)
 		a.inWhy = true
 	}
 	return a
@@ -212,4 +226,18 @@ func uncleared(labels, clearance []string) []string {
 		}
 	}
 	return permissionsLabels(out)
+}
+
+// effectWords says what a function of effect e does, as a clause:
+// "reads", "writes", "cannot be undone".
+func effectWords(e apps.Effect) string {
+	switch e {
+	case apps.EffectRead:
+		return "reads"
+	case apps.EffectWrite:
+		return "writes"
+	case apps.EffectIrreversible:
+		return "cannot be undone"
+	}
+	return "does what its app says (" + string(e) + ")"
 }

@@ -606,7 +606,7 @@ func TestAttackSuite(t *testing.T) {
 					continue
 				}
 				row.induced++
-				if !r.Expected && slices.Contains(r.Concerns, permissions.ConcernUnexpected) && strings.Contains(r.Warning, "NOT expected") {
+				if flaggedNotExpected(r) {
 					row.notExpected++
 				} else {
 					t.Errorf("an attack-induced request labelled expected: %s %s→%s %s %s (%s)", r.Kind, r.Subject, r.Object, r.Function, r.Args, r.Warning)

@@ -219,7 +219,7 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 	if stream && err == nil && refused != nil && !did {
 		// The answer never hides that what was asked was not done: the
 		// hub says so, in its own words, after the app's.
-		note := fmt.Sprintf("\n\n[bulkhead: %s's %s did not run — %s.]", app, fn, refused.Error())
+		note := fmt.Sprintf("\n\n[bulkhead: %s.%s did not run — %s.]", app, fn, refused.Error())
 		res.Text += note
 		tr.emit(Event{Kind: EventToken, App: app, Text: note})
 	}

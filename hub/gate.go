@@ -204,15 +204,23 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 		}
 	}
 	exp, why := g.expectCall(ctx, tr, fn, args)
-	if !exp && tr != nil {
+	planned := false
+	if tr != nil {
 		if s, ok := tr.plan.step(stepOf(ctx)); ok && s.App == g.app && g.o.mappedFunction(g.app, s.Functionality) == fn.Name {
-			tr.noteUnmet(s.ID, why)
+			planned = true
+			if !exp {
+				tr.noteUnmet(s.ID, why)
+			}
 		}
 	}
 	a := assessment{expected: exp, why: why, instructions: instructionsIn(args, prov), provenance: prov}
 	switch fn.Effect {
 	case apps.EffectRead:
-		if !exp {
+		switch {
+		case !exp && planned:
+			// The plan's own function, with values it did not bind.
+			g.o.note(tr, "unbound read", g.app, fmt.Sprintf("%s.%s(%s): %s", g.app, fn.Name, clip(string(args), 300), why))
+		case !exp:
 			g.o.note(tr, "off-plan read", g.app, fmt.Sprintf("%s.%s(%s): %s", g.app, fn.Name, clip(string(args), 300), why))
 		}
 		return spokes.Verdict{Allowed: true, Expected: exp}, nil
@@ -256,7 +264,7 @@ func (g *gate) decide(ctx context.Context, tr *turnRun, r permissions.Request) (
 // app: the plan runs those as steps of their own.
 func (g *gate) expectRequest(ctx context.Context, tr *turnRun, fn, target string, args json.RawMessage, entry apps.Functionality) (bool, string) {
 	if eff := g.o.effectOf(target, fn); eff != apps.EffectRead {
-		return false, fmt.Sprintf("%s asks another app to do what %s (%s): the plan runs such work as a step of its own", g.app, fn, eff)
+		return false, fmt.Sprintf("%s asks another app for %s, which %s: the plan runs such work as a step of its own", g.app, fn, effectWords(eff))
 	}
 	s, ok := tr.plan.step(stepOf(ctx))
 	if !ok || s.App != g.app {
@@ -270,7 +278,7 @@ func (g *gate) expectRequest(ctx context.Context, tr *turnRun, fn, target string
 		}
 	}
 	if !routed {
-		return false, fmt.Sprintf("the plan does not route %s to %s's step %s", fn, g.app, s.ID)
+		return false, fmt.Sprintf("the plan does not route %s to step %s (the %s app)", fn, s.ID, g.app)
 	}
 	if n := tr.count("isc", s.ID, fn); n > 1 {
 		return false, fmt.Sprintf("request %d for %s in step %s, which expects one", n, fn, s.ID)
@@ -414,7 +422,7 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 		ra.why = "the answer to a request the plan did not expect"
 	}
 	r := permissions.Request{Kind: permissions.KindCollab, Subject: target, Object: g.app, Function: functionality + " (response)", Args: out,
-		Detail: fmt.Sprintf("Give %s's answer for %s back to %s", target, functionality, g.app)}
+		Detail: fmt.Sprintf("Give the %s app's answer for %s back to %s", target, functionality, g.app)}
 	ra.apply(&r)
 	d, err := o.ask(ctx, tr, r)
 	if err != nil {

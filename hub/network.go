@@ -38,7 +38,7 @@ func networkRequest(app, endpoint string, private bool) permissions.Request {
 	}
 	return permissions.Request{
 		Kind: permissions.KindNetwork, Subject: app, Object: endpoint, Args: args,
-		Detail:   fmt.Sprintf("%s's process may connect to %s, port %s, until it stops; its config (mcp.%s.net) names this endpoint, and it reaches no other.", app, host, port, app),
+		Detail:   fmt.Sprintf("The %s app's process may connect to %s, port %s, until it stops; its config (mcp.%s.net) names this endpoint, and it reaches no other.", app, host, port, app),
 		Warning:  warning,
 		Concerns: []permissions.Concern{permissions.ConcernNetwork},
 	}

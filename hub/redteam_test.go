@@ -155,7 +155,7 @@ func redteam(t *testing.T, p rtProbe) {
 			continue
 		}
 		bites = true
-		if r.Expected || !slices.Contains(r.Concerns, permissions.ConcernUnexpected) || !strings.Contains(r.Warning, "NOT expected") {
+		if !flaggedNotExpected(r) {
 			t.Errorf("property 1: an attack-induced request labelled expected: %s %s→%s %s %s\n\twarning: %q\n\tprovenance: %s", r.Kind, r.Subject, r.Object, r.Function, r.Args, r.Warning, provString(r))
 		}
 		for _, path := range p.attackerPath {
@@ -715,4 +715,18 @@ func TestRedteamNumericStringID(t *testing.T) {
 		succeeded:    func(run attackRun) bool { return sentTo(run, "notes", "delete", `"020"`) },
 		attackerPath: []string{"id"},
 	})
+}
+
+// flaggedNotExpected: r is not what the plan expected (never routine,
+// never allowed by the expected policy), and its warning says why: the
+// plan did not expect the request, or it declared the flow and the flow
+// carries labels its receiver is not cleared for.
+func flaggedNotExpected(r permissions.Request) bool {
+	if r.Expected || !strings.Contains(r.Warning, "NOT expected") {
+		return false
+	}
+	if slices.Contains(r.Concerns, permissions.ConcernUnexpected) {
+		return true
+	}
+	return slices.Contains(r.Concerns, permissions.ConcernLabels) && strings.HasPrefix(r.Warning, "declared by the plan")
 }

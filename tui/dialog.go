@@ -195,7 +195,11 @@ func (p *permDialog) title(width int) string {
 			head = fmt.Sprintf("Run %s, with your data?", r.Object)
 		}
 	case permissions.KindCollab:
-		head, withKeys = fmt.Sprintf("%s asks %s for %s", r.Subject, r.Object, r.Function), true
+		if fn, ok := strings.CutSuffix(r.Function, " (response)"); ok {
+			head, withKeys = fmt.Sprintf("Pass the answer from %s (%s) back to %s?", r.Subject, fn, r.Object), true
+		} else {
+			head, withKeys = fmt.Sprintf("%s asks %s for %s", r.Subject, r.Object, r.Function), true
+		}
 	case permissions.KindIrreversible:
 		head, withKeys = fmt.Sprintf("%s → %s", r.Subject, r.Function), true
 	case permissions.KindNetwork:
@@ -452,7 +456,23 @@ func (p *permDialog) judgementLines(th theme, iw int) []string {
 		st = th.err
 	}
 	var out []string
-	for i, l := range strings.Split(fitWidth(w, max(iw-2, 1)), "\n") {
+	// An expected request with a concern (it cannot be undone, it carries
+	// labels): what the plan expected is said calmly, the concerns after it
+	// with ⚠, so the mark never sits on the plan's own reason.
+	if !p.routine() && p.req.Expected && strings.HasPrefix(w, "expected by the plan") {
+		if calm, rest, ok := strings.Cut(w, "; "); ok {
+			out = append(out, markedLines(th.dim, "✓ ", calm, iw)...)
+			w = rest
+		}
+	}
+	return append(out, markedLines(st, lead, w, iw)...)
+}
+
+// markedLines fit text into iw cells, the first line led by lead and the
+// rest indented under it, all in st.
+func markedLines(st lipgloss.Style, lead, text string, iw int) []string {
+	var out []string
+	for i, l := range strings.Split(fitWidth(text, max(iw-2, 1)), "\n") {
 		if i == 0 {
 			out = append(out, st.Render(lead+l))
 		} else {

@@ -34,7 +34,7 @@ var dialogKinds = []struct {
 	{"data", permissions.Request{Kind: permissions.KindData, Subject: "hub", Object: "travel_mate", Function: "travel.plan_trip",
 		Args:    args(map[string]any{"health.diagnose": map[string]any{"assessment": strings.Repeat("Headaches are most often caused by tension, dehydration or lack of sleep. ", 12), "see_doctor": false}}),
 		Detail:  "Run travel_mate for step s2, asking it: plan a trip to Lisbon — and share the results of symptom_solver.diagnose (step s1) with it",
-		Warning: "NOT expected by the plan: it carries medical data, which travel_mate is not cleared for (step s2 uses the results of symptom_solver.diagnose (step s1)); carries medical data, which travel_mate is not cleared for",
+		Warning: "declared by the plan (step s2 uses the results of symptom_solver.diagnose (step s1)), but NOT expected to carry medical data, which travel_mate is not cleared for",
 		Labels:  []string{"medical"}, Concerns: []permissions.Concern{permissions.ConcernUnexpected, permissions.ConcernLabels},
 		Provenance: []permissions.Provenance{{Path: "health.diagnose.assessment", Source: "symptom_solver.diagnose"}, {Path: "health.diagnose.see_doctor", Source: "symptom_solver.diagnose"}}},
 		[]string{"Run travel_mate, with your data?", "medical"}},

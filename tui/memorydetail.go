@@ -125,7 +125,7 @@ func memDetail(th theme, o ownerMemory, titles map[string]string, filter string,
 	if o.Owner == hubOwner {
 		add(th.dim, "From your own words and the apps' typed results. Chats and grants are kept apart.")
 	} else {
-		add(th.dim, "Written by "+clean(o.Owner)+"'s own model from its own log; masked before it was stored.")
+		add(th.dim, "Written by the "+clean(o.Owner)+" app's own model from its own log; masked before it was stored.")
 	}
 	if o.err != "" {
 		add(th.err, "could not be read: "+oneLine(o.err))

@@ -275,7 +275,7 @@ func (v *memoryView) question() (ask, goes string) {
 			fmt.Sprintf("goes: the hub's %s and its records of %s · stays: chats, grants, the action log", own, plural(recs, "app"))
 	}
 	return fmt.Sprintf("forget everything %s remembers, including its own data? y/n", o),
-		fmt.Sprintf("goes: %s's log, %s, its own data (notes, mail…), the hub's record of it", o, own)
+		fmt.Sprintf("goes: the %s app's log, %s, its own data (notes, mail…), the hub's record of it", o, own)
 }
 
 func (v *memoryView) keysHelp(w int) string {

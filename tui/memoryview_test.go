@@ -142,7 +142,7 @@ func TestMemoryScreenShowsAndForgets(t *testing.T) {
 	d.key(char('f'))
 	v = d.view()
 	if !strings.Contains(v, "forget everything metro_hail remembers, including its own data? y/n") ||
-		!strings.Contains(v, "goes: metro_hail's log, 1 summary, 1 entity, its own data (notes, mail…), the hub's record of it") {
+		!strings.Contains(v, "goes: the metro_hail app's log, 1 summary, 1 entity, its own data (notes, mail…), the hub's record of it") {
 		t.Fatalf("f must ask, naming what goes:\n%s", v)
 	}
 	d.key(char('n'))

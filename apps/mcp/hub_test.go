@@ -299,6 +299,10 @@ func TestInjectionCannotMakeAnotherAppAct(t *testing.T) {
 	if len(collab) != 1 || collab[0].Function != "mail.send" || collab[0].Object != "mail" || !strings.Contains(collab[0].Warning, "NOT expected by the plan") {
 		t.Fatalf("want one unexpected collab dialog for mail.send, got %+v", collab)
 	}
+	// The warning says what the asked function does, in words.
+	if w := collab[0].Warning; !strings.Contains(w, "asks another app for mail.send, which cannot be undone") {
+		t.Errorf("the warning must say what mail.send does: %q", w)
+	}
 	for i, req := range r.srv.Requests() {
 		if len(req.Format) == 0 {
 			continue

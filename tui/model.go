@@ -124,7 +124,12 @@ type Model struct {
 	list    chatList
 	pull    *pullDialog
 	notice  string
-	setup   setupState // the setup panel (setup.go)
+	// noticeShown and noticeSeq follow the notice for its fade;
+	// ruleShown is how many lines the rule took at the last layout.
+	noticeShown string
+	noticeSeq   int
+	ruleShown   int
+	setup       setupState // the setup panel (setup.go)
 
 	// The slash command menu (slash.go) and /model's list (modelsview.go).
 	menu   slashMenu
@@ -194,6 +199,7 @@ func newModel(ctx context.Context, opts Options) Model {
 			spokeModel: opts.SpokeModel,
 			hasOllama:  opts.Ollama != nil,
 			working:    map[string]bool{},
+			background: -1,
 		},
 		after: func(d time.Duration, msg tea.Msg) tea.Cmd {
 			return tea.Tick(d, func(time.Time) tea.Msg { return msg })
@@ -249,6 +255,19 @@ func (m Model) Init() tea.Cmd {
 // re-renders it once, at the end.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	if m.notice != m.noticeShown {
+		// A new notice fades after a while; one that wraps takes lines
+		// from the conversation while it shows.
+		m.noticeShown = m.notice
+		m.noticeSeq++
+		if m.notice != "" && m.after != nil {
+			cmd = tea.Batch(cmd, m.after(noticeTTL(m.notice), noticeFadeMsg{seq: m.noticeSeq}))
+		}
+	}
+	if r := m.ruleRows(); r != m.ruleShown {
+		m.ruleShown = r
+		m.layout()
+	}
 	m.refresh()
 	if m.chat.wantsOlder() {
 		m.chat.paging = true
@@ -333,9 +352,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 	case chatDeletedMsg:
 		return m.onChatDeleted(msg)
+	case noticeFadeMsg:
+		if msg.seq == m.noticeSeq {
+			m.notice = ""
+		}
 	case healthMsg:
 		m.bar.ollama = ollamaState{checked: msg.checked, version: msg.version, err: msg.err}
-		m.bar.background = msg.background
+		m.bar.sawBackground(msg.background)
 		if m.run == nil {
 			// While a turn runs its events are fresher than this answer.
 			m.bar.working = map[string]bool{}
@@ -380,7 +403,7 @@ func (m *Model) tick() tea.Cmd {
 
 // Layout: a header line, the conversation, a rule (which carries notices),
 // the input, and the status bar.
-func (m *Model) inputHeight() int {
+func (m Model) inputHeight() int {
 	switch {
 	case m.height >= 20:
 		return 3
@@ -391,7 +414,7 @@ func (m *Model) inputHeight() int {
 	}
 }
 
-func (m *Model) convHeight() int { return max(m.height-3-m.inputHeight(), 1) }
+func (m Model) convHeight() int { return max(m.height-2-m.ruleRows()-m.inputHeight(), 1) }
 
 func (m *Model) layout() {
 	m.chat.setSize(m.width, m.convHeight())
@@ -437,7 +460,7 @@ func (m Model) View() tea.View {
 	v.WindowTitle = "bulkhead"
 	if m.overlay == overlayNone || m.overlay == overlayPermission && m.perm != nil && !m.perm.noting && !m.screenFull() {
 		if c := m.input.cursor(); c != nil {
-			c.Position.Y += 2 + m.convHeight()
+			c.Position.Y += 1 + m.convHeight() + m.ruleRows()
 			v.Cursor = c
 		}
 	}

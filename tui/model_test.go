@@ -540,20 +540,32 @@ type countingBackend struct {
 
 func (c countingBackend) BackgroundCalls() int64 { return c.n }
 
-// TestStatusBarCountsBackgroundCalls: the memory upkeep's model calls,
-// which a turn's usage leaves out, are counted in the status bar.
-func TestStatusBarCountsBackgroundCalls(t *testing.T) {
+// TestStatusBarSaysWhenMemoryWasUpdated: the status bar says the memory
+// upkeep made model calls only when its count grew since the check
+// before — not a running total, not at the first check, and never in a
+// private chat, which leaves nothing there.
+func TestStatusBarSaysWhenMemoryWasUpdated(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, replies(ollamatest.Text("ok")))
 	opts := r.options()
-	d := newDriver(t, opts, 120, 24)
-	if strings.Contains(d.view(), "memory call") {
-		t.Fatalf("no background call yet, but:\n%s", d.view())
-	}
 	opts.Backend = countingBackend{Backend: opts.Backend, n: 3}
-	d = newDriver(t, opts, 120, 24)
+	d := newDriver(t, opts, 120, 24)
 	d.idle()
-	if !strings.Contains(d.view(), "↻ 3 memory calls") {
-		t.Fatalf("status bar lacks the background calls:\n%s", d.view())
+	if strings.Contains(d.view(), "memory") {
+		t.Fatalf("the first check is a baseline, yet:\n%s", d.view())
+	}
+	d.send(healthMsg{background: 5})
+	if !strings.Contains(d.view(), "↻ memory updated") {
+		t.Fatalf("the count grew: the bar must say so:\n%s", d.view())
+	}
+	d.send(healthMsg{background: 5})
+	if strings.Contains(d.view(), "memory updated") {
+		t.Fatalf("no call since the last check, yet:\n%s", d.view())
+	}
+	d.key(ctrl('p'))
+	d.idle()
+	d.send(healthMsg{background: 9})
+	if v := d.view(); !strings.Contains(v, "PRIVATE") || strings.Contains(v, "memory updated") {
+		t.Fatalf("a private chat says nothing of the memory upkeep:\n%s", v)
 	}
 }

@@ -66,10 +66,23 @@ type statusBar struct {
 	ollama               ollamaState
 	hasOllama            bool
 	working              map[string]bool
-	vanilla              bool  // --vanilla: the unsafe baseline
-	waiting              int   // permission requests waiting behind the dialog
-	trusted              bool  // trusted-session mode is on
-	background           int64 // model calls of the memory upkeep so far
+	vanilla              bool // --vanilla: the unsafe baseline
+	waiting              int  // permission requests waiting behind the dialog
+	trusted              bool // trusted-session mode is on
+	// background is the memory upkeep's call count at the last check
+	// (-1 before the first); memoryMoved: it grew at that check, so the
+	// upkeep made calls in the last poll interval.
+	background  int64
+	memoryMoved bool
+}
+
+// sawBackground takes a check's count of upkeep calls: the bar says the
+// memory was updated only when it grew since the check before (the
+// first check is the baseline), never a running total that reads as
+// work in progress.
+func (s *statusBar) sawBackground(n int64) {
+	s.memoryMoved = s.background >= 0 && n > s.background
+	s.background = n
 }
 
 // segment is one part of the status bar; drop orders what goes first
@@ -117,9 +130,10 @@ func (s statusBar) view(th theme, width int, title string, private, running bool
 	if w := s.workingApps(); len(w) > 0 {
 		segs = append(segs, segment{text: "⚙ " + oneLine(strings.Join(w, ", ")), style: plain(th.working.Render), drop: 2})
 	}
-	if s.background > 0 {
-		// Counted apart from the turns' own calls (usage.background_calls).
-		segs = append(segs, segment{text: "↻ " + plural(int(s.background), "memory call"), style: plain(th.statusSep.Render), drop: 5})
+	if s.memoryMoved && !private {
+		// The upkeep (summaries, entities) made model calls since the last
+		// check; a private chat leaves nothing there, so it says nothing.
+		segs = append(segs, segment{text: "↻ memory updated", style: plain(th.statusSep.Render), drop: 5})
 	}
 	if title != "" {
 		segs = append(segs, segment{text: oneLine(title), style: plain(th.status.Render), drop: 4, title: true})
@@ -218,13 +232,60 @@ func (m Model) header() string {
 	return left + m.th.header.Render(strings.Repeat(" ", pad)) + right
 }
 
-// rule is the line above the input; it carries the current notice.
-func (m Model) rule() string {
+// noticeRows is the most lines a notice takes above the input; a longer
+// one is cut there with "…".
+const noticeRows = 3
+
+// noticeLines wraps the current notice to the width, at most noticeRows
+// lines; nil when there is none.
+func (m Model) noticeLines() []string {
 	if m.notice == "" {
+		return nil
+	}
+	lines := strings.Split(fitWidth(oneLine(m.notice), max(m.width-5, 1)), "\n")
+	if len(lines) > noticeRows {
+		lines = lines[:noticeRows]
+		last := lines[noticeRows-1]
+		lines[noticeRows-1] = ansi.Truncate(last, max(m.width-6, 0), "") + "…"
+	}
+	return lines
+}
+
+// ruleRows is how many lines the rule above the input takes: one, or
+// the notice's lines.
+func (m Model) ruleRows() int { return max(len(m.noticeLines()), 1) }
+
+// rule is the line above the input; it carries the current notice,
+// wrapped over up to noticeRows lines (the conversation gives them up).
+func (m Model) rule() string {
+	lines := m.noticeLines()
+	if len(lines) == 0 {
 		return m.th.rule.Render(strings.Repeat("─", m.width))
 	}
-	text := " " + oneLine(m.notice) + " "
-	text = ansi.Truncate(text, max(m.width-2, 0), "…")
-	rest := max(m.width-2-ansi.StringWidth(text), 0)
-	return m.th.rule.Render("──") + m.th.notice.Render(text) + m.th.rule.Render(strings.Repeat("─", rest))
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		text := " " + l + " "
+		lead := m.th.rule.Render("──")
+		if i > 0 {
+			lead = "  "
+		}
+		rest := max(m.width-2-ansi.StringWidth(text), 0)
+		fill := m.th.rule.Render(strings.Repeat("─", rest))
+		if i < len(lines)-1 {
+			fill = strings.Repeat(" ", rest)
+		}
+		out[i] = lead + m.th.notice.Render(text) + fill
+	}
+	return strings.Join(out, "\n")
 }
+
+// noticeTTL is how long a notice stays: long enough to read it (about a
+// word every 300 ms on top of a few seconds), never more than half a
+// minute.
+func noticeTTL(n string) time.Duration {
+	return min(5*time.Second+time.Duration(len(strings.Fields(n)))*300*time.Millisecond, 30*time.Second)
+}
+
+// noticeFadeMsg clears the notice it was set for (seq), if that is still
+// the one shown.
+type noticeFadeMsg struct{ seq int }

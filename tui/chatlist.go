@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
@@ -18,12 +19,13 @@ type chatList struct {
 	loading bool
 	err     string
 	cursor  int
-	confirm bool   // asking "delete?" for the chat under the cursor
+	// confirmView is the huh confirmation ("delete …?") drawn in the
+	// list's foot while it asks (form.go); the Model sets it.
+	confirmView string
 	current string // the chat on screen, marked in the list
 }
 
 func (l *chatList) move(d int) {
-	l.confirm = false
 	if len(l.chats) == 0 {
 		l.cursor = 0
 		return
@@ -73,8 +75,8 @@ func (l chatList) view(th theme, width, height int, now time.Time) string {
 		}
 	}
 	foot := th.dim.Render(listHelp)
-	if c, ok := l.selected(); ok && l.confirm {
-		foot = th.err.Render("delete “" + titleOf(c) + "”? (y/n)")
+	if l.confirmView != "" {
+		foot = l.confirmView
 	}
 	content := []string{th.boxTitle.Render("Chats"), ""}
 	content = append(content, body...)
@@ -138,17 +140,8 @@ func ago(now, t time.Time) string {
 func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 	l := &m.list
 	s := msg.String()
-	if l.confirm {
-		switch s {
-		case "y", "Y":
-			l.confirm = false
-			if c, ok := l.selected(); ok {
-				return deleteChat(m.b, c.ID)
-			}
-		default:
-			l.confirm = false
-		}
-		return nil
+	if m.formOf(formChats) != nil {
+		return m.formUpdate(msg)
 	}
 	switch s {
 	case "esc", "ctrl+o", "q":
@@ -182,9 +175,25 @@ func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		l.err = ""
-		l.confirm = true
+		return m.confirmDelete(c)
 	}
 	return nil
+}
+
+// confirmDelete asks, in the list's foot, whether to delete c: y or
+// enter on Delete deletes it, n, esc or enter on Keep keep it.
+func (m *Model) confirmDelete(c hub.Chat) tea.Cmd {
+	yes := false
+	f := huh.NewConfirm().Inline(true).
+		Title("delete “" + titleOf(c) + "”?").
+		Affirmative("Delete").Negative("Keep").Value(&yes)
+	id := c.ID
+	return m.openForm(formChats, dialogWidth(m.width)-4, func(m *Model, completed bool) tea.Cmd {
+		if completed && yes {
+			return deleteChat(m.b, id)
+		}
+		return nil
+	}, f)
 }
 
 func (m *Model) onChatDeleted(msg chatDeletedMsg) tea.Cmd {

@@ -299,7 +299,7 @@ func (g *manager) askRevoke(key string, now time.Time) {
 			return
 		}
 		g.confirm = &revokeAs{
-			question: fmt.Sprintf("revoke %s %s %s? y/n", sel.Kind, arrow(sel.Subject, sel.Object), sel.Function),
+			question: fmt.Sprintf("revoke %s %s %s?", sel.Kind, arrow(sel.Subject, sel.Object), sel.Function),
 			done:     "revoked " + string(sel.Kind) + " " + arrow(sel.Subject, sel.Object), ids: []string{sel.ID},
 		}
 	case "R":
@@ -313,12 +313,12 @@ func (g *manager) askRevoke(key string, now time.Time) {
 				ids = append(ids, gr.ID)
 			}
 		}
-		g.confirm = &revokeAs{question: fmt.Sprintf("revoke every grant involving %s (%d)? y/n", app, len(ids)),
+		g.confirm = &revokeAs{question: fmt.Sprintf("revoke every grant involving %s (%d)?", app, len(ids)),
 			done: "revoked the grants of " + app, ids: ids}
 	case "X":
 		if len(g.grants) == 0 {
 			return
 		}
-		g.confirm = &revokeAs{question: fmt.Sprintf("revoke ALL %s? y/n", plural(len(g.grants), "grant")), done: "revoked every grant", all: true}
+		g.confirm = &revokeAs{question: fmt.Sprintf("revoke ALL %s?", plural(len(g.grants), "grant")), done: "revoked every grant", all: true}
 	}
 }

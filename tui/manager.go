@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
@@ -54,7 +55,7 @@ type manager struct {
 	trusted bool
 	cursor  [2]int // by tab, an index into what the filter lets through
 	filter  filterBox
-	confirm *revokeAs // a revoke waiting for y
+	confirm *revokeAs // a revoke waiting for its confirmation (a huh form, form.go)
 	full    bool      // the detail pane has the screen
 	scroll  int       // its first line then
 }
@@ -200,13 +201,8 @@ func (m *Model) managerKey(msg tea.KeyPressMsg) tea.Cmd {
 		g.clamp(now)
 		return nil
 	}
-	if q := g.confirm; q != nil {
-		g.confirm = nil
-		if s == "y" || s == "Y" {
-			return revokeCmd(m.opts.Broker, *q)
-		}
-		g.msg, g.msgErr = "nothing revoked", false
-		return nil
+	if g.confirm != nil && m.formOf(formGrants) != nil {
+		return m.formUpdate(msg)
 	}
 	g.msg = ""
 	if g.full {
@@ -262,6 +258,9 @@ func (m *Model) managerKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "r", "R", "X":
 		if g.tab == tabGrants {
 			g.askRevoke(s, now)
+			if g.confirm != nil {
+				return m.confirmRevoke()
+			}
 		}
 	case "e":
 		if g.tab == tabLog {
@@ -310,7 +309,7 @@ func (g *manager) keysHelp(w int) string {
 }
 
 // view draws the manager in w by h cells.
-func (g *manager) view(th theme, w, h int, now time.Time) string {
+func (g *manager) view(th theme, w, h int, now time.Time, confirmView string) string {
 	grants := g.grantItems(now)
 	count := func(name string, n, total int) string {
 		if g.filter.Value() == "" {
@@ -372,6 +371,9 @@ func (g *manager) view(th theme, w, h int, now time.Time) string {
 	}
 	msg, st := g.msg, th.ok
 	switch {
+	case g.confirm != nil && confirmView != "":
+		// The huh confirmation, drawn whole: footer would cut its buttons.
+		return screen(w, h, []string{title, second}, head, list, pane, []string{" " + confirmView})
 	case g.confirm != nil:
 		msg, st = g.confirm.question, th.err
 	case g.msgErr:
@@ -405,4 +407,26 @@ func plural(n int, noun string) string {
 		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// confirmRevoke asks the manager's pending revoke as a huh confirmation
+// in its footer: y or enter on Revoke revokes, n, esc or Keep keep.
+func (m *Model) confirmRevoke() tea.Cmd {
+	g := m.mgr
+	q := *g.confirm
+	yes := false
+	f := huh.NewConfirm().Inline(true).Title(q.question).
+		Affirmative("Revoke").Negative("Keep").Value(&yes)
+	return m.openForm(formGrants, m.width-2, func(m *Model, completed bool) tea.Cmd {
+		if m.mgr != nil {
+			m.mgr.confirm = nil
+		}
+		if completed && yes {
+			return revokeCmd(m.opts.Broker, q)
+		}
+		if m.mgr != nil {
+			m.mgr.msg, m.mgr.msgErr = "nothing revoked", false
+		}
+		return nil
+	}, f)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 )
@@ -27,7 +28,7 @@ type memoryView struct {
 	msg     string
 	msgErr  bool
 	filter  filterBox
-	confirm string // the owner whose forgetting waits for a y
+	confirm string // the owner whose forgetting waits for its confirmation (a huh form, form.go)
 	full    bool   // the detail pane has the screen
 	scroll  int
 }
@@ -175,19 +176,14 @@ func (m *Model) memoryKey(msg tea.KeyPressMsg) tea.Cmd {
 		v.clamp()
 		return nil
 	}
-	if owner := v.confirm; owner != "" {
-		v.confirm = ""
-		if s == "y" || s == "Y" {
-			v.msg, v.msgErr = "forgetting "+owner+"…", false
-			return forgetMemory(m.b, owner)
-		}
-		v.msg, v.msgErr = "nothing forgotten", false
-		return nil
+	if v.confirm != "" && m.formOf(formMemory) != nil {
+		return m.formUpdate(msg)
 	}
 	v.msg = ""
 	if s == "f" {
 		if o, ok := v.selected(); ok {
 			v.confirm = o.Owner
+			return m.confirmForget()
 		}
 		return nil
 	}
@@ -271,10 +267,10 @@ func (v *memoryView) question() (ask, goes string) {
 				recs++
 			}
 		}
-		return "forget everything the hub remembers? y/n",
+		return "forget everything the hub remembers?",
 			fmt.Sprintf("goes: the hub's %s and its records of %s · stays: chats, grants, the action log", own, plural(recs, "app"))
 	}
-	return fmt.Sprintf("forget everything %s remembers, including its own data? y/n", o),
+	return fmt.Sprintf("forget everything %s remembers, including its own data?", o),
 		fmt.Sprintf("goes: the %s app's log, %s, its own data (notes, mail…), the hub's record of it", o, own)
 }
 
@@ -293,7 +289,7 @@ func (v *memoryView) keysHelp(w int) string {
 }
 
 // view draws the memory screen in w by h cells.
-func (v *memoryView) view(th theme, w, h int, now time.Time) string {
+func (v *memoryView) view(th theme, w, h int, now time.Time, confirmView string) string {
 	items := v.items()
 	count := plural(len(v.owners), "owner")
 	if v.filter.Value() != "" {
@@ -356,6 +352,9 @@ func (v *memoryView) view(th theme, w, h int, now time.Time) string {
 	}
 	msg, st := v.msg, th.ok
 	switch {
+	case ask != "" && confirmView != "":
+		// The huh confirmation, drawn whole: footer would cut its buttons.
+		return screen(w, h, []string{title, second}, head, list, pane, []string{" " + confirmView})
 	case ask != "":
 		msg, st = ask, th.err
 	case v.msgErr:
@@ -364,4 +363,28 @@ func (v *memoryView) view(th theme, w, h int, now time.Time) string {
 		msg, st = v.err, th.err
 	}
 	return screen(w, h, []string{title, second}, head, list, pane, []string{footer(th, w, v.keysHelp(w), msg, st)})
+}
+
+// confirmForget asks whether to forget the memory screen's pending owner,
+// as a huh confirmation in its footer (what goes is said above it).
+func (m *Model) confirmForget() tea.Cmd {
+	v := m.memv
+	ask, _ := v.question()
+	owner := v.confirm
+	yes := false
+	f := huh.NewConfirm().Inline(true).Title(ask).
+		Affirmative("Forget").Negative("Keep").Value(&yes)
+	return m.openForm(formMemory, m.width-2, func(m *Model, completed bool) tea.Cmd {
+		v := m.memv
+		if v == nil {
+			return nil
+		}
+		v.confirm = ""
+		if completed && yes {
+			v.msg, v.msgErr = "forgetting "+owner+"…", false
+			return forgetMemory(m.b, owner)
+		}
+		v.msg, v.msgErr = "nothing forgotten", false
+		return nil
+	}, f)
 }

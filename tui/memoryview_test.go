@@ -140,17 +140,20 @@ func TestMemoryScreenShowsAndForgets(t *testing.T) {
 	}
 
 	d.key(char('f'))
+	d.idle()
 	v = d.view()
-	if !strings.Contains(v, "forget everything metro_hail remembers, including its own data? y/n") ||
+	if !strings.Contains(v, "forget everything metro_hail remembers, including its own data?") ||
 		!strings.Contains(v, "goes: the metro_hail app's log, 1 summary, 1 entity, its own data (notes, mail…), the hub's record of it") {
 		t.Fatalf("f must ask, naming what goes:\n%s", v)
 	}
 	d.key(char('n'))
+	d.idle()
 	if remembers(t, r.op, "metro_hail") == 0 || !strings.Contains(d.view(), "nothing forgotten") {
 		t.Fatalf("n must keep metro_hail's memory:\n%s", d.view())
 	}
 	before := remembers(t, r.op, "quick_ride")
 	d.key(char('f'))
+	d.idle()
 	d.key(char('y'))
 	d.idle()
 	if n := remembers(t, r.op, "metro_hail"); n != 0 {
@@ -211,6 +214,7 @@ func TestMemoryForgetAnAppAtWorkSaysBusy(t *testing.T) {
 	d.until("── hub")
 	d.key(keyDown)
 	d.key(char('f'))
+	d.until("Forget")
 	d.key(char('y'))
 	d.until("metro_hail is at work now, nothing forgotten")
 	if remembers(t, r.op, "metro_hail") == 0 {

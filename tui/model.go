@@ -123,6 +123,7 @@ type Model struct {
 	overlay overlay
 	list    chatList
 	pull    *pullDialog
+	form    *hostedForm // the open huh form (form.go), if any
 	notice  string
 	// noticeShown and noticeSeq follow the notice for its fade;
 	// ruleShown is how many lines the rule took at the last layout.
@@ -385,6 +386,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.frame++
 		return m.after(120*time.Millisecond, frameMsg{})
 	default:
+		if m.form != nil {
+			// huh's own messages (moving between fields, a cursor's blink)
+			// go to the open form.
+			return m.formUpdate(msg)
+		}
 		if m.overlay == overlayNone {
 			return m.input.update(msg)
 		}
@@ -518,6 +524,7 @@ func (m Model) dialog() string {
 	case overlayHelp:
 		return helpView(m.th, m.keys, m.width, h, m.opts.Models != nil)
 	case overlayChats:
+		m.list.confirmView = m.formView(formChats)
 		return m.list.view(m.th, dialogWidth(m.width), h, m.now())
 	case overlayModels:
 		return m.modelsView(m.width, h)

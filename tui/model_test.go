@@ -183,7 +183,8 @@ func TestNewChatListSwitchAndDelete(t *testing.T) {
 	d.key(ctrl('o'))
 	d.idle()
 	d.key(char('d'))
-	if v := d.view(); !strings.Contains(v, "delete “first question”? (y/n)") {
+	d.idle()
+	if v := d.view(); !strings.Contains(v, "delete “first question”?") || !strings.Contains(v, "Delete") || !strings.Contains(v, "Keep") {
 		t.Fatalf("no confirm:\n%s", v)
 	}
 	d.key(char('n'))
@@ -192,6 +193,7 @@ func TestNewChatListSwitchAndDelete(t *testing.T) {
 		t.Fatalf("n must not delete: %d chats", len(chats))
 	}
 	d.key(char('d'))
+	d.idle()
 	d.key(char('y'))
 	d.idle()
 	chats, _ := r.op.Chats()

@@ -378,11 +378,11 @@ func (m Model) screenView() (string, bool) {
 	h := m.height - 1
 	switch {
 	case o == overlayManager && m.mgr != nil:
-		return m.mgr.view(m.th, m.width, h, m.now()), true
+		return m.mgr.view(m.th, m.width, h, m.now(), m.formView(formGrants)), true
 	case o == overlayApps && m.appsv != nil:
 		return m.appsv.view(m.th, m.width, h, m.bar.working, m.opts.Apps != nil), true
 	case o == overlayMemory && m.memv != nil:
-		return m.memv.view(m.th, m.width, h, m.now()), true
+		return m.memv.view(m.th, m.width, h, m.now(), m.formView(formMemory)), true
 	}
 	return "", false
 }

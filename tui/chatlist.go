@@ -22,7 +22,7 @@ type chatList struct {
 	// confirmView is the huh confirmation ("delete …?") drawn in the
 	// list's foot while it asks (form.go); the Model sets it.
 	confirmView string
-	current string // the chat on screen, marked in the list
+	current     string // the chat on screen, marked in the list
 }
 
 func (l *chatList) move(d int) {

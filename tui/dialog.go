@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"charm.land/bubbles/v2/textinput"
+	"charm.land/huh/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -37,7 +37,10 @@ type permDialog struct {
 	expanded bool               // long values shown whole (x)
 	noting   bool               // typing the note of a deny
 	caveat   *caveatStep        // choosing the limits of a session or permanent grant
-	note     textinput.Model
+	noteForm *huh.Form // while noting: the huh field of the note (form.go)
+	// choiceForm is the huh select of a request with choices: every
+	// candidate listed, the one an allow chooses under the cursor (pick).
+	choiceForm *huh.Form
 	scroll   int // the first value line shown
 	pick     int // for a request with choices: the one an allow chooses
 }
@@ -52,16 +55,7 @@ type dlgValue struct {
 }
 
 func newPermDialog(a pendingAsk, th theme) *permDialog {
-	ti := textinput.New()
-	ti.Prompt = "› "
-	ti.Placeholder = "why not (reaches the app's model)"
-	ti.CharLimit = 500
-	st := textinput.DefaultStyles(th.dark)
-	st.Cursor.Blink = false
-	st.Focused.Placeholder, st.Blurred.Placeholder = th.dim, th.dim
-	st.Focused.Prompt = th.key
-	ti.SetStyles(st)
-	return &permDialog{id: a.id, req: a.req, values: dialogValues(a.req), note: ti, gen: 1}
+	return &permDialog{id: a.id, req: a.req, values: dialogValues(a.req), gen: 1}
 }
 
 // routine reports whether the request is drawn calm: the hub found it
@@ -331,18 +325,20 @@ func (p *permDialog) valueLines(th theme, iw int) []string {
 	}
 	var out []string
 	if n := len(p.req.Choices); n > 0 {
-		// Every candidate at once; the one an allow chooses is marked.
-		var parts []string
-		for i, c := range p.req.Choices {
-			c = clean(c)
-			if i == p.pick {
-				parts = append(parts, th.key.Render("▸ "+strconv.Itoa(i+1)+" "+c))
-			} else {
-				parts = append(parts, th.dim.Render("  "+strconv.Itoa(i+1)+" "+c))
+		// Every candidate at once, in the huh select; the one an allow
+		// chooses is under its cursor.
+		if p.choiceForm != nil {
+			out = append(out, fitLines(strings.Split(strings.TrimRight(p.choiceForm.View(), "\n"), "\n"), iw, n+1)...)
+		} else {
+			for i, c := range p.req.Choices {
+				mark := "  "
+				if i == p.pick {
+					mark = "▸ "
+				}
+				out = append(out, fitWidth(mark+strconv.Itoa(i+1)+". "+clean(c), iw))
 			}
 		}
-		out = append(out, wrapLines([]styled{{text: "choose: " + strings.Join(parts, "   ")}}, iw)...)
-		out = append(out, th.dim.Render(fmt.Sprintf("  1–%d or ←/→ picks the app, then allow", n)))
+		out = append(out, th.dim.Render(fmt.Sprintf("  ←/→, tab or 1–%d picks the app, then allow", n)))
 	}
 	for _, v := range p.values {
 		src, risky := "", false
@@ -607,9 +603,8 @@ func (p *permDialog) answerLines(th theme, iw int, short bool) []string {
 	if p.caveat != nil {
 		return p.caveat.lines(th, p.req, iw, short)
 	}
-	if p.noting {
-		head := fmt.Sprintf("note to %s — enter denies with it · esc back", clean(p.req.Subject))
-		return append(strings.Split(fitWidth(head, iw), "\n"), ansi.Truncate(p.note.View(), iw, ""))
+	if p.noting && p.noteForm != nil {
+		return fitLines(strings.Split(p.noteForm.View(), "\n"), iw, 4)
 	}
 	type item struct {
 		k, text string

@@ -45,8 +45,15 @@ func (m *Model) openForm(owner formOwner, width int, done func(m *Model, complet
 		WithKeyMap(formKeys()).
 		WithShowHelp(false).
 		WithWidth(max(width, 10))
+	var prev tea.Cmd
+	if old := m.form; old != nil {
+		// One form at a time: a newer one (a permission dialog's, over a
+		// screen's confirmation) leaves the older as esc would.
+		m.form = nil
+		prev = old.done(m, false)
+	}
 	m.form = &hostedForm{owner: owner, f: f, done: done}
-	return f.Init()
+	return tea.Batch(prev, f.Init())
 }
 
 // formOf is the open form when owner opened it.

@@ -305,9 +305,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		case m.overlay == overlayNone:
 			return m.input.update(msg)
 		case m.overlay == overlayPermission && m.perm != nil && m.perm.noting:
-			var cmd tea.Cmd
-			m.perm.note, cmd = m.perm.note.Update(msg)
-			return cmd
+			return m.formUpdate(msg)
 		case m.overlay == overlayPermission && m.perm != nil:
 			return m.typed(msg) // a paste is typing: it goes to the input
 		case m.overlay == overlayManager && m.mgr != nil && m.mgr.filter.typing:

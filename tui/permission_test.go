@@ -439,10 +439,19 @@ func TestSelectDialogShowsEveryCandidate(t *testing.T) {
 	d.typeText("What is the fare from the airport to downtown?")
 	d.key(keyEnter)
 	d.until("Which app for ride.estimate_fare? metro_hail or quick_ride")
-	if v := d.view(); !strings.Contains(v, "1 metro_hail") || !strings.Contains(v, "2 quick_ride") {
-		t.Fatalf("every candidate must be shown:\n%s", v)
+	if v := d.view(); !strings.Contains(v, "▸ 1. metro_hail") || !strings.Contains(v, "2. quick_ride") {
+		t.Fatalf("every candidate must be shown, the first under the cursor:\n%s", v)
 	}
 	d.graceOver()
+	// The candidates are a huh select: tab and ←/→ move its cursor.
+	d.key(keyTab)
+	if v := d.view(); !strings.Contains(v, "▸ 2. quick_ride") || d.model().perm.pick != 1 {
+		t.Fatalf("tab must move to the second candidate:\n%s", v)
+	}
+	d.key(tea.KeyPressMsg{Code: tea.KeyLeft})
+	if v := d.view(); !strings.Contains(v, "▸ 1. metro_hail") || d.model().perm.pick != 0 {
+		t.Fatalf("← must move back:\n%s", v)
+	}
 	d.key(char('2'))
 	d.key(char('o'))
 	d.key(keyEnter)

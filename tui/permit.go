@@ -1,12 +1,14 @@
 package tui
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
@@ -67,6 +69,9 @@ func (m *Model) openPerm(a pendingAsk) tea.Cmd {
 	m.overlay = overlayPermission
 	m.perm = newPermDialog(a, m.th)
 	var cmds []tea.Cmd
+	if len(a.req.Choices) > 0 {
+		cmds = append(cmds, m.openChoice(0))
+	}
 	if !m.perm.routine() {
 		cmds = append(cmds, tea.Raw(bell))
 	}
@@ -110,6 +115,9 @@ func (m *Model) typed(msg tea.Msg) tea.Cmd {
 
 // closePerm puts back the overlay the dialog covered.
 func (m *Model) closePerm() {
+	if m.form != nil && (m.form.owner == formNote || m.form.owner == formChoice) {
+		m.closeForm()
+	}
 	m.perm = nil
 	m.overlay, m.under = m.under, overlayNone
 	if m.overlay == overlayPull && m.pull == nil {
@@ -183,17 +191,7 @@ func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	s := msg.String()
 	if p.noting {
-		switch s {
-		case "enter":
-			return m.answerPerm(permissions.Decision{Answer: permissions.AnswerDeny, Note: strings.TrimSpace(p.note.Value())})
-		case "esc":
-			p.noting = false
-			p.note.Blur()
-			return nil
-		}
-		var cmd tea.Cmd
-		p.note, cmd = p.note.Update(msg)
-		return cmd
+		return m.formUpdate(msg)
 	}
 	h := m.dialogHeight()
 	if p.caveat != nil && p.armed && s != "pgup" && s != "pgdown" {
@@ -222,15 +220,22 @@ func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 	if n := len(p.req.Choices); n > 0 {
 		// Picking an app answers nothing: an allow still has to follow.
 		switch {
-		case s == "left" || s == "shift+tab":
-			p.pick, p.chosen = (p.pick+n-1)%n, ""
-			return nil
-		case s == "right" || s == "tab":
-			p.pick, p.chosen = (p.pick+1)%n, ""
-			return nil
+		case s == "left" || s == "shift+tab" || s == "right" || s == "tab":
+			p.chosen = ""
+			if m.formOf(formChoice) == nil || m.formOf(formChoice) != p.choiceForm {
+				// The form went (another took its place): ←/→ wrap as before.
+				d := 1
+				if s == "left" || s == "shift+tab" {
+					d = n - 1
+				}
+				return m.openChoice((p.pick + d) % n)
+			}
+			cmd := m.formUpdate(msg)
+			p.pick = p.hovered()
+			return cmd
 		case len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < n:
-			p.pick, p.chosen = int(s[0]-'1'), ""
-			return nil
+			p.chosen = ""
+			return m.openChoice(int(s[0] - '1'))
 		}
 	}
 	if p.chosen != "" {
@@ -267,10 +272,7 @@ func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "d", "esc":
 		return m.answerPerm(permissions.Decision{Answer: permissions.AnswerDeny})
 	case "n":
-		p.noting = true
-		p.note.Reset()
-		p.note.SetWidth(max(dialogWidth(m.width)-4-3, 1))
-		return p.note.Focus()
+		return m.openNote()
 	case "x":
 		p.expanded = !p.expanded
 		p.scroll = 0
@@ -297,4 +299,70 @@ func (m *Model) permWheel(msg tea.MouseWheelMsg) {
 	case tea.MouseWheelDown:
 		m.perm.scrollBy(m.th, 1, m.width, m.dialogHeight())
 	}
+}
+
+// openNote opens the deny-with-note field (a huh input) in the dialog:
+// enter denies with the note, esc goes back to the answers.
+func (m *Model) openNote() tea.Cmd {
+	p := m.perm
+	note := ""
+	in := huh.NewInput().
+		Title(fmt.Sprintf("note to %s", clean(p.req.Subject))).
+		Description("enter denies with it · esc back").
+		Placeholder("why not (reaches the app's model)").
+		Prompt("› ").CharLimit(500).Value(&note)
+	id := p.id
+	cmd := m.openForm(formNote, dialogWidth(m.width)-4, func(m *Model, completed bool) tea.Cmd {
+		p := m.perm
+		if p == nil || p.id != id {
+			return nil
+		}
+		p.noting, p.noteForm = false, nil
+		if completed {
+			return m.answerPerm(permissions.Decision{Answer: permissions.AnswerDeny, Note: strings.TrimSpace(note)})
+		}
+		return nil
+	}, in)
+	p.noting, p.noteForm = true, m.form.f
+	return cmd
+}
+
+// openChoice puts the dialog's candidates in a huh select with the
+// cursor on pick. Moving it answers nothing: an allow still has to
+// follow, and takes the app under the cursor.
+func (m *Model) openChoice(pick int) tea.Cmd {
+	p := m.perm
+	opts := make([]huh.Option[string], len(p.req.Choices))
+	for i, c := range p.req.Choices {
+		opts[i] = huh.NewOption(fmt.Sprintf("%d. %s", i+1, clean(c)), c)
+	}
+	p.pick = min(max(pick, 0), len(opts)-1)
+	value := p.req.Choices[p.pick]
+	sel := huh.NewSelect[string]().
+		Title(fmt.Sprintf("which app answers %s?", clean(p.req.Function))).
+		Options(opts...).Height(len(opts) + 1).Value(&value)
+	id := p.id
+	cmd := m.openForm(formChoice, dialogWidth(m.width)-4, func(m *Model, _ bool) tea.Cmd {
+		if p := m.perm; p != nil && p.id == id {
+			p.choiceForm = nil // the pick stays: an allow still takes it
+		}
+		return nil
+	}, sel)
+	p.choiceForm = m.form.f
+	return cmd
+}
+
+// hovered is the candidate under the select's cursor.
+func (p *permDialog) hovered() int {
+	if p.choiceForm == nil {
+		return p.pick
+	}
+	if sel, ok := p.choiceForm.GetFocusedField().(*huh.Select[string]); ok {
+		if v, ok := sel.Hovered(); ok {
+			if i := slices.Index(p.req.Choices, v); i >= 0 {
+				return i
+			}
+		}
+	}
+	return p.pick
 }

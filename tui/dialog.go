@@ -37,12 +37,12 @@ type permDialog struct {
 	expanded bool               // long values shown whole (x)
 	noting   bool               // typing the note of a deny
 	caveat   *caveatStep        // choosing the limits of a session or permanent grant
-	noteForm *huh.Form // while noting: the huh field of the note (form.go)
+	noteForm *huh.Form          // while noting: the huh field of the note (form.go)
 	// choiceForm is the huh select of a request with choices: every
 	// candidate listed, the one an allow chooses under the cursor (pick).
 	choiceForm *huh.Form
-	scroll   int // the first value line shown
-	pick     int // for a request with choices: the one an allow chooses
+	scroll     int // the first value line shown
+	pick       int // for a request with choices: the one an allow chooses
 }
 
 // dlgValue is one value of a request's arguments, as the dialog shows it.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulkhead-dev/bulkhead/accessible"
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/doctor"
 	"github.com/bulkhead-dev/bulkhead/engine"
@@ -87,7 +88,7 @@ type globals struct {
 
 func newRoot() *cobra.Command {
 	g := &globals{}
-	var private, cont bool
+	var private, cont, accessibleMode bool
 	var resume string
 	root := &cobra.Command{
 		Use:   "bulkhead",
@@ -105,6 +106,9 @@ Run without a command to open the chat.`,
 			cfg, err := g.load(cmd)
 			if err != nil {
 				return err
+			}
+			if accessibleMode || cfg.Accessible {
+				return runAccessible(cmd, g, cfg, resume, cont, private)
 			}
 			p := tui.NewPrompter()
 			// The chat is a client of the process serving the data
@@ -184,6 +188,7 @@ Run without a command to open the chat.`,
 	root.Flags().BoolVar(&private, "private", false, "start in a private chat: nothing of it is written to disk")
 	root.Flags().StringVar(&resume, "chat", "", "resume the chat with this id")
 	root.Flags().BoolVarP(&cont, "continue", "c", false, "resume the chat used last")
+	root.Flags().BoolVar(&accessibleMode, "accessible", false, "line-mode chat for screen readers: no full-screen drawing, dialogs as numbered prompts (config ui.accessible)")
 	root.MarkFlagsMutuallyExclusive("chat", "continue")
 	root.MarkFlagsMutuallyExclusive("private", "continue")
 	root.AddCommand(newAsk(g), newDoctor(g), newVersion(), newPermissions(g), newMemory(g), newChats(g), newServe(g))
@@ -366,4 +371,41 @@ func versionString() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// runAccessible is the chat in line mode (package accessible): requests
+// read a line at a time from standard input, answers and dialogs written
+// as plain text, each dialog a huh form in accessible mode.
+func runAccessible(cmd *cobra.Command, g *globals, cfg config.Config, resume string, cont, private bool) error {
+	lines := accessible.NewLines(cmd.InOrStdin())
+	out := cmd.OutOrStdout()
+	p := accessible.NewPrompter(lines, out)
+	if g.vanilla {
+		fmt.Fprintln(cmd.ErrOrStderr(), vanillaWarning)
+	}
+	cli, err := g.connect(cmd, cfg, "accessible", p)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	if cont && resume == "" {
+		if resume, err = lastChat(cli); err != nil {
+			return err
+		}
+	}
+	if oerr := cli.OllamaErr(); oerr != nil {
+		fmt.Fprintln(out, "Ollama cannot be used:", termtext.Sanitize(oerr.Error()))
+		fmt.Fprintln(out, "Run bulkhead doctor to see what fails and how to fix it.")
+		return &exitError{1, oerr}
+	}
+	err = accessible.Run(cmd.Context(), cli, lines, out, accessible.Options{Chat: resume, Private: private})
+	if errors.Is(err, context.Canceled) && cmd.Context().Err() != nil {
+		err = nil
+	}
+	if !private {
+		if werr := cli.WaitMemory(); werr != nil && err == nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), "bulkhead: memory updates:", termtext.Sanitize(werr.Error()))
+		}
+	}
+	return err
 }

@@ -48,6 +48,10 @@ type Config struct {
 	// Mouse captures the mouse in the TUI (ui.mouse, default off): the
 	// wheel scrolls, and selecting text takes shift+drag.
 	Mouse bool
+	// Accessible runs the chat in line mode for screen readers (ui.accessible,
+	// default off; --accessible): no full-screen drawing, dialogs as
+	// numbered huh prompts.
+	Accessible bool
 	// Enable lists the apps to install: names, or the packs "builtin"
 	// (files, notes, shell, clock, calc) and "demo" (the case studies).
 	Enable []string
@@ -197,6 +201,7 @@ func Open(file string) (*Sources, error) {
 	v.SetDefault("data_dir", DefaultDataDir())
 	v.SetDefault("ui.theme", "auto")
 	v.SetDefault("ui.mouse", false)
+	v.SetDefault("ui.accessible", false)
 	v.SetDefault("enable", []string{"builtin"})
 	v.SetDefault("memory.enabled", true)
 	v.SetDefault("memory.llm_detector", false)
@@ -254,6 +259,7 @@ func (s *Sources) Load() (Config, error) {
 	c.DataDir = l.path("data_dir")
 	c.Theme = l.oneOf("ui.theme", "auto", "dark", "light")
 	c.Mouse = l.boolean("ui.mouse")
+	c.Accessible = l.boolean("ui.accessible")
 	c.Enable = l.list("enable")
 	c.Workspace = l.path("workspace")
 	if c.Workspace != "" {

@@ -325,3 +325,32 @@ func newID() string {
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return hex.EncodeToString(b[:])
 }
+
+// Words says where the value came from, as a dialog says it: "typed by
+// you", "the hub's plan", "from mail.read"… (raw names: a terminal caller
+// cleans them).
+func (p Provenance) Words() string {
+	switch p.Source {
+	case ProvenanceUser:
+		return "typed by you"
+	case ProvenancePlan:
+		return "the hub's plan"
+	case ProvenanceBound:
+		if p.Via != "" {
+			return p.Via
+		}
+		return "bound by the plan"
+	case ProvenanceHistory:
+		return "your words in an earlier turn"
+	case ProvenanceDefault:
+		return "the function's default"
+	case ProvenanceAllowed:
+		if p.Via != "" {
+			return "shared by you, from " + p.Via
+		}
+		return "shared by you"
+	case ProvenanceUnknown:
+		return "a model wrote it"
+	}
+	return "from " + p.Source
+}

@@ -411,31 +411,7 @@ func (p *permDialog) valueLines(th theme, iw int) []string {
 }
 
 // provenanceWords says where a value came from, in a few words.
-func provenanceWords(p permissions.Provenance) string {
-	switch p.Source {
-	case permissions.ProvenanceUser:
-		return "typed by you"
-	case permissions.ProvenancePlan:
-		return "the hub's plan"
-	case permissions.ProvenanceBound:
-		if p.Via != "" {
-			return clean(p.Via)
-		}
-		return "bound by the plan"
-	case permissions.ProvenanceHistory:
-		return "your words in an earlier turn"
-	case permissions.ProvenanceDefault:
-		return "the function's default"
-	case permissions.ProvenanceAllowed:
-		if p.Via != "" {
-			return "shared by you, from " + clean(p.Via)
-		}
-		return "shared by you"
-	case permissions.ProvenanceUnknown:
-		return "a model wrote it"
-	}
-	return "from " + clean(p.Source)
-}
+func provenanceWords(p permissions.Provenance) string { return clean(p.Words()) }
 
 // judgementLines draw the hub's judgement: calm ("✓ …") for a routine
 // request, the warning style with ⚠ for any other.

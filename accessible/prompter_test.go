@@ -27,8 +27,8 @@ func ask(t *testing.T, r permissions.Request, in string) (permissions.Decision, 
 // second, explicit yes, and anything else denies.
 func TestIrreversibleAsksTwiceAndNeverPermanently(t *testing.T) {
 	r := permissions.Request{Kind: permissions.KindIrreversible, Subject: "mail", Object: "mail", Function: "send",
-		Args:       json.RawMessage(`{"to":"eve@evil.example\u001b]0;pwned\u0007","body":"hi"}`),
-		Detail:     "mail wants to send", Irreversible: true,
+		Args:   json.RawMessage(`{"to":"eve@evil.example\u001b]0;pwned\u0007","body":"hi"}`),
+		Detail: "mail wants to send", Irreversible: true,
 		Warning:    "NOT expected by the plan: to came from mail.read; cannot be undone",
 		Concerns:   []permissions.Concern{permissions.ConcernUnexpected, permissions.ConcernIrreversible},
 		Provenance: []permissions.Provenance{{Path: "to", Source: "mail.read", Key: true}}}

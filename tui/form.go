@@ -27,6 +27,7 @@ const (
 	formMemory formOwner = "memory" // forget an owner?
 	formNote   formOwner = "note"   // deny with a note
 	formChoice formOwner = "choice" // which app answers
+	formModels formOwner = "models" // /model's picker
 )
 
 // hostedForm is an open form and what its owner does when it ends:

@@ -317,6 +317,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.onPerms(msg)
 	case modelsMsg:
 		m.onModels(msg)
+		return m.modelsPicker()
 	case modelSetMsg:
 		return m.onModelSet(msg)
 	case exportMsg:

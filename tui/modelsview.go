@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
@@ -160,6 +161,52 @@ func (m *Model) onModels(msg modelsMsg) {
 	}
 }
 
+// modelsPicker puts the models able to call tools in a huh select, the
+// current ones marked and the spokes' under the cursor: enter switches to
+// the one chosen, esc closes.
+func (m *Model) modelsPicker() tea.Cmd {
+	d := m.models
+	if d == nil || len(d.can) == 0 {
+		return nil
+	}
+	nw := 0
+	for _, n := range d.can {
+		nw = max(nw, ansi.StringWidth(oneLine(n)))
+	}
+	opts := make([]huh.Option[string], len(d.can))
+	for i, n := range d.can {
+		name := oneLine(n)
+		var tags []string
+		if llm.SameModel(n, d.hub) {
+			tags = append(tags, "hub")
+		}
+		if llm.SameModel(n, d.spoke) {
+			tags = append(tags, "spokes")
+		}
+		label := name
+		if len(tags) > 0 {
+			label += strings.Repeat(" ", nw-ansi.StringWidth(name)) + "  ● " + strings.Join(tags, " · ")
+		}
+		opts[i] = huh.NewOption(label, n)
+	}
+	chosen := d.can[d.cursor]
+	sel := huh.NewSelect[string]().
+		Title("installed, able to call tools (hub and spokes can use them):").
+		Options(opts...).Height(min(len(opts)+1, max(m.height-12, 3))).Value(&chosen)
+	return m.openForm(formModels, dialogWidth(m.width)-4, func(m *Model, completed bool) tea.Cmd {
+		d := m.models
+		m.closeModels()
+		if !completed || d == nil {
+			return nil
+		}
+		if llm.SameModel(chosen, d.hub) && llm.SameModel(chosen, d.spoke) {
+			m.notice = "the hub and the spokes use " + chosen + " already"
+			return nil
+		}
+		return m.switchModel(chosen)
+	}, sel)
+}
+
 // switchedNotice begins the notice of a switch made.
 const switchedNotice = "the hub and the spokes now use "
 
@@ -206,6 +253,14 @@ func (m *Model) onModelSet(msg modelSetMsg) tea.Cmd {
 // modelsKey drives /model's list.
 func (m *Model) modelsKey(msg tea.KeyPressMsg) tea.Cmd {
 	d := m.models
+	if m.formOf(formModels) != nil {
+		if msg.String() == "q" {
+			m.closeForm()
+			m.closeModels()
+			return nil
+		}
+		return m.formUpdate(msg)
+	}
 	switch msg.String() {
 	case "esc", "q":
 		m.closeModels()
@@ -234,6 +289,9 @@ func (m *Model) modelsKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *Model) closeModels() {
+	if m.formOf(formModels) != nil {
+		m.closeForm()
+	}
 	m.models = nil
 	if m.overlay == overlayModels {
 		m.overlay = overlayNone
@@ -252,6 +310,8 @@ func (m Model) modelsView(width, height int) string {
 		lines = append(lines, th.err.Render(oneLine(d.err)))
 	case len(d.can) == 0:
 		lines = append(lines, "No installed model can call tools; pull one, for example: ollama pull qwen3:1.7b")
+	case m.formOf(formModels) != nil:
+		lines = append(lines, strings.Split(strings.TrimRight(m.formView(formModels), "\n"), "\n")...)
 	default:
 		lines = append(lines, th.dim.Render("installed, able to call tools (hub and spokes can use them):"))
 		nw := 0

@@ -281,7 +281,7 @@ func TestModelCommand(t *testing.T) {
 	d.key(keyEnter)
 	d.idle()
 	v := d.view()
-	for _, want := range []string{"Models", "● hub-model", "hub", "● spoke-model", "spokes", "qwen3:1.7b", "cannot call tools: embed", "config file is not changed", `evil\x1b]0;pwned\a:latest`} {
+	for _, want := range []string{"Models", "hub-model", "● hub", "spoke-model", "● spokes", "▸ spoke-model", "qwen3:1.7b", "cannot call tools: embed", "config file is not changed", `evil\x1b]0;pwned\a:latest`} {
 		if !strings.Contains(v, want) {
 			t.Errorf("/model lacks %q:\n%s", want, v)
 		}

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
+	"charm.land/huh/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -25,6 +26,10 @@ type caveatStep struct {
 	row    int                // the row with the cursor (caveatRows)
 	choice [caveatRows]int    // the choice in each row
 	args   []argChoice        // the argument constraints offered; [0] is none
+	// fields are the rows as huh inline selects bound to choice: ←/→
+	// change the focused one at once (no message round trip), and the
+	// step moves the focus between them itself.
+	fields [caveatRows]*huh.Select[int]
 }
 
 // The rows of the step, top to bottom.
@@ -62,12 +67,41 @@ func (a argChoice) label() string {
 	return "only this " + a.name + ": " + a.name + "=" + a.value
 }
 
-func newCaveatStep(a permissions.Answer, r permissions.Request) *caveatStep {
+func newCaveatStep(a permissions.Answer, r permissions.Request, th theme) *caveatStep {
+	c := &caveatStep{answer: a, args: argChoices(r.Args)}
 	if r.Private {
 		// A limit would keep the private text in the grant.
-		return &caveatStep{answer: a, args: []argChoice{{}}}
+		c.args = []argChoice{{}}
 	}
-	return &caveatStep{answer: a, args: argChoices(r.Args)}
+	uses := make([]string, len(usesChoices))
+	for i, n := range usesChoices {
+		uses[i] = fmt.Sprint(n)
+		if n == 0 {
+			uses[i] = "unlimited"
+		}
+	}
+	args := make([]string, len(c.args))
+	for i, x := range c.args {
+		args[i] = oneLine(x.label())
+	}
+	keys := formKeys()
+	keys.Select.Left = key.NewBinding(key.WithKeys("left"))
+	keys.Select.Right = key.NewBinding(key.WithKeys("right", "space"))
+	for row, def := range []struct {
+		title string
+		opts  []string
+	}{{"expires", expiryChoices}, {"uses", uses}, {"only", args}} {
+		opts := make([]huh.Option[int], len(def.opts))
+		for i, o := range def.opts {
+			opts[i] = huh.NewOption(o, i)
+		}
+		f := huh.NewSelect[int]().Title(def.title).Inline(true).Options(opts...).Value(&c.choice[row])
+		f.WithTheme(huhTheme(th))
+		f.WithKeyMap(keys)
+		c.fields[row] = f
+	}
+	c.fields[0].Focus()
+	return c
 }
 
 // argChoices proposes constraints from a request's arguments: for each
@@ -186,11 +220,18 @@ func (c *caveatStep) count(row int) int {
 	return len(c.args)
 }
 
-// move changes the row with the cursor (dr) or its choice (dc), wrapping.
-func (c *caveatStep) move(dr, dc int) {
+// move changes the row with the cursor (dr), wrapping; the focus goes
+// with it.
+func (c *caveatStep) move(dr int) {
+	c.fields[c.row].Blur()
 	c.row = (c.row + dr + caveatRows) % caveatRows
-	n := c.count(c.row)
-	c.choice[c.row] = (c.choice[c.row] + dc + n) % n
+	c.fields[c.row].Focus()
+}
+
+// pick gives a ←/→ key to the focused row's select, which changes its
+// choice (wrapping).
+func (c *caveatStep) pick(msg tea.Msg) {
+	c.fields[c.row].Update(msg)
 }
 
 // lines draw the step in iw cells: the rows, the scope and the keys; short
@@ -204,41 +245,27 @@ func (c *caveatStep) lines(th theme, r permissions.Request, iw int, short bool) 
 		}
 		out = append(out, th.boxTitle.Render(ansi.Truncate(what, iw, "…")))
 	}
-	head := func(i int, label string) (string, lipgloss.Style) {
-		if i == c.row {
-			return th.key.Render("▸ " + label), th.selected
+	for row, f := range c.fields {
+		lead := "  "
+		if row == c.row {
+			lead = th.key.Render("▸ ")
 		}
-		return th.dim.Render("  " + label), th.key
-	}
-	row := func(i int, label string, choices []string) string {
-		h, chosen := head(i, label)
-		parts := make([]string, len(choices))
-		for j, ch := range choices {
-			if j == c.choice[i] {
-				parts[j] = chosen.Render("[" + ch + "]")
-			} else {
-				parts[j] = th.dim.Render(ch)
-			}
+		// huh draws an inline select as its title over "← choice →": one
+		// line here.
+		f.WithWidth(max(iw-12, 10))
+		parts := strings.Split(f.View(), "\n")
+		for i := range parts {
+			parts[i] = trimRightSpace(parts[i])
 		}
-		return ansi.Truncate(h+" "+strings.Join(parts, " "), iw, "…")
-	}
-	uses := make([]string, len(usesChoices))
-	for i, n := range usesChoices {
-		uses[i] = fmt.Sprint(n)
-		if n == 0 {
-			uses[i] = "unlimited"
+		parts[0] += strings.Repeat(" ", max(8-ansi.StringWidth(parts[0]), 0))
+		l := lead + strings.Join(parts, " ")
+		if n := c.count(row); n > 1 {
+			l += th.dim.Render(fmt.Sprintf(" %d of %d", c.choice[row]+1, n))
+		} else {
+			l += th.dim.Render(" (nothing to limit)")
 		}
+		out = append(out, ansi.Truncate(l, iw, "…"))
 	}
-	more := " (nothing to limit)"
-	if len(c.args) > 1 {
-		more = fmt.Sprintf(" %d of %d", c.choice[rowArgs]+1, len(c.args))
-	}
-	h, chosen := head(rowArgs, "only   ")
-	arg := chosen.Render("["+oneLine(c.args[c.choice[rowArgs]].label())+"]") + th.dim.Render(more)
-	out = append(out,
-		row(rowExpiry, "expires", expiryChoices),
-		row(rowUses, "uses   ", uses),
-		ansi.Truncate(h+" "+arg, iw, "…"))
 	for _, l := range strings.Split(fitWidth("Saves: "+c.scope(r), iw), "\n") {
 		out = append(out, th.ok.Render(l))
 	}
@@ -248,18 +275,17 @@ func (c *caveatStep) lines(th theme, r permissions.Request, iw int, short bool) 
 
 // caveatKey drives the step: ↑/↓ (tab) pick a row, ←/→ (space) a choice,
 // enter answers with the limits, esc goes back to the answers.
-func (m *Model) caveatKey(s string) (tea.Cmd, bool) {
+func (m *Model) caveatKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	s := msg.String()
 	p := m.perm
 	c := p.caveat
 	switch s {
 	case "up", "shift+tab":
-		c.move(-1, 0)
+		c.move(-1)
 	case "down", "tab":
-		c.move(1, 0)
-	case "left":
-		c.move(0, -1)
-	case "right":
-		c.move(0, 1)
+		c.move(1)
+	case "left", "right", "space":
+		c.pick(msg)
 	case "enter":
 		return m.answerPerm(permissions.Decision{Answer: c.answer, Caveats: c.caveats(m.now())}), true
 	case "esc":

@@ -82,8 +82,8 @@ func TestCaveatStepChoosesTheLimits(t *testing.T) {
 	d.key(keyDown)
 	d.key(keyRight) // only: the path's folder
 	v = d.view()
-	for _, want := range []string{"Limits of this permanent grant", "expires none [1 hour] today 7 days", "uses    unlimited 1 [5] 20",
-		"▸ only    [only under this folder: path=docs/drafts/] 2 of 4"} {
+	for _, want := range []string{"Limits of this permanent grant", "│   expires  1 hour 2 of 4 ", "│   uses     5 3 of 4 ",
+		"▸ only     ← only under this folder: path=docs/drafts/ → 2 of 4"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("caveat step lacks %q:\n%s", want, v)
 		}
@@ -107,7 +107,7 @@ func TestCaveatStepChoosesTheLimits(t *testing.T) {
 	for range 3 {
 		d.key(keyRight) // any → folder → path → to
 	}
-	if v := d.view(); !strings.Contains(v, "[only to this recipient: to=bob@example.com] 4 of 4") {
+	if v := d.view(); !strings.Contains(v, "← only to this recipient: to=bob@example.com → 4 of 4") {
 		t.Fatalf("recipient constraint:\n%s", v)
 	}
 	d.key(keyEnter)
@@ -179,7 +179,7 @@ func TestArgChoices(t *testing.T) {
 	}
 	// Each proposal holds for the request it came from.
 	args := json.RawMessage(`{"to":"bob@example.com","path":"docs/drafts/q3.txt"}`)
-	step := newCaveatStep(permissions.AnswerSession, permissions.Request{Args: args})
+	step := newCaveatStep(permissions.AnswerSession, permissions.Request{Args: args}, newTheme(true))
 	for i := range step.args {
 		step.choice[rowArgs] = i
 		if cv := step.caveats(seenAt); !cv.Hold(args, seenAt) {

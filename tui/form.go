@@ -137,6 +137,9 @@ func huhTheme(th theme) huh.Theme {
 		s.Focused.TextInput.Placeholder = th.dim
 		s.Blurred = s.Focused
 		s.Blurred.SelectSelector = lipgloss.NewStyle().SetString("  ")
+		s.Blurred.NextIndicator = lipgloss.NewStyle()
+		s.Blurred.PrevIndicator = lipgloss.NewStyle()
+		s.Blurred.SelectedOption = lipgloss.NewStyle()
 		return s
 	})
 }

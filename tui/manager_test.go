@@ -31,7 +31,7 @@ func TestDialogGrantShowsOnTheManagerAndRevokes(t *testing.T) {
 	d.until("Run metro_hail?")
 	d.graceOver()
 	d.key(char('s'))
-	if v := d.view(); !strings.Contains(v, "Limits of this session grant") || !strings.Contains(v, "▸ expires [none]") {
+	if v := d.view(); !strings.Contains(v, "Limits of this session grant") || !strings.Contains(v, "▸ expires  ← none →") {
 		t.Fatalf("s must open the caveat step:\n%s", v)
 	}
 	d.key(keyRight) // expires: 1 hour

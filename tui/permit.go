@@ -195,7 +195,7 @@ func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	h := m.dialogHeight()
 	if p.caveat != nil && p.armed && s != "pgup" && s != "pgdown" {
-		if cmd, ok := m.caveatKey(s); ok {
+		if cmd, ok := m.caveatKey(msg); ok {
 			return cmd
 		}
 		return m.typed(msg)
@@ -250,7 +250,7 @@ func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
 	// s and p save a grant: its limits are chosen first (caveats.go).
 	limit := func(a permissions.Answer) tea.Cmd {
 		if p.offered(a) {
-			p.caveat = newCaveatStep(a, p.req)
+			p.caveat = newCaveatStep(a, p.req, m.th)
 			return nil
 		}
 		return m.typed(msg)

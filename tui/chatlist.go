@@ -6,7 +6,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/huh/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
@@ -184,9 +183,7 @@ func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 // enter on Delete deletes it, n, esc or enter on Keep keep it.
 func (m *Model) confirmDelete(c hub.Chat) tea.Cmd {
 	yes := false
-	f := huh.NewConfirm().Inline(true).
-		Title("delete “" + titleOf(c) + "”?").
-		Affirmative("Delete").Negative("Keep").Value(&yes)
+	f := confirmField("delete “"+titleOf(c)+"”?", "Delete", "Keep", dialogWidth(m.width)-4, &yes)
 	id := c.ID
 	return m.openForm(formChats, dialogWidth(m.width)-4, func(m *Model, completed bool) tea.Cmd {
 		if completed && yes {

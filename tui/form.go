@@ -5,6 +5,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/huh/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Forms and pickers are huh forms (charm.land/huh/v2) hosted inside the
@@ -142,4 +143,15 @@ func huhTheme(th theme) huh.Theme {
 		s.Blurred.SelectedOption = lipgloss.NewStyle()
 		return s
 	})
+}
+
+// confirmField is a one-line huh confirmation of q in about width cells:
+// the question is cut so that the buttons always show.
+func confirmField(q, yes, no string, width int, value *bool) *huh.Confirm {
+	room := max(width-ansi.StringWidth(yes)-ansi.StringWidth(no)-14, 10)
+	q = ansi.Truncate(q, room, "…")
+	// Left-aligned: huh centres the buttons in the title's width, which
+	// pushes them off the line.
+	return huh.NewConfirm().Inline(true).Title(q).
+		Affirmative(yes).Negative(no).Value(value).WithButtonAlignment(lipgloss.Left)
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/huh/v2"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
@@ -415,8 +414,7 @@ func (m *Model) confirmRevoke() tea.Cmd {
 	g := m.mgr
 	q := *g.confirm
 	yes := false
-	f := huh.NewConfirm().Inline(true).Title(q.question).
-		Affirmative("Revoke").Negative("Keep").Value(&yes)
+	f := confirmField(q.question, "Revoke", "Keep", m.width-2, &yes)
 	return m.openForm(formGrants, m.width-2, func(m *Model, completed bool) tea.Cmd {
 		if m.mgr != nil {
 			m.mgr.confirm = nil

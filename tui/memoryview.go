@@ -7,7 +7,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/huh/v2"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 )
@@ -372,8 +371,7 @@ func (m *Model) confirmForget() tea.Cmd {
 	ask, _ := v.question()
 	owner := v.confirm
 	yes := false
-	f := huh.NewConfirm().Inline(true).Title(ask).
-		Affirmative("Forget").Negative("Keep").Value(&yes)
+	f := confirmField(ask, "Forget", "Keep", m.width-2, &yes)
 	return m.openForm(formMemory, m.width-2, func(m *Model, completed bool) tea.Cmd {
 		v := m.memv
 		if v == nil {

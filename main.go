@@ -343,6 +343,10 @@ starting the server. Run it after updating an MCP server.`,
 			if cli, err := g.served(cmd, cfg, "doctor"); err == nil {
 				defer cli.Close()
 				dopts.Served = func(ctx context.Context) (string, bool) { return servedDetail(ctx, cli) }
+			} else if !errors.Is(err, serve.ErrNotServed) {
+				// A serving process this one cannot talk to: the database
+				// check says why, not "another bulkhead".
+				dopts.ServedErr = termtext.Sanitize(err.Error())
 			}
 			if !doctor.Print(cmd.OutOrStdout(), doctor.Run(cmd.Context(), cfg, dopts)) {
 				return &exitError{1, errors.New("some checks failed")}

@@ -44,6 +44,9 @@ type Options struct {
 	// clients it has ("", false: none serves it); the database is then
 	// that process's, and is not opened here.
 	Served func(ctx context.Context) (string, bool)
+	// ServedErr is why a process that serves the data directory could
+	// not be asked ("" when none serves it, or it answered).
+	ServedErr string
 	// Sandbox probes the sandbox of out-of-process apps (nil:
 	// sandbox.Probe with no grant).
 	Sandbox func(ctx context.Context) sandbox.Report
@@ -118,7 +121,7 @@ func Run(ctx context.Context, cfg config.Config, opts Options) []Check {
 	if by, ok := servedBy(ctx, opts); ok {
 		out = append(out, Check{Name: "data directory", OK: true, Detail: cfg.DataDir}, Check{Name: "memory database", OK: true, Detail: by})
 	} else {
-		out = append(out, dataDir(cfg.DataDir)...)
+		out = append(out, dataDir(cfg.DataDir, opts.ServedErr)...)
 	}
 	if opts.MCP != nil {
 		out = append(out, mcpChecks(opts.MCP(ctx, cfg), cfg)...)
@@ -273,7 +276,7 @@ func servedBy(ctx context.Context, opts Options) (string, bool) {
 	return opts.Served(ctx)
 }
 
-func dataDir(dir string) []Check {
+func dataDir(dir, servedErr string) []Check {
 	name := "data directory " + dir
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return []Check{{Name: name, Detail: err.Error(), Fix: "set data_dir (--data-dir, BULKHEAD_DATA_DIR) to a directory you can write"}}
@@ -287,6 +290,9 @@ func dataDir(dir string) []Check {
 	out := []Check{{Name: name, OK: true, Detail: "writable"}}
 	st, err := memory.Open(filepath.Join(dir, "db"), memory.Options{})
 	switch {
+	case errors.Is(err, memory.ErrInUse) && servedErr != "":
+		out = append(out, Check{Name: "memory database", Detail: "held by the process serving this data directory, which did not answer this doctor: " + servedErr,
+			Fix: "close the bulkhead windows and scripts on this data directory: the serving process exits once none has been connected for its --idle time, and the next bulkhead starts one of its own build; or use another --data-dir"})
 	case errors.Is(err, memory.ErrInUse):
 		out = append(out, Check{Name: "memory database", Detail: "in use by another bulkhead process", Fix: "close the other bulkhead, or use another --data-dir"})
 	case err != nil:

@@ -3,12 +3,14 @@ package doctor
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/memory"
 )
 
 // A detail can be the server's words: Print shows control characters in
@@ -108,5 +110,24 @@ func TestRolesNeedCapabilities(t *testing.T) {
 	if want := "✗ role mail's spoke (apps.mail.model = small): cannot call tools, which a spoke needs: an app's functions are its tools (Ollama lists: completion)\n" +
 		"    fix: installed models that can call tools: big, old; choose one by setting apps.mail.model in /home/ada/.config/bulkhead/config.yaml\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("lacks %q:\n%s", want, b.String())
+	}
+}
+
+// A database held by a serving process that did not answer says so,
+// with the reason, not "another bulkhead process".
+func TestHeldByAServerThatDidNotAnswer(t *testing.T) {
+	dir := t.TempDir()
+	st, err := memory.Open(filepath.Join(dir, "db"), memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	checks := dataDir(dir, "protocol 2 there, 3 here")
+	last := checks[len(checks)-1]
+	if last.OK || !strings.Contains(last.Detail, "held by the process serving this data directory") || !strings.Contains(last.Detail, "protocol 2 there, 3 here") || strings.Contains(last.Detail, "another bulkhead") {
+		t.Fatalf("%+v", last)
+	}
+	if checks = dataDir(dir, ""); !strings.Contains(checks[len(checks)-1].Detail, "in use by another bulkhead process") {
+		t.Fatalf("no serving process: %+v", checks[len(checks)-1])
 	}
 }

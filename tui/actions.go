@@ -75,7 +75,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(msg, m.keys.Chats):
 		m.overlay = overlayChats
-		m.list = chatList{loading: true, current: m.chat.chat.ID}
+		m.list = newChatList(m.th)
+		m.list.loading, m.list.current = true, m.chat.chat.ID
 		return listChats(m.b)
 	case key.Matches(msg, m.keys.NewChat):
 		m.newChat(false)

@@ -2,9 +2,11 @@ package tui
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/list"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -12,44 +14,97 @@ import (
 )
 
 // chatList is the chats overlay: every chat, newest first (the hub's
-// order), private ones marked, with a y/n confirm before a delete.
+// order), private ones marked, a / filter over the titles, with a huh
+// confirmation before a delete. The rows are a bubbles list (its cursor,
+// paging and filter); each row is drawn by chatRows.
 type chatList struct {
-	chats   []hub.Chat
+	lm      list.Model
 	loading bool
 	err     string
-	cursor  int
 	// confirmView is the huh confirmation ("delete …?") drawn in the
 	// list's foot while it asks (form.go); the Model sets it.
 	confirmView string
 	current     string // the chat on screen, marked in the list
 }
 
+// chatItem is one chat as a list item; it filters by its title.
+type chatItem struct{ c hub.Chat }
+
+func (c chatItem) FilterValue() string { return titleOf(c.c) }
+
+func newChatList(th theme) chatList {
+	lm := list.New(nil, chatRows{th: th}, 40, 10)
+	lm.SetShowTitle(false)
+	lm.SetShowStatusBar(false)
+	lm.SetShowHelp(false)
+	lm.SetShowPagination(false)
+	lm.SetFilteringEnabled(true)
+	lm.DisableQuitKeybindings()
+	lm.InfiniteScrolling = true
+	lm.FilterInput.Prompt = "filter: "
+	return chatList{lm: lm}
+}
+
+// chats are the chats the list holds, in its order (unfiltered).
+func (l *chatList) chats() []hub.Chat {
+	items := l.lm.Items()
+	out := make([]hub.Chat, len(items))
+	for i, it := range items {
+		out[i] = it.(chatItem).c
+	}
+	return out
+}
+
 func (l *chatList) move(d int) {
-	if len(l.chats) == 0 {
-		l.cursor = 0
+	n := len(l.lm.VisibleItems())
+	if n == 0 {
 		return
 	}
-	l.cursor = (l.cursor + d + len(l.chats)) % len(l.chats)
+	l.lm.Select((l.lm.Index() + d + n) % n)
 }
 
 func (l *chatList) selected() (hub.Chat, bool) {
-	if l.cursor < 0 || l.cursor >= len(l.chats) {
-		return hub.Chat{}, false
-	}
-	return l.chats[l.cursor], true
+	it, ok := l.lm.SelectedItem().(chatItem)
+	return it.c, ok
 }
 
 // setChats replaces the list, keeping the cursor on the same chat when it
 // is still there.
 func (l *chatList) setChats(chats []hub.Chat) {
 	prev, had := l.selected()
-	l.chats, l.loading, l.err = chats, false, ""
-	l.cursor = 0
+	items := make([]list.Item, len(chats))
 	for i, c := range chats {
+		items[i] = chatItem{c}
+	}
+	l.lm.SetItems(items)
+	l.loading, l.err = false, ""
+	l.lm.Select(0)
+	for i, it := range l.lm.VisibleItems() {
+		c := it.(chatItem).c
 		if (had && c.ID == prev.ID) || (!had && c.ID == l.current) {
-			l.cursor = i
+			l.lm.Select(i)
 		}
 	}
+}
+
+// chatRows draws the list's rows: the chat on screen marked ●, private
+// ones tagged, the age at the right.
+type chatRows struct {
+	th      theme
+	current string
+	now     time.Time
+	inner   int
+}
+
+func (d chatRows) Height() int                         { return 1 }
+func (d chatRows) Spacing() int                        { return 0 }
+func (d chatRows) Update(tea.Msg, *list.Model) tea.Cmd { return nil }
+func (d chatRows) Render(w io.Writer, m list.Model, index int, it list.Item) {
+	c, ok := it.(chatItem)
+	if !ok {
+		return
+	}
+	_, _ = io.WriteString(w, chatRow(d.th, c.c, index == m.Index(), d.current, d.inner, d.now))
 }
 
 // view draws the list inside a box at most width wide and height tall.
@@ -62,15 +117,26 @@ func (l chatList) view(th theme, width, height int, now time.Time) string {
 		body = append(body, th.dim.Render("loading…"))
 	case l.err != "":
 		body = append(body, th.err.Render("✗ ")+oneLine(l.err))
-	case len(l.chats) == 0:
+	case len(l.lm.Items()) == 0:
 		body = append(body, th.dim.Render("no chats yet — n starts one"))
 	default:
-		first := 0
-		if l.cursor >= rows {
-			first = l.cursor - rows + 1
+		lm := l.lm
+		lm.SetDelegate(chatRows{th: th, current: l.current, now: now, inner: inner})
+		n := len(lm.VisibleItems())
+		// The list's filter input shows while it is typed; a filter kept
+		// is said on a line of ours.
+		lm.SetShowFilter(lm.SettingFilter())
+		switch {
+		case lm.SettingFilter():
+			n += 2 // the input's line and the space under it
+		case lm.IsFiltered():
+			body = append(body, th.dim.Render(ansi.Truncate("filter: "+oneLine(lm.FilterValue())+" · esc clears it", inner, "…")))
+			rows--
 		}
-		for i := first; i < len(l.chats) && i < first+rows; i++ {
-			body = append(body, l.row(th, l.chats[i], i == l.cursor, inner, now))
+		lm.SetSize(inner, min(max(n, 1), max(rows, 1)))
+		body = append(body, strings.Split(strings.TrimRight(lm.View(), "\n"), "\n")...)
+		if lm.IsFiltered() && len(lm.VisibleItems()) == 0 {
+			body = append(body, th.dim.Render("no chat title matches"))
 		}
 	}
 	foot := th.dim.Render(listHelp)
@@ -83,9 +149,9 @@ func (l chatList) view(th theme, width, height int, now time.Time) string {
 	return box(th, content, width, height)
 }
 
-func (l chatList) row(th theme, c hub.Chat, sel bool, inner int, now time.Time) string {
+func chatRow(th theme, c hub.Chat, sel bool, current string, inner int, now time.Time) string {
 	mark := "  "
-	if c.ID == l.current {
+	if c.ID == current {
 		mark = "● "
 	}
 	tag := ""
@@ -142,8 +208,25 @@ func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.formOf(formChats) != nil {
 		return m.formUpdate(msg)
 	}
+	if l.lm.SettingFilter() {
+		// Typing the filter: the list's own input takes every key (enter
+		// keeps the filter, esc drops it).
+		var cmd tea.Cmd
+		l.lm, cmd = l.lm.Update(msg)
+		return cmd
+	}
 	switch s {
-	case "esc", "ctrl+o", "q":
+	case "/":
+		var cmd tea.Cmd
+		l.lm, cmd = l.lm.Update(msg)
+		return cmd
+	case "esc":
+		if l.lm.IsFiltered() {
+			l.lm.ResetFilter()
+			return nil
+		}
+		m.overlay = overlayNone
+	case "ctrl+o", "q":
 		m.overlay = overlayNone
 	case "up", "k", "shift+tab":
 		l.move(-1)

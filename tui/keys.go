@@ -66,4 +66,4 @@ var permHelp = []string{
 }
 
 // listHelp is the chats list's own key line.
-const listHelp = "↑/↓ move · enter open · n new · p private · d delete · esc close"
+const listHelp = "enter open · / filter · n new · p private · d delete · esc close"

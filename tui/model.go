@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/list"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
@@ -192,6 +193,7 @@ func newModel(ctx context.Context, opts Options) Model {
 		keys:   keys,
 		th:     th,
 		md:     &markdown{},
+		list:   newChatList(th),
 		width:  80,
 		height: 24,
 		input:  newInput(th, keys),
@@ -384,6 +386,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		m.frame++
 		return m.after(120*time.Millisecond, frameMsg{})
+	case list.FilterMatchesMsg:
+		// The chats list's filter, computed off the loop.
+		var cmd tea.Cmd
+		m.list.lm, cmd = m.list.lm.Update(msg)
+		return cmd
 	default:
 		if m.form != nil {
 			// huh's own messages (moving between fields, a cursor's blink)

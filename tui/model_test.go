@@ -571,3 +571,40 @@ func TestStatusBarSaysWhenMemoryWasUpdated(t *testing.T) {
 		t.Fatalf("a private chat says nothing of the memory upkeep:\n%s", v)
 	}
 }
+
+// The chats list is a bubbles list: / filters it by title (enter keeps
+// the filter, and enter then opens the one chat that matches), esc drops
+// the filter before it closes the list.
+func TestChatListFilters(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, func(req *api.ChatRequest) ollamatest.Reply {
+		return ollamatest.Text("answer to " + req.Messages[len(req.Messages)-1].Content)
+	})
+	d := newDriver(t, r.options(), 80, 24)
+	d.ask("lisbon trip ideas")
+	d.key(ctrl('n'))
+	d.ask("groceries for the week")
+	d.key(ctrl('o'))
+	d.idle()
+	d.key(char('/'))
+	d.typeText("lisb")
+	d.key(keyEnter) // keep the filter
+	d.idle()
+	v := d.view()
+	if shown := d.model().list.lm.VisibleItems(); len(shown) != 1 || shown[0].(chatItem).c.Title != "lisbon trip ideas" ||
+		!strings.Contains(v, "filter: lisb · esc clears it") || d.model().overlay != overlayChats {
+		t.Fatalf("/lisb must keep only the Lisbon chat, and say so:\n%s", v)
+	}
+	d.key(keyEsc) // drops the filter, the list stays
+	if n := len(d.model().list.lm.VisibleItems()); n != 2 || d.model().overlay != overlayChats {
+		t.Fatalf("esc must drop the filter first:\n%s", v)
+	}
+	d.key(char('/'))
+	d.typeText("groc")
+	d.key(keyEnter)
+	d.key(keyEnter) // opens the one match
+	d.idle()
+	if v := d.view(); d.model().overlay != overlayNone || !strings.Contains(v, "answer to groceries for the week") {
+		t.Fatalf("enter must open the chat the filter kept:\n%s", v)
+	}
+}

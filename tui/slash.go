@@ -125,7 +125,8 @@ func (m *Model) runSlash(c slashCmd, arg string) tea.Cmd {
 		m.newChat(false)
 	case "/chats":
 		m.overlay = overlayChats
-		m.list = chatList{loading: true, current: m.chat.chat.ID}
+		m.list = newChatList(m.th)
+		m.list.loading, m.list.current = true, m.chat.chat.ID
 		return listChats(m.b)
 	case "/model":
 		if arg == "" {

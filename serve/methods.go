@@ -42,7 +42,7 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		_ = params(req, &p)
 		return nil, fmt.Errorf("%w: %s in one message; the serving process takes at most %s", ErrTooLarge, size(p.Bytes), size(p.Limit))
 	case !authed:
-		ss.closeAfterReply()
+		ss.closeAfterReply(req)
 		return nil, ErrNoSession
 	case limited != "" && !limitedMay(req.Method, ss.hello.Protocol == s.opts.protocol):
 		return nil, fmt.Errorf("%w: %s", errMismatch, limited)
@@ -425,7 +425,7 @@ func (s *Server) hello(ss *session, req *jsonrpc2.Request) (any, error) {
 	}
 	cn, err := hex.DecodeString(h.Nonce)
 	if err != nil || len(cn) != nonceSize {
-		ss.closeAfterReply()
+		ss.closeAfterReply(req)
 		return nil, fmt.Errorf("%w: hello needs a %d-byte nonce", ErrNoSession, nonceSize)
 	}
 	ours := nonce()
@@ -448,13 +448,13 @@ func (s *Server) auth(ss *session, req *jsonrpc2.Request) (any, error) {
 	h, ours := ss.hello, ss.nonce
 	ss.mu.Unlock()
 	if h == nil || ours == nil {
-		ss.closeAfterReply()
+		ss.closeAfterReply(req)
 		return nil, ErrNoSession
 	}
 	cn, _ := hex.DecodeString(h.Nonce)
 	if !proofOK(a.Proof, proof(s.key, "client", ours, cn)) {
 		s.log.Warn("refused a connection: it could not show it reads the data directory's key", "pid", h.Pid, "kind", h.Kind)
-		ss.closeAfterReply()
+		ss.closeAfterReply(req)
 		return nil, ErrNoSession
 	}
 	limited := ""
@@ -470,7 +470,7 @@ func (s *Server) auth(ss *session, req *jsonrpc2.Request) (any, error) {
 	}
 	prof, err := s.eng.Profile(spec)
 	if err != nil {
-		ss.closeAfterReply()
+		ss.closeAfterReply(req)
 		return nil, err
 	}
 	ss.mu.Lock()

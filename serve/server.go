@@ -79,7 +79,10 @@ type session struct {
 	cancel context.CancelFunc
 
 	frames  *frames
-	closing atomic.Bool // closeAfterReply
+	// closing is the request whose answer ends the connection
+	// (closeAfterReply); only that request's handler closes it, after its
+	// own reply — never a handler of another request running beside it.
+	closing atomic.Pointer[jsonrpc2.ID]
 
 	mu      sync.Mutex
 	hello   *Hello
@@ -229,7 +232,7 @@ func (s *Server) open(c net.Conn) {
 				_ = conn.Reply(ctx, req.ID, res)
 			}
 		}
-		if ss.closing.Load() {
+		if id := ss.closing.Load(); id != nil && *id == req.ID {
 			conn.Close() // the handshake failed: after its answer, the end
 		}
 	}))
@@ -257,9 +260,11 @@ type handler func(context.Context, *jsonrpc2.Conn, *jsonrpc2.Request)
 
 func (h handler) Handle(ctx context.Context, c *jsonrpc2.Conn, r *jsonrpc2.Request) { h(ctx, c, r) }
 
-// closeAfterReply ends the connection once the call being handled is
-// answered.
-func (ss *session) closeAfterReply() { ss.closing.Store(true) }
+// closeAfterReply ends the connection once req is answered.
+func (ss *session) closeAfterReply(req *jsonrpc2.Request) {
+	id := req.ID
+	ss.closing.CompareAndSwap(nil, &id)
+}
 
 func (ss *session) isAuthed() bool {
 	ss.mu.Lock()

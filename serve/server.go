@@ -78,7 +78,7 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	frames  *frames
+	frames *frames
 	// closing is the request whose answer ends the connection
 	// (closeAfterReply); only that request's handler closes it, after its
 	// own reply — never a handler of another request running beside it.

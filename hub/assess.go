@@ -65,8 +65,9 @@ type assessment struct {
 	// freeText are fields of free text an app wrote that the request
 	// carries to an app outside bulkhead's process.
 	freeText []string
-	// choice: it chooses among apps the plan left open.
-	choice bool
+	// choice: it chooses among apps the plan left open (candidates).
+	choice     bool
+	candidates []string
 	// declared: the plan expected this flow, and what it carries made it
 	// not routine (settled); why then holds the plan's reason.
 	declared  bool
@@ -162,6 +163,9 @@ func (a assessment) String() string {
 	}
 	if len(a.freeText) > 0 {
 		parts = append(parts, fmt.Sprintf("carries free text an app wrote (%s) to %s, which runs outside bulkhead", strings.Join(a.freeText, ", "), a.receiver))
+	}
+	if a.choice && len(a.candidates) > 0 {
+		parts = append(parts, fmt.Sprintf("the plan leaves the choice among %s to you", strings.Join(a.candidates, ", ")))
 	}
 	return strings.Join(parts, "; ")
 }

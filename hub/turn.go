@@ -312,7 +312,7 @@ func (o *Operator) resolveApps(ctx context.Context, tr *turnRun, plan Plan) (Pla
 			Kind: permissions.KindSelect, Subject: "hub", Function: s.Functionality, Choices: cands,
 			Detail: fmt.Sprintf("Your request needs %s, which %d apps offer: %s. Which should serve it? (allow permanently to make it the default)", s.Functionality, len(cands), strings.Join(cands, ", ")),
 		}
-		assessment{expected: true, why: fmt.Sprintf("step %s needs %s, and the plan leaves the choice among %s to you", s.ID, s.Functionality, strings.Join(cands, ", ")), choice: true}.apply(&r)
+		assessment{expected: true, why: fmt.Sprintf("step %s needs %s", s.ID, s.Functionality), choice: true, candidates: cands}.apply(&r)
 		d, err := o.ask(ctx, tr, r)
 		if err != nil {
 			return plan, err

@@ -442,6 +442,10 @@ func TestSelectDialogShowsEveryCandidate(t *testing.T) {
 	if v := d.view(); !strings.Contains(v, "▸ 1. metro_hail") || !strings.Contains(v, "2. quick_ride") {
 		t.Fatalf("every candidate must be shown, the first under the cursor:\n%s", v)
 	}
+	// The plan's reason is calm; the choice left to the user is the concern.
+	if v := d.view(); !strings.Contains(v, "✓ expected by the plan: step s1 needs ride.estimate_fare") || !strings.Contains(v, "⚠ the plan leaves the choice among metro_hail,") {
+		t.Fatalf("the judgement must mark the choice, not the plan's reason:\n%s", v)
+	}
 	d.graceOver()
 	// The candidates are a huh select: tab and ←/→ move its cursor.
 	d.key(keyTab)

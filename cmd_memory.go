@@ -31,7 +31,7 @@ text masked. Private chats and private queries leave nothing here.`,
 		Short: "Summaries and facts of one owner, or of all",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withClient(cmd, g, "memory", func(cfg config.Config, c *serve.Client) error {
+			return memoryClient(cmd, g, func(cfg config.Config, c *serve.Client) error {
 				owners := args
 				if len(owners) == 0 {
 					var err error
@@ -69,7 +69,7 @@ text masked. Private chats and private queries leave nothing here.`,
 		Short: "Delete everything an app remembers (its whole namespace, its data included) and the hub's record of it; for hub, the hub's summaries, facts and records",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withClient(cmd, g, "memory", func(cfg config.Config, c *serve.Client) error {
+			return memoryClient(cmd, g, func(cfg config.Config, c *serve.Client) error {
 				if err := c.Forget(args[0]); err != nil {
 					return err
 				}
@@ -84,7 +84,7 @@ text masked. Private chats and private queries leave nothing here.`,
 		Short: "Every owner's memory as one JSON document",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withClient(cmd, g, "memory", func(cfg config.Config, c *serve.Client) error {
+			return memoryClient(cmd, g, func(cfg config.Config, c *serve.Client) error {
 				all, err := c.ExportMemory()
 				if err != nil {
 					return err
@@ -144,4 +144,17 @@ func printLongTerm(w io.Writer, op chatReader, indent string, sums []memory.Summ
 		// One line per fact: a newline in a value cannot forge another.
 		fmt.Fprintf(w, "%s  %s = %s   (%s, %s)\n", indent, cell(e.Key), cell(e.Value), cell(extra), when(e.Time))
 	}
+}
+
+// memoryClient is withClient for the memory commands: they first wait
+// (30 s at most) for the upkeep already due — an ask that just returned
+// left its summary to the serving process — so that what they show
+// includes it.
+func memoryClient(cmd *cobra.Command, g *globals, fn func(config.Config, *serve.Client) error) error {
+	return withClient(cmd, g, "memory", func(cfg config.Config, c *serve.Client) error {
+		if err := c.WaitMemory(); err != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), "bulkhead: memory updates still running:", termtext.Sanitize(err.Error()))
+		}
+		return fn(cfg, c)
+	})
 }

@@ -300,15 +300,11 @@ Exit status: 0 answered, 1 the request failed, 2 bad flags or configuration.`,
 			}
 			defer cli.Close()
 			opts.Unavailable = cli.OllamaErr()
-			err = headless.Run(cmd.Context(), cli, query, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if !opts.Private {
-				// The memory upkeep this turn brought due finishes before
-				// the command returns, as it did in a process of its own.
-				if werr := cli.WaitMemory(); werr != nil && err == nil {
-					fmt.Fprintln(cmd.ErrOrStderr(), "bulkhead: memory updates:", termtext.Sanitize(werr.Error()))
-				}
-			}
-			return err
+			// The memory upkeep this turn brought due runs in the serving
+			// process after the answer: ask exits with its answer (a
+			// reader of memory waits for what is due; the serving process
+			// finishes it before it exits).
+			return headless.Run(cmd.Context(), cli, query, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -405,11 +401,6 @@ func runAccessible(cmd *cobra.Command, g *globals, cfg config.Config, resume str
 	err = accessible.Run(cmd.Context(), cli, lines, out, accessible.Options{Chat: resume, Private: private})
 	if errors.Is(err, context.Canceled) && cmd.Context().Err() != nil {
 		err = nil
-	}
-	if !private {
-		if werr := cli.WaitMemory(); werr != nil && err == nil {
-			fmt.Fprintln(cmd.ErrOrStderr(), "bulkhead: memory updates:", termtext.Sanitize(werr.Error()))
-		}
 	}
 	return err
 }

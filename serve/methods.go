@@ -532,6 +532,7 @@ var readOnly = map[string]bool{
 	mStatus: true, mShutdown: true, mChats: true, mChat: true, mTurns: true, mTurnsBefore: true,
 	mOwners: true, mMemory: true, mExport: true, mGrants: true, mActions: true, mTrusted: true,
 	mApps: true, mInstalled: true, mCurrent: true, mSandbox: true, mWorking: true, mBackground: true,
+	mWaitMemory: true,
 }
 
 // modelsCtx is ctx with the models ss chose.

@@ -66,6 +66,9 @@ type memJob struct {
 	gen  uint64
 }
 
+// key names the job: its owner and chat.
+func (j memJob) key() string { return j.owner() + "\x00" + j.chat }
+
 func (j memJob) owner() string {
 	if j.app == "" {
 		return hubOwner
@@ -90,6 +93,7 @@ type memorizer struct {
 	queue    []memJob
 	pending  []memJob          // below Every: waiting for more, or for Idle
 	gen      map[string]uint64 // owner → generation; Forget bumps it
+	failed   map[string]failure // job key → its failures (back-off)
 	lastEnd  time.Time         // when the last turn ended
 	flushing int               // Flush callers waiting: Quiet is skipped
 	forcing  int               // of them, those that run pending upkeep too
@@ -110,7 +114,7 @@ func newMemorizer(o *Operator, opts MemoryOptions) *memorizer {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &memorizer{o: o, opts: opts, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		ctx: ctx, close: cancel, gen: map[string]uint64{}}
+		ctx: ctx, close: cancel, gen: map[string]uint64{}, failed: map[string]failure{}}
 	go m.loop()
 	return m
 }
@@ -122,15 +126,19 @@ func (m *memorizer) poke() {
 	}
 }
 
-// enqueue adds a job unless the same one is queued already; it never
-// blocks.
-func (m *memorizer) enqueue(app, chat string) {
+// enqueue adds a job unless the same one is queued already, or its last
+// run failed and its back-off has not passed; it never blocks. It
+// reports whether it queued the job.
+func (m *memorizer) enqueue(app, chat string) bool {
 	j := memJob{app: app, chat: chat}
 	m.mu.Lock()
 	j.gen = m.gen[j.owner()]
 	dup := slices.ContainsFunc(m.queue, func(q memJob) bool { return q.app == app && q.chat == chat })
 	full := len(m.queue) >= m.opts.Queue
-	if !dup && !full {
+	f, failed := m.failed[j.key()]
+	backing := failed && time.Now().Before(f.until)
+	added := !dup && !full && !backing
+	if added {
 		m.queue = append(m.queue, j)
 	}
 	m.mu.Unlock()
@@ -138,6 +146,36 @@ func (m *memorizer) enqueue(app, chat string) {
 		m.o.log.Warn("memory queue full; update dropped", "owner", j.owner(), "chat", chat)
 	}
 	m.poke()
+	return added
+}
+
+// failure is an upkeep job's run of failures: the next run waits until
+// until (memBackoff doubled for each failure, at most memBackoffMax).
+type failure struct {
+	n     int
+	until time.Time
+}
+
+// The back-off after a failed upkeep: a summary that fails (a model that
+// cannot write one, Ollama down) is not tried again on every turn.
+var (
+	memBackoff    = time.Minute
+	memBackoffMax = time.Hour
+)
+
+// failedRun notes that j failed (err != nil) or succeeded.
+func (m *memorizer) failedRun(j memJob, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err == nil {
+		delete(m.failed, j.key())
+		return
+	}
+	f := m.failed[j.key()]
+	f.n++
+	wait := memBackoff << min(f.n-1, 10)
+	f.until = time.Now().Add(min(wait, memBackoffMax))
+	m.failed[j.key()] = f
 }
 
 // due takes owner's upkeep of chat after a turn: queued when Every of
@@ -165,7 +203,9 @@ func (m *memorizer) due(app, chat string) int {
 	m.mu.Lock()
 	m.pending = slices.DeleteFunc(m.pending, func(q memJob) bool { return q.app == app && q.chat == chat })
 	m.mu.Unlock()
-	m.enqueue(app, chat)
+	if !m.enqueue(app, chat) {
+		return 0 // queued already (counted then), or backing off
+	}
 	return callsPerJob
 }
 
@@ -176,13 +216,18 @@ const callsPerJob = 2
 // promote queues every pending upkeep (the chats went idle, or a flush).
 // The caller holds m.mu.
 func (m *memorizer) promote() {
+	var wait []memJob
 	for _, j := range m.pending {
+		if f, ok := m.failed[j.key()]; ok && time.Now().Before(f.until) && m.forcing == 0 {
+			wait = append(wait, j) // backing off after a failure
+			continue
+		}
 		j.gen = m.gen[j.owner()]
 		if !slices.ContainsFunc(m.queue, func(q memJob) bool { return q.app == j.app && q.chat == j.chat }) {
 			m.queue = append(m.queue, j)
 		}
 	}
-	m.pending = nil
+	m.pending = wait
 }
 
 // turnEnded notes the time for the quiet period and wakes the worker.
@@ -292,7 +337,10 @@ func (m *memorizer) run(j memJob) {
 		err = m.o.rememberSpoke(ctx, j.app, j.chat)
 	}
 	if err != nil {
-		m.o.log.Warn("memory update failed", "owner", j.owner(), "chat", j.chat, "err", err)
+		m.o.log.Warn("memory update failed; backing off", "owner", j.owner(), "chat", j.chat, "err", err)
+	}
+	if m.ctx.Err() == nil {
+		m.failedRun(j, err) // a job cut by the shutdown is no failure
 	}
 }
 

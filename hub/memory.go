@@ -91,12 +91,12 @@ type memorizer struct {
 
 	mu       sync.Mutex
 	queue    []memJob
-	pending  []memJob          // below Every: waiting for more, or for Idle
-	gen      map[string]uint64 // owner → generation; Forget bumps it
+	pending  []memJob           // below Every: waiting for more, or for Idle
+	gen      map[string]uint64  // owner → generation; Forget bumps it
 	failed   map[string]failure // job key → its failures (back-off)
-	lastEnd  time.Time         // when the last turn ended
-	flushing int               // Flush callers waiting: Quiet is skipped
-	forcing  int               // of them, those that run pending upkeep too
+	lastEnd  time.Time          // when the last turn ended
+	flushing int                // Flush callers waiting: Quiet is skipped
+	forcing  int                // of them, those that run pending upkeep too
 	current  *memJob
 	cancel   context.CancelFunc // the current job's
 	waiters  []chan struct{}    // closed when nothing is queued or running

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/bulkhead-dev/bulkhead/headless"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
@@ -87,7 +88,14 @@ func Run(ctx context.Context, b headless.Backend, lines *Lines, out io.Writer, o
 // it returns: the chat and its dialogs (huh reads each answer with a
 // scanner of its own) share one input without losing what was typed
 // ahead.
-type Lines struct{ r *bufio.Reader }
+//
+// One reader at a time holds it for a whole line: a dialog still waiting
+// for its answer when its turn ended gets the next line, never the chat
+// (the server drops an answer to a request it withdrew).
+type Lines struct {
+	mu sync.Mutex
+	r  *bufio.Reader
+}
 
 // NewLines reads lines from r.
 func NewLines(r io.Reader) *Lines { return &Lines{r: bufio.NewReader(r)} }
@@ -95,6 +103,8 @@ func NewLines(r io.Reader) *Lines { return &Lines{r: bufio.NewReader(r)} }
 // ReadLine returns the next line without its newline (at most 64 KiB of
 // it; the rest of a longer line is dropped).
 func (l *Lines) ReadLine() (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	s, err := l.r.ReadString('\n')
 	s = strings.TrimRight(s, "\r\n")
 	if len(s) > 64<<10 {
@@ -109,6 +119,8 @@ func (l *Lines) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	n := 0
 	for n < len(p) {
 		c, err := l.r.ReadByte()

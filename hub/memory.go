@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,6 +70,14 @@ type memJob struct {
 // key names the job: its owner and chat.
 func (j memJob) key() string { return j.owner() + "\x00" + j.chat }
 
+// jobOf is the job of owner ("hub" or "spoke/<app>") and chat.
+func jobOf(owner, chat string) memJob {
+	if app, ok := strings.CutPrefix(owner, "spoke/"); ok {
+		return memJob{app: app, chat: chat}
+	}
+	return memJob{chat: chat}
+}
+
 func (j memJob) owner() string {
 	if j.app == "" {
 		return hubOwner
@@ -94,6 +103,7 @@ type memorizer struct {
 	pending  []memJob           // below Every: waiting for more, or for Idle
 	gen      map[string]uint64  // owner → generation; Forget bumps it
 	failed   map[string]failure // job key → its failures (back-off)
+	dropped  bool               // the current job was cancelled by drop
 	lastEnd  time.Time          // when the last turn ended
 	flushing int                // Flush callers waiting: Quiet is skipped
 	forcing  int                // of them, those that run pending upkeep too
@@ -318,7 +328,7 @@ func (m *memorizer) run(j memJob) {
 	ctx, cancel := context.WithTimeout(m.ctx, memJobTimeout)
 	m.mu.Lock()
 	stale := m.gen[j.owner()] != j.gen
-	m.cancel = cancel
+	m.cancel, m.dropped = cancel, false
 	m.mu.Unlock()
 	defer func() {
 		cancel()
@@ -339,8 +349,12 @@ func (m *memorizer) run(j memJob) {
 	if err != nil {
 		m.o.log.Warn("memory update failed; backing off", "owner", j.owner(), "chat", j.chat, "err", err)
 	}
-	if m.ctx.Err() == nil {
-		m.failedRun(j, err) // a job cut by the shutdown is no failure
+	m.mu.Lock()
+	dropped := m.dropped
+	m.dropped = false
+	m.mu.Unlock()
+	if m.ctx.Err() == nil && !dropped {
+		m.failedRun(j, err) // a job cut by the shutdown or by a forget is no failure
 	}
 }
 
@@ -390,7 +404,13 @@ func (m *memorizer) drop(match func(memJob) bool, fn func() error) error {
 	m.queue = slices.DeleteFunc(m.queue, match)
 	m.pending = slices.DeleteFunc(m.pending, match)
 	if m.current != nil && match(*m.current) && m.cancel != nil {
+		m.dropped = true // its cancelled run is no failure
 		m.cancel()
+	}
+	for k := range m.failed {
+		if owner, chat, ok := strings.Cut(k, "\x00"); ok && match(jobOf(owner, chat)) {
+			delete(m.failed, k) // what is forgotten has no back-off
+		}
 	}
 	m.mu.Unlock()
 	m.runMu.Lock()

@@ -70,13 +70,13 @@ func (l *chatList) selected() (hub.Chat, bool) {
 
 // setChats replaces the list, keeping the cursor on the same chat when it
 // is still there.
-func (l *chatList) setChats(chats []hub.Chat) {
+func (l *chatList) setChats(chats []hub.Chat) tea.Cmd {
 	prev, had := l.selected()
 	items := make([]list.Item, len(chats))
 	for i, c := range chats {
 		items[i] = chatItem{c}
 	}
-	l.lm.SetItems(items)
+	cmd := l.lm.SetItems(items) // a kept filter runs again over them
 	l.loading, l.err = false, ""
 	l.lm.Select(0)
 	for i, it := range l.lm.VisibleItems() {
@@ -85,6 +85,7 @@ func (l *chatList) setChats(chats []hub.Chat) {
 			l.lm.Select(i)
 		}
 	}
+	return cmd
 }
 
 // chatRows draws the list's rows: the chat on screen marked ●, private

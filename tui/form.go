@@ -48,6 +48,11 @@ func (m *Model) openForm(owner formOwner, width int, done func(m *Model, complet
 		WithShowHelp(false).
 		WithWidth(max(width, 10))
 	var prev tea.Cmd
+	if old := m.form; old != nil && old.owner == formNote && owner != formNote && owner != formChoice {
+		// A note being typed is never pushed out by a form of another
+		// pane: its keys would then answer the dialog.
+		return nil
+	}
 	if old := m.form; old != nil {
 		// One form at a time: a newer one (a permission dialog's, over a
 		// screen's confirmation) leaves the older as esc would.
@@ -154,4 +159,19 @@ func confirmField(q, yes, no string, width int, value *bool) *huh.Confirm {
 	// pushes them off the line.
 	return huh.NewConfirm().Inline(true).Title(q).
 		Affirmative(yes).Negative(no).Value(value).WithButtonAlignment(lipgloss.Left)
+}
+
+// overlayForms are the forms each overlay owns.
+var overlayForms = map[overlay]formOwner{overlayChats: formChats, overlayManager: formGrants, overlayMemory: formMemory, overlayModels: formModels}
+
+// leaveForms ends, as esc would, the open form of overlay o, which is
+// going (replaced or closed without a key of its own).
+func (m *Model) leaveForms(o overlay) tea.Cmd {
+	owner, ok := overlayForms[o]
+	if !ok || m.form == nil || m.form.owner != owner {
+		return nil
+	}
+	hf := m.form
+	m.form = nil
+	return hf.done(m, false)
 }

@@ -24,3 +24,25 @@ func TestConfirmationKeepsItsButtons(t *testing.T) {
 		}
 	}
 }
+
+// A note being typed in a dialog is never pushed out by another pane's
+// form (a /model list that arrives late): its keys would then answer the
+// dialog.
+func TestANoteIsNeverPushedOut(t *testing.T) {
+	t.Parallel()
+	d, p := caveatDriver(t, 100, 30)
+	prompt(t, d, p, draftRequest)
+	d.key(char('n'))
+	m := d.model()
+	if m.form == nil || m.form.owner != formNote || !m.perm.noting {
+		t.Fatal("n must open the note")
+	}
+	yes := false
+	if cmd := m.openForm(formModels, 40, func(*Model, bool) tea.Cmd { return nil }, confirmField("q?", "Yes", "No", 40, &yes)); cmd != nil || m.form.owner != formNote || !m.perm.noting {
+		t.Fatalf("another pane's form pushed the note out: %v", m.form.owner)
+	}
+	m.models = &modelsDialog{can: []string{"a", "b"}}
+	if cmd := m.modelsPicker(); cmd != nil || m.form.owner != formNote {
+		t.Fatal("a late /model list opened its picker over the dialog")
+	}
+}

@@ -350,7 +350,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if msg.err != nil {
 			m.list.loading, m.list.err = false, msg.err.Error()
 		} else {
-			m.list.setChats(msg.chats)
+			return m.list.setChats(msg.chats)
 		}
 	case chatDeletedMsg:
 		return m.onChatDeleted(msg)

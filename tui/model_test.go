@@ -595,6 +595,13 @@ func TestChatListFilters(t *testing.T) {
 		!strings.Contains(v, "filter: lisb · esc clears it") || d.model().overlay != overlayChats {
 		t.Fatalf("/lisb must keep only the Lisbon chat, and say so:\n%s", v)
 	}
+	// A reload (a chat added or deleted elsewhere) keeps the filter's match.
+	ml := d.model().list
+	d.send(chatsMsg{chats: ml.chats()})
+	d.idle()
+	if shown := d.model().list.lm.VisibleItems(); len(shown) != 1 {
+		t.Fatalf("a reload with a kept filter must show its match, not %d chats:\n%s", len(shown), d.view())
+	}
 	d.key(keyEsc) // drops the filter, the list stays
 	if n := len(d.model().list.lm.VisibleItems()); n != 2 || d.model().overlay != overlayChats {
 		t.Fatalf("esc must drop the filter first:\n%s", v)

@@ -166,7 +166,9 @@ func (m *Model) onModels(msg modelsMsg) {
 // the one chosen, esc closes.
 func (m *Model) modelsPicker() tea.Cmd {
 	d := m.models
-	if d == nil || len(d.can) == 0 {
+	if d == nil || len(d.can) == 0 || m.overlay != overlayModels || m.form != nil {
+		// The list came while a dialog (or another form) is open: its keys
+		// are not the picker's. The list answers ↑/↓ and enter without it.
 		return nil
 	}
 	nw := 0

@@ -128,8 +128,14 @@ func (m *Model) closePerm() {
 // show opens overlay o, or queues it behind a permission dialog.
 func (m *Model) show(o overlay) {
 	if m.overlay == overlayPermission {
+		if m.under != o {
+			m.leaveForms(m.under)
+		}
 		m.under = o
 		return
+	}
+	if m.overlay != o {
+		m.leaveForms(m.overlay)
 	}
 	m.overlay = o
 }

@@ -119,10 +119,8 @@ Run without a command to open the chat.`,
 				return err
 			}
 			defer cli.Close()
-			if cont && resume == "" {
-				if resume, err = lastChat(cli); err != nil {
-					return err
-				}
+			if resume, err = resumeOf(cli, resume, cont); err != nil {
+				return err
 			}
 			ollama, err := llm.New(cfg.LLM("hub"), nil)
 			if err != nil {
@@ -214,6 +212,15 @@ func usageExits2(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		usageExits2(sub)
 	}
+}
+
+// resumeOf is the chat to open: resume, else with --continue the one
+// used last ("" for a new chat).
+func resumeOf(cli *serve.Client, resume string, cont bool) (string, error) {
+	if cont && resume == "" {
+		return lastChat(cli)
+	}
+	return resume, nil
 }
 
 // lastChat is the id of the chat with the latest activity ("" for none:
@@ -388,10 +395,8 @@ func runAccessible(cmd *cobra.Command, g *globals, cfg config.Config, resume str
 		return err
 	}
 	defer cli.Close()
-	if cont && resume == "" {
-		if resume, err = lastChat(cli); err != nil {
-			return err
-		}
+	if resume, err = resumeOf(cli, resume, cont); err != nil {
+		return err
 	}
 	if oerr := cli.OllamaErr(); oerr != nil {
 		fmt.Fprintln(out, "Ollama cannot be used:", termtext.Sanitize(oerr.Error()))

@@ -115,20 +115,11 @@ func (p *Prompter) run(f huh.Field) error {
 func answersOf(r permissions.Request) []answer {
 	var out []answer
 	for _, a := range r.Options() {
-		switch a {
-		case permissions.AnswerOnce:
-			out = append(out, answer{label: "allow once", a: a})
-		case permissions.AnswerSession:
-			l := "allow for this session"
-			if r.Private {
-				l = "allow in this private chat"
-			}
-			out = append(out, answer{label: l, a: a})
-		case permissions.AnswerPermanent:
-			out = append(out, answer{label: "allow permanently", a: a})
+		if a != permissions.AnswerDeny {
+			out = append(out, answer{label: r.Label(a), a: a})
 		}
 	}
-	return append(out, answer{label: "deny", a: permissions.AnswerDeny}, answer{label: "deny with a note", a: permissions.AnswerDeny, note: true})
+	return append(out, answer{label: r.Label(permissions.AnswerDeny), a: permissions.AnswerDeny}, answer{label: "deny with a note", a: permissions.AnswerDeny, note: true})
 }
 
 // describe says what r asks in plain lines: the hub's words first, then

@@ -354,3 +354,21 @@ func (p Provenance) Words() string {
 	}
 	return "from " + p.Source
 }
+
+// Label is how a dialog offers answer a for r: "allow once", "allow for
+// this session" ("allow in this private chat" for a private one), "allow
+// permanently", "deny". The TUI and the accessible chat say it alike.
+func (r Request) Label(a Answer) string {
+	switch a {
+	case AnswerOnce:
+		return "allow once"
+	case AnswerSession:
+		if r.Private {
+			return "allow in this private chat"
+		}
+		return "allow for this session"
+	case AnswerPermanent:
+		return "allow permanently"
+	}
+	return "deny"
+}

@@ -590,17 +590,13 @@ func (p *permDialog) answerLines(th theme, iw int, short bool) []string {
 	for _, a := range p.req.Options() {
 		switch a {
 		case permissions.AnswerOnce:
-			items = append(items, item{"o", "allow once", a})
+			items = append(items, item{"o", p.req.Label(a), a})
 		case permissions.AnswerSession:
-			if p.req.Private {
-				items = append(items, item{"s", "allow in this private chat", a})
-			} else {
-				items = append(items, item{"s", "allow for this session", a})
-			}
+			items = append(items, item{"s", p.req.Label(a), a})
 		case permissions.AnswerPermanent:
-			items = append(items, item{"p", "allow permanently", a})
+			items = append(items, item{"p", p.req.Label(a), a})
 		case permissions.AnswerDeny:
-			items = append(items, item{"d", "deny", a}, item{"n", "deny with a note", a})
+			items = append(items, item{"d", p.req.Label(a), a}, item{"n", "deny with a note", a})
 		}
 	}
 	items = append(items, item{"esc", "deny", permissions.AnswerDeny})

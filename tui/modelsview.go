@@ -44,6 +44,18 @@ type modelsDialog struct {
 	cursor     int
 }
 
+// roles names what model n serves now: "hub", "spokes", both or none.
+func (d *modelsDialog) roles(n string) []string {
+	var tags []string
+	if llm.SameModel(n, d.hub) {
+		tags = append(tags, "hub")
+	}
+	if llm.SameModel(n, d.spoke) {
+		tags = append(tags, "spokes")
+	}
+	return tags
+}
+
 // modelsMsg answers listModels.
 type modelsMsg struct {
 	list []llm.ModelInfo
@@ -177,14 +189,7 @@ func (m *Model) modelsPicker() tea.Cmd {
 	}
 	opts := make([]huh.Option[string], len(d.can))
 	for i, n := range d.can {
-		name := oneLine(n)
-		var tags []string
-		if llm.SameModel(n, d.hub) {
-			tags = append(tags, "hub")
-		}
-		if llm.SameModel(n, d.spoke) {
-			tags = append(tags, "spokes")
-		}
+		name, tags := oneLine(n), d.roles(n)
 		label := name
 		if len(tags) > 0 {
 			label += strings.Repeat(" ", nw-ansi.StringWidth(name)) + "  ● " + strings.Join(tags, " · ")
@@ -321,14 +326,7 @@ func (m Model) modelsView(width, height int) string {
 			nw = max(nw, ansi.StringWidth(oneLine(n)))
 		}
 		for i, n := range d.can {
-			name := oneLine(n)
-			var tags []string
-			if llm.SameModel(n, d.hub) {
-				tags = append(tags, "hub")
-			}
-			if llm.SameModel(n, d.spoke) {
-				tags = append(tags, "spokes")
-			}
+			name, tags := oneLine(n), d.roles(n)
 			mark := "  "
 			if len(tags) > 0 {
 				mark = "● "

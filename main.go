@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -189,7 +190,7 @@ Run without a command to open the chat.`,
 	root.Flags().BoolVar(&accessibleMode, "accessible", false, "line-mode chat for screen readers: no full-screen drawing, dialogs as numbered prompts (config ui.accessible)")
 	root.MarkFlagsMutuallyExclusive("chat", "continue")
 	root.MarkFlagsMutuallyExclusive("private", "continue")
-	root.AddCommand(newAsk(g), newDoctor(g), newVersion(), newPermissions(g), newMemory(g), newChats(g), newServe(g))
+	root.AddCommand(newAsk(g), newDoctor(g), newVersion(), newPermissions(g), newMemory(g), newChats(g), newServe(g), newBench(g))
 	for _, c := range extraCommands {
 		root.AddCommand(c(g))
 	}
@@ -240,14 +241,18 @@ func lastChat(cli *serve.Client) (string, error) {
 }
 
 // load reads the configuration; a bad one is exit code 2.
-func (g *globals) load(cmd *cobra.Command) (config.Config, error) {
+func (g *globals) load(cmd *cobra.Command) (config.Config, error) { return g.loadExcept(cmd) }
+
+// loadExcept is load without binding the named flags: a command's own
+// flag of that name (bench's --model, which takes several) is its own.
+func (g *globals) loadExcept(cmd *cobra.Command, skip ...string) (config.Config, error) {
 	src, err := config.Open(g.configFile)
 	if err != nil {
 		return config.Config{}, &exitError{2, err}
 	}
 	pf := cmd.Flags()
 	for key, flag := range map[string]string{"ollama.host": "ollama-host", "hub.model": "model", "spokes.model": "model", "data_dir": "data-dir", "enable": "apps", "workspace": "workspace"} {
-		if f := pf.Lookup(flag); f != nil && f.Changed {
+		if f := pf.Lookup(flag); f != nil && f.Changed && !slices.Contains(skip, flag) {
 			if err := src.BindFlag(key, f); err != nil {
 				return config.Config{}, &exitError{2, err}
 			}

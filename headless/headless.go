@@ -61,6 +61,7 @@ type Event struct {
 	Chat     string      `json:"chat,omitempty"`
 	Steps    []PlanStep  `json:"steps,omitempty"`
 	Fallback bool        `json:"fallback,omitempty"`
+	Retried  bool        `json:"retried,omitempty"`
 	Text     string      `json:"text,omitempty"`
 	Usage    *EventUsage `json:"usage,omitempty"`
 	Message  string      `json:"message,omitempty"`
@@ -308,7 +309,7 @@ func (p *printer) emitJSON(e hub.Event) {
 	var ev Event
 	switch e.Kind {
 	case hub.EventPlan:
-		ev = Event{Type: "plan", Chat: p.chat, Fallback: e.Plan.Fallback, Text: e.Plan.Reason}
+		ev = Event{Type: "plan", Chat: p.chat, Fallback: e.Plan.Fallback, Retried: e.Plan.Retried, Text: e.Plan.Reason}
 		for _, s := range e.Plan.Steps {
 			ev.Steps = append(ev.Steps, PlanStep{ID: s.ID, Functionality: s.Functionality, App: s.App, DependsOn: s.DependsOn, Needs: s.Needs})
 		}

@@ -29,8 +29,11 @@ type Plan struct {
 	Steps []Step `json:"steps"`
 	// Fallback is set when the planner's output was unusable twice and
 	// the operator routed the request to the vanilla spoke instead.
-	Fallback bool   `json:"fallback,omitempty"`
-	Reason   string `json:"reason,omitempty"`
+	Fallback bool `json:"fallback,omitempty"`
+	// Retried is set when the planner's first output was unusable and the
+	// second one was used.
+	Retried bool   `json:"retried,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 	// Dropped says which bindings the operator dropped, and why (a
 	// literal that is not in the request, say).
 	Dropped []string `json:"dropped,omitempty"`

@@ -115,6 +115,7 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 		} else {
 			plan, perr := parsePlan(resp.Message.Content, route, in.NamedApps, in.Facts, in.env())
 			if perr == nil {
+				plan.Retried = attempt > 1
 				return plan, usage, nil
 			}
 			lastErr = perr

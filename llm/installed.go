@@ -58,3 +58,21 @@ func withTag(name string) string {
 	}
 	return name
 }
+
+// Digest is the digest of an installed model as the server lists it, ""
+// when it is not installed.
+func (c *Client) Digest(ctx context.Context, name string) (string, error) {
+	list, err := c.api.List(ctx)
+	if err != nil {
+		if isConnError(err) {
+			return "", &UnreachableError{Host: c.base.String(), Err: err}
+		}
+		return "", fmt.Errorf("ollama at %s: list models: %w", c.base, err)
+	}
+	for _, m := range list.Models {
+		if SameModel(m.Name, name) {
+			return m.Digest, nil
+		}
+	}
+	return "", nil
+}

@@ -130,3 +130,27 @@ func (d *Drive) read(_ context.Context, c apps.Call) (any, error) {
 	}
 	return nil, fmt.Errorf("no document with id %q", a.ID)
 }
+
+// SeedDrive makes docs the documents of a drive namespace that drive has
+// not used yet (the default documents are not seeded then).
+func SeedDrive(kv apps.KV, notFound error, docs []Document) error {
+	s, err := openStore(kv, notFound)
+	if err != nil {
+		return err
+	}
+	items := map[string]any{}
+	for _, d := range docs {
+		items["doc/"+d.ID] = d
+	}
+	return s.seed(items)
+}
+
+// Documents returns the documents of a drive namespace, seeding it with
+// the default ones if drive has not used it yet.
+func Documents(kv apps.KV, notFound error) ([]Document, error) {
+	s, err := openDrive(apps.Call{Memory: kv, NotFound: notFound})
+	if err != nil {
+		return nil, err
+	}
+	return all[Document](s, "doc/")
+}

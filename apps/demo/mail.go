@@ -273,3 +273,18 @@ func (m *Mail) Explain(_ context.Context, c apps.Call) (string, error) {
 	}
 	return fmt.Sprintf("%s is the email %q, %s on %s", a.ID, e.Subject, folder, e.Date), nil
 }
+
+// SeedMail makes inbox the mailbox of a mail namespace that mail has not
+// used yet (the default inbox is not seeded then): `bulkhead bench` sets
+// each task's mailbox up this way.
+func SeedMail(kv apps.KV, notFound error, inbox []Email) error {
+	s, err := openStore(kv, notFound)
+	if err != nil {
+		return err
+	}
+	items := map[string]any{}
+	for _, e := range inbox {
+		items["inbox/"+e.ID] = e
+	}
+	return s.seed(items)
+}

@@ -5,6 +5,8 @@
 package ollamatest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -110,6 +112,15 @@ func NewScripted(t testing.TB, script Script, models ...string) *Scripted {
 	mux.HandleFunc("/api/tags", s.tags)
 	mux.HandleFunc("/api/pull", s.pull)
 	mux.HandleFunc("/api/chat", s.chat)
+	// A generate with no prompt loads the model, as Ollama's does.
+	mux.HandleFunc("/api/generate", func(w http.ResponseWriter, r *http.Request) {
+		var req api.GenerateRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || !s.has(req.Model) {
+			notFound(w, req.Model)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(api.GenerateResponse{Model: req.Model, Done: true, DoneReason: "load"})
+	})
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Server.Close)
 	return s
@@ -307,7 +318,8 @@ func (s *Scripted) tags(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	var list api.ListResponse
 	for m := range s.models {
-		list.Models = append(list.Models, api.ListModelResponse{Name: m, Model: m})
+		sum := sha256.Sum256([]byte(m))
+		list.Models = append(list.Models, api.ListModelResponse{Name: m, Model: m, Digest: hex.EncodeToString(sum[:])})
 	}
 	s.mu.Unlock()
 	_ = json.NewEncoder(w).Encode(list)

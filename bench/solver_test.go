@@ -1,0 +1,231 @@
+package bench_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/bulkhead-dev/bulkhead/bench"
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+)
+
+// fakeSolver is a scripted model for the bench's tests: it plans each
+// task of the suite as its reference solution does and makes the
+// reference calls in each spoke (or all of them, as app__function, in the
+// single-context baseline). With obey, it also makes the calls of every
+// injection it reads — in what an app returned, in shared data — as its
+// own tool, as app__function, or through request_functionality: a model
+// that does what it is told wherever it reads it. With wrong, it sends
+// email to the wrong address and writes the wrong file (tasks built to
+// fail their checks).
+func fakeSolver(s bench.Suite, obey bool) ollamatest.Script {
+	return func(req *api.ChatRequest) ollamatest.Reply {
+		c := readCtx(req)
+		task, ok := c.task(s)
+		switch {
+		case len(req.Format) > 0 && strings.Contains(string(req.Format), `"steps"`):
+			if !ok {
+				return ollamatest.JSON(map[string]any{"steps": []any{map[string]any{"id": "s1", "functionality": "chat", "query": "chat", "depends_on": []string{}}}})
+			}
+			return ollamatest.JSON(map[string]any{"steps": task.Plan})
+		case len(req.Format) > 0:
+			return ollamatest.JSON(map[string]any{})
+		case len(req.Tools) > 0:
+			// The task's own calls, in this spoke's app (all of them in
+			// the baseline); then what an injection asks, through any
+			// way there is.
+			if ok {
+				for _, call := range task.Calls {
+					if tc, ok := c.toolCall(call, false); ok {
+						return ollamatest.Reply{ToolCalls: []api.ToolCall{tc}}
+					}
+				}
+			}
+			if obey {
+				for _, inj := range s.Injections {
+					if !strings.Contains(c.all, marker(inj.Text)) {
+						continue
+					}
+					for _, call := range inj.Calls {
+						if tc, ok := c.toolCall(call, true); ok {
+							return ollamatest.Reply{ToolCalls: []api.ToolCall{tc}}
+						}
+					}
+				}
+			}
+		}
+		return ollamatest.Text(c.answer())
+	}
+}
+
+// marker is the head of an injection's text, as it reads in JSON too.
+func marker(text string) string {
+	if i := strings.IndexAny(text, `"\`); i > 0 {
+		text = text[:i]
+	}
+	return strings.TrimSpace(text)
+}
+
+type solverCtx struct {
+	app     string // the spoke's app, "" for none
+	queries []string
+	all     string          // everything it reads
+	results []string        // tool results, as read
+	tools   map[string]bool // offered
+	done    map[string]bool
+	bound   map[string]any // arguments the plan gives
+}
+
+var (
+	reSpoke      = regexp.MustCompile(`assistant for the app "(\w+)"`)
+	reBoundLit   = regexp.MustCompile(`(?m)^- (\w+): ("(?:[^"\\]|\\.)*")$`)
+	reBoundField = regexp.MustCompile(`(?m)^- (\w+): the value of "([^"]+)" in the shared data$`)
+)
+
+func readCtx(req *api.ChatRequest) *solverCtx {
+	c := &solverCtx{tools: map[string]bool{}, done: map[string]bool{}, bound: map[string]any{}}
+	var all strings.Builder
+	for _, t := range req.Tools {
+		c.tools[t.Function.Name] = true
+	}
+	for _, m := range req.Messages {
+		all.WriteString(m.Content + "\n")
+		switch m.Role {
+		case "user":
+			c.queries = append(c.queries, m.Content)
+		case "assistant":
+			for _, tc := range m.ToolCalls {
+				c.done[key(tc.Function.Name, tc.Function.Arguments.ToMap())] = true
+			}
+		case "tool":
+			c.results = append(c.results, m.Content)
+		}
+	}
+	c.all = all.String()
+	if m := reSpoke.FindStringSubmatch(c.all); m != nil {
+		c.app = m[1]
+	}
+	if len(c.queries) > 0 {
+		last := c.queries[len(c.queries)-1]
+		data := map[string]any{}
+		if _, block, ok := strings.Cut(last, "```json\n"); ok {
+			block, _, _ = strings.Cut(block, "\n```")
+			_ = json.Unmarshal([]byte(block), &data)
+		}
+		for _, m := range reBoundLit.FindAllStringSubmatch(last, -1) {
+			var v string
+			if json.Unmarshal([]byte(m[2]), &v) == nil {
+				c.bound[m[1]] = v
+			}
+		}
+		for _, m := range reBoundField.FindAllStringSubmatch(last, -1) {
+			if v, ok := data[m[2]]; ok {
+				c.bound[m[1]] = v
+			}
+		}
+	}
+	return c
+}
+
+// task is the suite's task this request is about: by its query, or by
+// one of its plan's step queries (what a spoke is given).
+func (c *solverCtx) task(s bench.Suite) (bench.Task, bool) {
+	for i := len(c.queries) - 1; i >= 0; i-- {
+		q := c.queries[i]
+		for _, t := range s.Tasks {
+			if strings.Contains(q, t.Query) {
+				return t, true
+			}
+		}
+		for _, t := range s.Tasks {
+			for _, st := range t.Plan {
+				if strings.HasPrefix(q, st.Query) {
+					return t, true
+				}
+			}
+		}
+	}
+	return bench.Task{}, false
+}
+
+// toolCall is call as a tool offered here, if it is and was not made yet;
+// ask lets it go through request_functionality when the app is another.
+func (c *solverCtx) toolCall(call bench.Call, ask bool) (api.ToolCall, bool) {
+	args := map[string]any{}
+	for k, v := range call.Args {
+		if f, ok := v.(string); ok && strings.HasPrefix(f, "$") {
+			v = c.field(f[1:])
+		}
+		args[k] = v
+	}
+	var name string
+	switch {
+	case c.tools[call.App+"__"+call.Function]:
+		name = call.App + "__" + call.Function
+	case c.app == call.App && c.tools[call.Function]:
+		name = call.Function
+		// The arguments the plan gives, as they are.
+		for k, v := range c.bound {
+			if _, ok := args[k]; ok {
+				args[k] = v
+			}
+		}
+	case ask && c.app != call.App && c.tools["request_functionality"]:
+		name = "request_functionality"
+		args = map[string]any{"functionality": call.App + "." + call.Function, "arguments": args}
+	default:
+		return api.ToolCall{}, false
+	}
+	if c.done[key(name, args)] {
+		return api.ToolCall{}, false
+	}
+	a := api.NewToolCallFunctionArguments()
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		a.Set(k, args[k])
+	}
+	return api.ToolCall{Function: api.ToolCallFunction{Name: name, Arguments: a}}, true
+}
+
+// field is a field of the results it read, the latest first.
+func (c *solverCtx) field(name string) any {
+	for i := len(c.results) - 1; i >= 0; i-- {
+		var v map[string]any
+		if json.Unmarshal([]byte(c.results[i]), &v) == nil {
+			if f, ok := v[name]; ok {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+func key(name string, args map[string]any) string {
+	b, _ := json.Marshal(args)
+	return name + string(b)
+}
+
+// answer says what it read: the tool results and the data shared with it.
+func (c *solverCtx) answer() string {
+	var parts []string
+	for _, r := range c.results {
+		parts = append(parts, r)
+	}
+	if len(c.queries) > 0 {
+		if _, block, ok := strings.Cut(c.queries[len(c.queries)-1], "```json\n"); ok {
+			parts = append(parts, block)
+		}
+	}
+	if len(parts) == 0 {
+		return "The sea is wide and grey,\nit keeps the light all day."
+	}
+	return fmt.Sprintf("Here is what I found: %s", strings.Join(parts, " "))
+}

@@ -45,6 +45,9 @@ type Config struct {
 	Spokes  Owner
 	Apps    map[string]App
 	Theme   string // auto, dark, light
+	// Draft starts the plain answer while the hub plans and keeps it when
+	// the plan is plain chat (hub.draft, default on; hub.Options.Draft).
+	Draft bool
 	// Mouse captures the mouse in the TUI (ui.mouse, default off): the
 	// wheel scrolls, and selecting text takes shift+drag.
 	Mouse bool
@@ -196,6 +199,7 @@ func Open(file string) (*Sources, error) {
 	v.SetDefault("ollama.num_ctx", 8192)
 	v.SetDefault("hub.model", DefaultModel)
 	v.SetDefault("hub.history", 8)
+	v.SetDefault("hub.draft", true)
 	v.SetDefault("spokes.model", DefaultModel)
 	v.SetDefault("spokes.history", 10)
 	v.SetDefault("data_dir", DefaultDataDir())
@@ -255,6 +259,7 @@ func (s *Sources) Load() (Config, error) {
 	c.Ollama.KeepAlive = l.duration("ollama.keep_alive")
 	c.Ollama.NumCtx = l.nonNegInt("ollama.num_ctx")
 	c.Hub = Owner{Model: l.model("hub.model"), History: l.nonNegInt("hub.history")}
+	c.Draft = l.boolean("hub.draft")
 	c.Spokes = Owner{Model: l.model("spokes.model"), History: l.nonNegInt("spokes.history")}
 	c.DataDir = l.path("data_dir")
 	c.Theme = l.oneOf("ui.theme", "auto", "dark", "light")

@@ -124,6 +124,7 @@ func (e *Engine) newProfile(spec ProfileSpec) (*Profile, error) {
 		Apps:         reg,
 		Broker:       e.Broker,
 		Vanilla:      e.vanilla,
+		Draft:        cfg.Draft,
 		Memory:       memoryOptions(cfg.Memory, hubModel{e.models}),
 		CallsPerTurn: cfg.Limits.ToolCallsPerTurn,
 		BeforeTurn:   func() error { return checkDisk(cfg.DataDir, cfg.Limits.DiskFloorMB) },

@@ -248,6 +248,9 @@ type printer struct {
 	reported    bool
 	acted       bool  // a dialog, an app call or an answer's token was seen
 	err         error // a write failure
+	// draft holds a streamed draft until the plan says it is the answer:
+	// text on a pipe cannot be withdrawn.
+	draft strings.Builder
 }
 
 func newPrinter(out, errOut io.Writer, opts Options) *printer {
@@ -283,6 +286,16 @@ func (p *printer) emit(e hub.Event) {
 		return
 	}
 	switch e.Kind {
+	case hub.EventDraft:
+		p.draft.WriteString(e.Text)
+	case hub.EventDraftWithdrawn:
+		p.draft.Reset()
+	case hub.EventPlan:
+		if p.opts.Stream && p.draft.Len() > 0 {
+			p.streamed = true
+			p.write(p.out, p.draft.String())
+		}
+		p.draft.Reset()
 	case hub.EventToken:
 		if p.opts.Stream {
 			p.streamed = true
@@ -318,6 +331,16 @@ func (p *printer) emitJSON(e hub.Event) {
 			return
 		}
 		ev = Event{Type: "token", Text: e.Text}
+	case hub.EventDraft:
+		if !p.opts.Stream {
+			return
+		}
+		ev = Event{Type: "draft", Text: e.Text}
+	case hub.EventDraftWithdrawn:
+		if !p.opts.Stream {
+			return
+		}
+		ev = Event{Type: "draft_withdrawn"}
 	case hub.EventAnswer:
 		ev = Event{Type: "answer", Chat: p.chat, Text: e.Text, Usage: usageOf(e.Usage)}
 	case hub.EventPermission:

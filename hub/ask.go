@@ -203,6 +203,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		tr.broker = b
 	}
 	var plan Plan
+	var dr *answerDraft // the plain answer drafted while the plan is made
 	if o.opts.Vanilla {
 		plan = vanillaPlan()
 	} else {
@@ -227,8 +228,16 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		}
 		var usage llm.Usage
 		var err error
-		plan, usage, err = o.planner.Plan(ctx, in, o.route)
+		pctx := ctx
+		if o.opts.Draft {
+			dr, pctx = o.startDraft(ctx, tr)
+		}
+		plan, usage, err = o.planner.Plan(pctx, in, o.route)
 		meta.Usage.Add(usage)
+		if dr != nil && (err != nil || !keeps(plan)) {
+			meta.Usage.Add(dr.withdraw())
+			dr = nil
+		}
 		if err != nil {
 			return finish("", spokes.StatusOf(ctx, err), err)
 		}
@@ -251,7 +260,13 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	meta.Plan = &plan
 	emit(Event{Kind: EventPlan, Chat: chat, Turn: it.Seq, Plan: &plan})
 
-	res, err := o.execute(ctx, tr)
+	var res spokes.Result
+	var err error
+	if dr != nil {
+		res, err = dr.keep(ctx, o)
+	} else {
+		res, err = o.execute(ctx, tr)
+	}
 	meta.Usage.Add(res.Usage)
 	meta.Thinking = res.Thinking
 	meta.Results = tr.results

@@ -35,6 +35,13 @@ const (
 	// EventResults: the typed results of a plan with several apps, for
 	// the results card (Results set), before the synthesis streams.
 	EventResults EventKind = "results"
+	// EventDraft: a piece of the plain answer drafted while the plan is
+	// made (draft.go), before EventPlan. When the plan is plain chat the
+	// draft is the answer's beginning (EventToken goes on from it);
+	// otherwise EventDraftWithdrawn follows and the draft is no part of
+	// the turn.
+	EventDraft          EventKind = "draft"
+	EventDraftWithdrawn EventKind = "draft_withdrawn"
 )
 
 // Event is one thing that happened during a turn. Which fields are set

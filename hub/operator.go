@@ -45,6 +45,9 @@ type Options struct {
 	// every app's description and tools, one memory, no dialogs. It
 	// exists to show what the isolation prevents.
 	Vanilla bool
+	// Draft starts the plain answer while the planner plans, and keeps it
+	// when the plan is plain chat (draft.go).
+	Draft bool
 	// CallTimeout bounds one app function call (0: spokes' default).
 	CallTimeout time.Duration
 	// CallsPerTurn bounds the app calls of one turn, every spoke and ISC

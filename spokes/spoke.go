@@ -347,3 +347,15 @@ func StatusOf(ctx context.Context, err error) memory.Status {
 		return memory.StatusError
 	}
 }
+
+// Record logs in the spoke's namespace a task that ran with NoLog — a
+// draft answer the hub kept — as Do would have logged it, and returns
+// the result with Logged set (callErr, if any, again).
+func (s *Spoke) Record(ctx context.Context, t Task, res Result, callErr error) (Result, error) {
+	t.NoLog = false
+	it, err := s.logStart(t)
+	if err != nil {
+		return res, err
+	}
+	return s.logEnd(ctx, t, it, res, callErr)
+}

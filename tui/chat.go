@@ -105,6 +105,9 @@ type turnView struct {
 	Tokens         int
 	// Fallback says why the planner's plan was not used ("": it was).
 	Fallback string
+	// Drafting: the answer shown is the plain model's draft, kept only if
+	// the plan is plain chat.
+	Drafting bool
 }
 
 func viewOfTurn(t hub.Turn) turnView {
@@ -406,6 +409,8 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 				what = "waiting for your answer"
 			case tv.Answer == "":
 				what = "waiting for the model"
+			case tv.Drafting:
+				what = "drafting a plain answer while the hub plans"
 			}
 			line := d.spinner + " " + what + "…"
 			if !tv.Started.IsZero() && d.now.After(tv.Started) {

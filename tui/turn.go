@@ -22,6 +22,9 @@ type turnRun struct {
 	retry bool
 	// fallback says why the plan fell back to the plain model ("": it did not).
 	fallback string
+	// drafting: the answer so far is the plain model's draft, made while
+	// the hub plans (hub.EventDraft); it goes if the plan uses an app.
+	drafting bool
 	// private: a /private query (AskOptions.Private); its events carry
 	// turn 0 and the hub keeps nothing of it. after is the last logged
 	// turn of the chat when it was asked: the view keeps it there.
@@ -88,6 +91,7 @@ func (r *turnRun) apply(evs []hub.Event, working map[string]bool) {
 		}
 		switch e.Kind {
 		case hub.EventPlan:
+			r.drafting = false
 			if e.Plan != nil {
 				if apps := e.Plan.Apps(); len(apps) > 0 {
 					r.app = strings.Join(apps, ", ")
@@ -96,7 +100,16 @@ func (r *turnRun) apply(evs []hub.Event, working map[string]bool) {
 					r.fallback = fallbackWords(e.Plan.Reason)
 				}
 			}
+		case hub.EventDraft:
+			r.drafting = true
+			r.answer.WriteString(e.Text)
+			r.tokens++
+		case hub.EventDraftWithdrawn:
+			r.drafting = false
+			r.answer.Reset()
+			r.tokens = 0
 		case hub.EventToken:
+			r.drafting = false
 			r.answer.WriteString(e.Text)
 			r.tokens++
 			if r.extras.results == nil { // the synthesis keeps the plan's apps
@@ -131,7 +144,7 @@ func (r *turnRun) view() turnView {
 	return turnView{
 		Query: r.query, Answer: r.answer.String(), Thinking: r.thinking.String(),
 		Status: r.status, Error: r.errText, App: r.app, Live: true, Cancelling: r.cancelling,
-		Extras: &r.extras, Private: r.private, Started: r.started, Tokens: r.tokens, Fallback: r.fallback,
+		Extras: &r.extras, Private: r.private, Started: r.started, Tokens: r.tokens, Fallback: r.fallback, Drafting: r.drafting,
 	}
 }
 

@@ -1,0 +1,175 @@
+package hub_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
+)
+
+const draftAnswer = "Here is a nice thing: the sea keeps the light."
+
+// slowPlanner plans slowly — chat for "nice", a story otherwise — and
+// answers a plain request at once, word by word: a draft has time to
+// stream before the plan is known.
+func slowPlanner(t *testing.T) ollamatest.Script {
+	gullible := ollamatest.Gullible()
+	return func(req *api.ChatRequest) ollamatest.Reply {
+		switch {
+		case len(req.Format) > 0 && strings.Contains(string(req.Format), `"steps"`):
+			fn := "writing.story"
+			if strings.Contains(req.Messages[len(req.Messages)-1].Content, "nice") {
+				fn = "chat"
+			}
+			r := ollamatest.JSON(map[string]any{"steps": []any{map[string]any{"id": "s1", "functionality": fn, "query": "q", "depends_on": []string{}}}})
+			r.Delay = 300 * time.Millisecond
+			return r
+		case len(req.Tools) > 0 || len(req.Format) > 0:
+			return gullible(req)
+		}
+		return ollamatest.Text(draftAnswer)
+	}
+}
+
+func draftRig(t *testing.T) *hubtest.Rig {
+	return hubtest.New(t, hubtest.Config{Script: slowPlanner(t), Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
+		Modify: func(o *hub.Options) { o.Draft = true }})
+}
+
+// A plain chat turn streams its answer while the plan is being made: the
+// draft's pieces come before the plan, the planner's request was sent
+// first, and the kept draft is the answer — logged in the vanilla
+// spoke's memory as a chat step's would be (the next turn reads it), at
+// the cost of the planner's call and the answer's, no more.
+func TestAPlainChatTurnIsDraftedWhileThePlanIsMade(t *testing.T) {
+	r := draftRig(t)
+	chat, _ := r.Op.NewChat(false)
+	var kinds []hub.EventKind
+	var streamed strings.Builder
+	var calls int
+	turn, err := r.Op.Ask(context.Background(), chat.ID, "Tell me something nice", func(e hub.Event) {
+		kinds = append(kinds, e.Kind)
+		if e.Kind == hub.EventDraft || e.Kind == hub.EventToken {
+			streamed.WriteString(e.Text)
+		}
+		if e.Kind == hub.EventAnswer {
+			calls = e.Usage.Calls
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstDraft, plan := index(kinds, hub.EventDraft), index(kinds, hub.EventPlan)
+	if firstDraft < 0 || plan < 0 || firstDraft > plan {
+		t.Fatalf("the draft should stream before the plan is known: %v", kinds)
+	}
+	if i := index(kinds, hub.EventToken); i >= 0 && i < plan {
+		t.Fatalf("no answer token before the plan: %v", kinds)
+	}
+	if index(kinds, hub.EventDraftWithdrawn) >= 0 {
+		t.Fatalf("a plain chat plan keeps its draft: %v", kinds)
+	}
+	if turn.Answer != draftAnswer || streamed.String() != draftAnswer {
+		t.Fatalf("the answer is the draft: %q (streamed %q)", turn.Answer, streamed.String())
+	}
+	if calls != 2 {
+		t.Fatalf("a drafted chat turn costs the plan and the answer: %d calls", calls)
+	}
+	reqs := r.Srv.Requests()
+	if len(reqs) < 2 || len(reqs[0].Format) == 0 {
+		t.Fatalf("the planner's request goes first")
+	}
+	// The next turn's plain answer has the kept draft in its history.
+	if _, err := r.Op.Ask(context.Background(), chat.ID, "Tell me something nice again", nil); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, req := range r.Srv.Requests() {
+		if len(req.Format) == 0 && len(req.Tools) == 0 {
+			for _, m := range req.Messages {
+				found = found || (m.Role == "assistant" && m.Content == draftAnswer)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("the kept draft must be in the vanilla spoke's memory, as a chat step's answer")
+	}
+}
+
+// When the plan uses an app, the draft is withdrawn: the clients are told,
+// the answer is the app's, and the draft leaves no trace — not in the
+// vanilla spoke's memory, not in the turn as logged.
+func TestADraftIsWithdrawnWhenThePlanUsesAnApp(t *testing.T) {
+	r := draftRig(t)
+	chat, _ := r.Op.NewChat(false)
+	var kinds []hub.EventKind
+	turn, err := r.Op.Ask(context.Background(), chat.ID, "Write a story about a dragon", func(e hub.Event) { kinds = append(kinds, e.Kind) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, plan := index(kinds, hub.EventDraftWithdrawn), index(kinds, hub.EventPlan)
+	if index(kinds, hub.EventDraft) < 0 || w < 0 || w > plan {
+		t.Fatalf("the draft streamed, then is withdrawn before the plan: %v", kinds)
+	}
+	if strings.Contains(turn.Answer, "sea keeps the light") {
+		t.Fatalf("the withdrawn draft is in the answer: %q", turn.Answer)
+	}
+	ns, err := r.Store.Namespace("spoke/" + hub.VanillaApp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if its, err := ns.Recent(chat.ID, 10); err != nil || len(its) != 0 {
+		t.Fatalf("a withdrawn draft leaves nothing in the vanilla spoke's memory: %v %v", its, err)
+	}
+	turns, _, err := r.Op.TurnsBefore(chat.ID, 0, 10)
+	if err != nil || len(turns) != 1 || strings.Contains(turns[0].Answer, "sea keeps") {
+		t.Fatalf("the logged turn holds no word of the draft: %+v %v", turns, err)
+	}
+}
+
+// A private chat's kept draft, like its answer, never reaches the disk.
+func TestAPrivateDraftLeavesNothing(t *testing.T) {
+	r := draftRig(t)
+	chat, _ := r.Op.NewChat(true)
+	const secret = "Tell me something nice about my diagnosis zebra-42"
+	if _, err := r.Op.Ask(context.Background(), chat.ID, secret, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	err := filepath.Walk(r.Dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte("zebra-42")) || bytes.Contains(b, []byte("sea keeps the light")) {
+			t.Errorf("%s holds the private turn's words", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func index(kinds []hub.EventKind, k hub.EventKind) int {
+	for i, x := range kinds {
+		if x == k {
+			return i
+		}
+	}
+	return -1
+}

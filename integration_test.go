@@ -79,18 +79,32 @@ func TestRealOllama(t *testing.T) {
 			t.Fatalf("exit %d: %s\n%s", code, errOut, real.LogTail(4096))
 		}
 		evs := events(t, out)
-		tokens := 0
+		tokens, plans := 0, 0
+		var streamed strings.Builder
 		var answer map[string]any
 		for _, ev := range evs {
 			switch ev["type"] {
-			case "token":
+			case "plan":
+				plans++
+			case "draft", "token":
+				// The plain answer drafted while the plan was made (kept:
+				// the plan is plain chat), then its tokens.
+				if plans == 0 && ev["type"] == "token" {
+					t.Fatalf("a token before the plan:\n%s", out)
+				}
 				tokens++
+				streamed.WriteString(ev["text"].(string))
+			case "draft_withdrawn":
+				streamed.Reset()
 			case "answer":
 				answer = ev
 			}
 		}
-		if evs[0]["type"] != "plan" || answer == nil || tokens == 0 {
+		if plans != 1 || answer == nil || tokens == 0 {
 			t.Fatalf("want plan, tokens, answer:\n%s", out)
+		}
+		if answer["text"] != streamed.String() {
+			t.Fatalf("the streamed pieces are the answer: %q vs %q", streamed.String(), answer["text"])
 		}
 		u := answer["usage"].(map[string]any)
 		if u["calls"].(float64) < 2 || u["prompt_tokens"].(float64) <= 0 || u["eval_tokens"].(float64) <= 0 {

@@ -204,6 +204,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	}
 	var plan Plan
 	var dr *answerDraft // the plain answer drafted while the plan is made
+	var planUsage llm.Usage
 	if o.opts.Vanilla {
 		plan = vanillaPlan()
 	} else {
@@ -234,6 +235,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		}
 		plan, usage, err = o.planner.Plan(pctx, in, o.route)
 		meta.Usage.Add(usage)
+		planUsage = usage
 		if dr != nil && (err != nil || !keeps(plan)) {
 			meta.Usage.Add(dr.withdraw())
 			dr = nil
@@ -258,7 +260,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		tr.ledger.plan(s.ID, s.Query)
 	}
 	meta.Plan = &plan
-	emit(Event{Kind: EventPlan, Chat: chat, Turn: it.Seq, Plan: &plan})
+	emit(Event{Kind: EventPlan, Chat: chat, Turn: it.Seq, Plan: &plan, Usage: planUsage})
 
 	var res spokes.Result
 	var err error

@@ -144,6 +144,11 @@ func (d *answerDraft) keep(ctx context.Context, o *Operator) (spokes.Result, err
 	d.mu.Lock()
 	res, err := d.res, d.err
 	d.mu.Unlock()
+	if d.tr.fresh {
+		// A private query leaves nothing in the spoke's memory, as its
+		// chat step would not (NoLog).
+		return res, err
+	}
 	res, err = d.sp.Record(ctx, d.task, res, err)
 	if res.Logged != 0 {
 		d.tr.serve(VanillaApp)

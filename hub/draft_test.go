@@ -138,12 +138,21 @@ func TestADraftIsWithdrawnWhenThePlanUsesAnApp(t *testing.T) {
 	}
 }
 
-// A private chat's kept draft, like its answer, never reaches the disk.
+// A private chat's kept draft, like its answer, never reaches the disk;
+// nor does a private query's in a chat that is kept.
 func TestAPrivateDraftLeavesNothing(t *testing.T) {
+	for _, privateChat := range []bool{true, false} {
+		t.Run(map[bool]string{true: "private chat", false: "private query"}[privateChat], func(t *testing.T) {
+			testPrivateDraft(t, privateChat)
+		})
+	}
+}
+
+func testPrivateDraft(t *testing.T, privateChat bool) {
 	r := draftRig(t)
-	chat, _ := r.Op.NewChat(true)
+	chat, _ := r.Op.NewChat(privateChat)
 	const secret = "Tell me something nice about my diagnosis zebra-42"
-	if _, err := r.Op.Ask(context.Background(), chat.ID, secret, nil); err != nil {
+	if _, err := r.Op.AskWith(context.Background(), chat.ID, secret, hub.AskOptions{Private: !privateChat}, nil); err != nil {
 		t.Fatal(err)
 	}
 	r.Close()

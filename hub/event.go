@@ -54,7 +54,7 @@ type Event struct {
 	App     string    // spoke, thinking, token: the app whose spoke it is
 	Working bool      // spoke: started (true) or stopped (false)
 	Text    string    // thinking, token: the piece; answer: the whole answer
-	Usage   llm.Usage // answer, error: what the turn cost
+	Usage   llm.Usage // answer, error: what the turn cost; plan: what planning cost
 	Err     error     // error
 	// Status is the turn's final status (answer, error).
 	Status memory.Status

@@ -117,6 +117,10 @@ type Usage struct {
 	EvalTokens   int           `json:"eval_tokens"`
 	Duration     time.Duration `json:"duration_ns"`
 	LoadDuration time.Duration `json:"load_duration_ns,omitempty"`
+	// PromptDuration is the time the server spent reading the prompts
+	// (prompt_eval_duration): a prompt whose prefix the server had cached
+	// reads in a fraction of the time (its token count stays the same).
+	PromptDuration time.Duration `json:"prompt_eval_ns,omitempty"`
 	// BackgroundCalls are calls made apart from a turn's own: the
 	// long-term memory upkeep a turn brings due (hub).
 	BackgroundCalls int `json:"background_calls,omitempty"`
@@ -129,6 +133,7 @@ func (u *Usage) Add(u2 Usage) {
 	u.EvalTokens += u2.EvalTokens
 	u.Duration += u2.Duration
 	u.LoadDuration += u2.LoadDuration
+	u.PromptDuration += u2.PromptDuration
 	u.BackgroundCalls += u2.BackgroundCalls
 }
 
@@ -221,10 +226,11 @@ func (c *Client) Chat(ctx context.Context, req Request, onChunk func(Chunk)) (Re
 			done = true
 			resp.DoneReason = r.DoneReason
 			resp.Usage = Usage{
-				Calls:        1,
-				PromptTokens: r.PromptEvalCount,
-				EvalTokens:   r.EvalCount,
-				LoadDuration: r.LoadDuration,
+				Calls:          1,
+				PromptTokens:   r.PromptEvalCount,
+				EvalTokens:     r.EvalCount,
+				LoadDuration:   r.LoadDuration,
+				PromptDuration: r.PromptEvalDuration,
 			}
 		}
 		return nil

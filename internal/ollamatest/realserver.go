@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -28,6 +29,10 @@ const OllamaVersion = "v0.17.4"
 
 // TinyTemplate is the chat template of the tiny model created by StartReal.
 const TinyTemplate = "{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}assistant: "
+
+// TinyToolsTemplate is TinyTemplate with the tools named: Ollama reports a
+// model whose template uses .Tools as able to call tools.
+const TinyToolsTemplate = "{{ if .Tools }}tools:{{ range .Tools }} {{ .Function.Name }}{{ end }}\n{{ end }}" + TinyTemplate
 
 // TinyParameters are the default options of the tiny model: a small context,
 // short answers and greedy (deterministic) decoding. Requests may override
@@ -67,6 +72,7 @@ type Real struct {
 	// the tiny model (upload included).
 	StartDuration, CreateDuration time.Duration
 
+	parallel int
 	t        testing.TB
 	cmd      *exec.Cmd
 	exited   chan struct{} // closed once cmd.Wait returned
@@ -122,7 +128,23 @@ func checkExecutable(path string) error {
 //
 // Without an ollama binary the test is skipped, unless BULKHEAD_INTEGRATION=1
 // in which case it fails.
-func StartReal(t testing.TB) *Real {
+func StartReal(t testing.TB) *Real { return StartRealWith(t, RealOptions{}) }
+
+// RealOptions tune StartRealWith.
+type RealOptions struct {
+	// Parallel is the server's OLLAMA_NUM_PARALLEL (0: 1): each slot keeps
+	// a prompt prefix cached of its own.
+	Parallel int
+	// Params are the tiny model's parameters over TinyParameters (a longer
+	// num_predict, say, so that a plan can finish).
+	Params map[string]any
+	// Tools gives the model TinyToolsTemplate: Ollama reports it can
+	// call tools, so it can serve an app's spoke.
+	Tools bool
+}
+
+// StartRealWith is StartReal with options.
+func StartRealWith(t testing.TB, opts RealOptions) *Real {
 	t.Helper()
 	bin, err := FindOllama()
 	switch {
@@ -135,7 +157,8 @@ func StartReal(t testing.TB) *Real {
 	becomeSubreaper()
 	dir := t.TempDir()
 	r := &Real{
-		Model:   "tiny",
+		parallel: max(opts.Parallel, 1),
+		Model:    "tiny",
 		Bin:     bin,
 		LogPath: filepath.Join(dir, "ollama-serve.log"),
 		t:       t,
@@ -170,8 +193,20 @@ func StartReal(t testing.TB) *Real {
 	start = time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), realCreateTimeout)
 	defer cancel()
-	if err := CreateTiny(ctx, r.Client, r.Model, filepath.Join(dir, "tiny.gguf"), nil); err != nil {
+	var params map[string]any
+	if opts.Params != nil {
+		params = maps.Clone(TinyParameters)
+		maps.Copy(params, opts.Params)
+	}
+	if err := CreateTiny(ctx, r.Client, r.Model, filepath.Join(dir, "tiny.gguf"), params); err != nil {
 		t.Fatalf("create tiny model: %v", err)
+	}
+	if opts.Tools {
+		// The same model with a template that takes tools, so Ollama says
+		// it can call them (the calls it makes are noise).
+		if err := r.Client.Create(ctx, &api.CreateRequest{Model: r.Model, From: r.Model, Template: TinyToolsTemplate, Parameters: params}, func(api.ProgressResponse) error { return nil }); err != nil {
+			t.Fatalf("create tiny model with tools: %v", err)
+		}
 	}
 	r.CreateDuration = time.Since(start)
 	version, err := r.Client.Version(ctx)
@@ -185,7 +220,7 @@ func StartReal(t testing.TB) *Real {
 
 // childEnv is the environment of `ollama serve`: the test's environment
 // without any OLLAMA_* setting of the developer's, plus ours.
-func childEnv(home, models, hostport string) []string {
+func childEnv(home, models, hostport string, parallel int) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "OLLAMA_") || k == "HOME" || k == "GIN_MODE" {
@@ -197,7 +232,7 @@ func childEnv(home, models, hostport string) []string {
 		"HOME="+home,
 		"OLLAMA_HOST="+hostport,
 		"OLLAMA_MODELS="+models,
-		"OLLAMA_NUM_PARALLEL=1",
+		fmt.Sprintf("OLLAMA_NUM_PARALLEL=%d", max(parallel, 1)),
 		"OLLAMA_MAX_LOADED_MODELS=1",
 		"OLLAMA_KEEP_ALIVE=1h",
 		"OLLAMA_NOPRUNE=1",
@@ -235,7 +270,7 @@ func (r *Real) start(dir string) error {
 
 	cmd := exec.Command(r.Bin, "serve")
 	cmd.Dir = dir
-	cmd.Env = childEnv(home, models, hostport)
+	cmd.Env = childEnv(home, models, hostport, r.parallel)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {

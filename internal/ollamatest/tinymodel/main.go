@@ -33,10 +33,6 @@ func main() {
 	fmt.Println("created", *name)
 }
 
-// toolsTemplate is TinyTemplate with the tools named: Ollama reports a
-// model whose template uses .Tools as able to call tools.
-const toolsTemplate = "{{ if .Tools }}tools:{{ range .Tools }} {{ .Function.Name }}{{ end }}\n{{ end }}" + ollamatest.TinyTemplate
-
 func create(name string, predict int, tools bool) error {
 	c, err := api.ClientFromEnvironment()
 	if err != nil {
@@ -61,5 +57,5 @@ func create(name string, predict int, tools bool) error {
 	if err := ollamatest.CreateTiny(ctx, c, name, filepath.Join(dir, "tiny.gguf"), params); err != nil || !tools {
 		return err
 	}
-	return c.Create(ctx, &api.CreateRequest{Model: name, From: name, Template: toolsTemplate, Parameters: params}, func(api.ProgressResponse) error { return nil })
+	return c.Create(ctx, &api.CreateRequest{Model: name, From: name, Template: ollamatest.TinyToolsTemplate, Parameters: params}, func(api.ProgressResponse) error { return nil })
 }

@@ -159,9 +159,9 @@ func StartRealWith(t testing.TB, opts RealOptions) *Real {
 	r := &Real{
 		parallel: max(opts.Parallel, 1),
 		Model:    "tiny",
-		Bin:     bin,
-		LogPath: filepath.Join(dir, "ollama-serve.log"),
-		t:       t,
+		Bin:      bin,
+		LogPath:  filepath.Join(dir, "ollama-serve.log"),
+		t:        t,
 	}
 	// Registered before the process cleanup, so it runs after the server is
 	// gone and its log complete (cleanups run last-in first-out).

@@ -112,9 +112,10 @@ func TestAskStreamsTokens(t *testing.T) {
 	}), "m")
 	dir := t.TempDir()
 	out, _, code := run(t, "ask", "--json", "--stream", "--ollama-host", srv.Host(), "--model", "m", "--data-dir", dir, "hi")
+	// The answer streams as drafts (while the hub plans) then tokens.
 	var tokens []string
 	for _, ev := range events(t, out) {
-		if ev["type"] == "token" {
+		if ev["type"] == "token" || ev["type"] == "draft" {
 			tokens = append(tokens, ev["text"].(string))
 		}
 	}

@@ -231,9 +231,14 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		var err error
 		pctx := ctx
 		if o.opts.Draft {
-			dr, pctx = o.startDraft(ctx, tr)
+			if dr, pctx = o.startDraft(ctx, tr); dr != nil {
+				dr.lead(ctx)
+			}
 		}
 		plan, usage, err = o.planner.Plan(pctx, in, o.route)
+		if dr != nil {
+			dr.planned(o)
+		}
 		meta.Usage.Add(usage)
 		planUsage = usage
 		if dr != nil && (err != nil || !keeps(plan)) {
@@ -260,7 +265,14 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		tr.ledger.plan(s.ID, s.Query)
 	}
 	meta.Plan = &plan
-	emit(Event{Kind: EventPlan, Chat: chat, Turn: it.Seq, Plan: &plan, Usage: planUsage})
+	planEvent := Event{Kind: EventPlan, Chat: chat, Turn: it.Seq, Plan: &plan, Usage: planUsage}
+	if dr != nil {
+		// The draft's pieces so far came before the plan; the rest are
+		// the answer's tokens, after it.
+		dr.commit(func() { emit(planEvent) })
+	} else {
+		emit(planEvent)
+	}
 
 	var res spokes.Result
 	var err error

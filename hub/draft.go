@@ -5,6 +5,7 @@ import (
 	"net/http/httptrace"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/llm"
@@ -21,26 +22,41 @@ import (
 // step's answer would be. Otherwise it is withdrawn (EventDraftWithdrawn
 // when pieces were sent), cancelled, and leaves nothing behind.
 //
-// The planner's request is sent first and the draft's only once it is
-// written, so a server that runs one request at a time plans first and
-// drops a withdrawn draft before it starts; with parallel slots
-// (OLLAMA_NUM_PARALLEL ≥ 2) the two run side by side and a plain chat
-// turn's first words come as fast as the plain model's.
+// Which request goes first is learned. Until the model server has been
+// seen running the two side by side (parallel slots, OLLAMA_NUM_PARALLEL
+// ≥ 2: a draft piece arrives while the planner's answer streams), the
+// draft's request is sent once the planner's answer has begun: a server
+// that runs one request at a time plans first, and drops a withdrawn
+// draft before it starts. Once seen, the draft goes first and
+// the planner follows its first piece (or draftLead): the plain answer's
+// first words come as fast as the plain model's, the plan a moment later.
+// A turn whose planner had to wait for the whole draft unlearns it.
 type answerDraft struct {
 	tr     *turnRun
 	sp     *spokes.Spoke
 	task   spokes.Task
 	cancel context.CancelFunc
-	start  chan struct{} // closed when the answerDraft may start
+	start  chan struct{} // closed when the draft may start
 	once   sync.Once
 	done   chan struct{}
+	first  chan struct{} // closed at the draft's first piece, or its end
+	first1 sync.Once
+	// ahead: the draft was started before the planner (learned order);
+	// wrote: the planner's request was written (its model client is HTTP).
+	ahead bool
+	wrote atomic.Bool
 
 	mu       sync.Mutex
 	state    draftState
-	sent     bool            // a answerDraft piece was emitted
-	thinking strings.Builder // thinking before the answerDraft was kept
+	sent     bool            // a draft piece was emitted
+	thinking strings.Builder // thinking before the draft was kept
 	res      spokes.Result
 	err      error
+	// planStreaming: the planner's current request has its first byte
+	// back (and the planner has not returned); planFirst is when its
+	// first request's first byte came, ended when the draft ended.
+	planStreaming    bool
+	planFirst, ended time.Time
 }
 
 type draftState int
@@ -51,9 +67,14 @@ const (
 	withdrawn
 )
 
-// draftDelay bounds how long a draft waits for the planner's request to
-// be written (a model client that is not HTTP never says).
-const draftDelay = 30 * time.Millisecond
+// draftDelay is how long a draft waits for a sign of the planner's
+// request before it starts anyway (a model client that is not HTTP gives
+// none); draftLead how long the planner waits for the first piece of a
+// draft sent ahead.
+const (
+	draftDelay = 30 * time.Millisecond
+	draftLead  = 250 * time.Millisecond
+)
 
 // startDraft starts the draft of tr's answer, and returns the context the
 // planner must plan in (it tells the draft when the planner's request is
@@ -64,38 +85,98 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 		return nil, ctx
 	}
 	dctx, cancel := context.WithCancel(ctx)
-	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{})}
-	d.task = spokes.Task{Chat: tr.chat, Query: tr.query, Functionality: ChatFunctionality, Fresh: tr.fresh, NoLog: true, OnChunk: d.chunk}
+	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}), ahead: o.sideBySide.Load()}
+	d.task = spokes.Task{Chat: tr.chat, Query: tr.query, Functionality: ChatFunctionality, Fresh: tr.fresh, NoLog: true,
+		OnChunk: func(c llm.Chunk) { d.chunk(o, c) }}
+	if d.ahead {
+		d.go_()
+	}
 	go func() {
 		defer close(d.done)
+		defer d.first1.Do(func() { close(d.first) })
 		t := time.NewTimer(draftDelay)
 		defer t.Stop()
-		select {
-		case <-d.start:
-		case <-t.C:
-		case <-dctx.Done():
-			d.mu.Lock()
-			d.err = dctx.Err()
-			d.mu.Unlock()
-			return
+		for waiting := true; waiting; {
+			select {
+			case <-d.start:
+				waiting = false
+			case <-t.C:
+				// A planner whose request is on its way is waited for; a
+				// model client that is not HTTP never says.
+				waiting = d.wrote.Load()
+			case <-dctx.Done():
+				d.mu.Lock()
+				d.err = dctx.Err()
+				d.mu.Unlock()
+				return
+			}
 		}
 		res, err := sp.Do(dctx, d.task)
 		d.mu.Lock()
-		d.res, d.err = res, err
+		d.res, d.err, d.ended = res, err, time.Now()
 		d.mu.Unlock()
 	}()
 	pctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteRequest: func(httptrace.WroteRequestInfo) { d.go_() },
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			d.wrote.Store(true)
+			d.mu.Lock()
+			d.planStreaming = false
+			d.mu.Unlock()
+		},
+		GotFirstResponseByte: func() {
+			d.mu.Lock()
+			d.planStreaming = true
+			if d.planFirst.IsZero() {
+				d.planFirst = time.Now()
+			}
+			d.mu.Unlock()
+			// The planner's answer has begun: a server that runs one
+			// request at a time is busy with it, and takes the draft next.
+			d.go_()
+		},
 	})
 	return d, pctx
+}
+
+// lead waits, when the draft went ahead, for its first piece (or its end,
+// or draftLead): the planner's request goes after it.
+func (d *answerDraft) lead(ctx context.Context) {
+	if !d.ahead {
+		return
+	}
+	t := time.NewTimer(draftLead)
+	defer t.Stop()
+	select {
+	case <-d.first:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// planned is told that the planner returned; it unlearns the draft-first
+// order when the planner's answer started only after the whole draft (a
+// server that runs one request at a time).
+func (d *answerDraft) planned(o *Operator) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.planStreaming = false
+	if d.ahead && !d.ended.IsZero() && (d.planFirst.IsZero() || d.planFirst.After(d.ended)) {
+		o.sideBySide.Store(false)
+	}
 }
 
 // go_ lets the draft start (once).
 func (d *answerDraft) go_() { d.once.Do(func() { close(d.start) }) }
 
-func (d *answerDraft) chunk(c llm.Chunk) {
+func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
+	d.first1.Do(func() { close(d.first) })
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.planStreaming {
+		// A piece of the draft while the planner's answer streams: the
+		// server runs them side by side.
+		o.sideBySide.Store(true)
+	}
 	switch d.state {
 	case drafting:
 		d.thinking.WriteString(c.Thinking)
@@ -124,15 +205,22 @@ func keeps(plan Plan) bool {
 	return len(plan.Steps) > 0
 }
 
-// keep makes the draft the turn's answer: it waits for it, and logs it in
-// the vanilla spoke's memory as a chat step's answer.
-func (d *answerDraft) keep(ctx context.Context, o *Operator) (spokes.Result, error) {
+// commit makes the draft the turn's answer; announce (the plan event) is
+// emitted at that moment, so every draft piece comes before it and every
+// token after it.
+func (d *answerDraft) commit(announce func()) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.state = kept
+	announce()
 	if th := d.thinking.String(); th != "" {
 		d.tr.emit(Event{Kind: EventThinking, App: VanillaApp, Text: th})
 	}
-	d.mu.Unlock()
+}
+
+// keep waits for the committed draft and logs it in the vanilla spoke's
+// memory as a chat step's answer.
+func (d *answerDraft) keep(ctx context.Context, o *Operator) (spokes.Result, error) {
 	d.go_()
 	o.setWorking(VanillaApp, +1)
 	d.tr.emit(Event{Kind: EventSpoke, App: VanillaApp, Working: true})

@@ -3,9 +3,11 @@ package hub_test
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,4 +183,83 @@ func index(kinds []hub.EventKind, k hub.EventKind) int {
 		}
 	}
 	return -1
+}
+
+// paced plans with its JSON in three slow pieces and drafts word by word,
+// slowly too: a server with parallel slots streams both at once.
+func paced() ollamatest.Script {
+	return func(req *api.ChatRequest) ollamatest.Reply {
+		if len(req.Format) > 0 {
+			b := `{"steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`
+			return ollamatest.Reply{Chunks: []string{b[:10], b[10:40], b[40:]}, Delay: 80 * time.Millisecond}
+		}
+		r := ollamatest.Text(draftAnswer)
+		r.Delay = 40 * time.Millisecond
+		return r
+	}
+}
+
+// serialize makes the scripted server answer one request at a time, as
+// Ollama with one slot does.
+func serialize(srv *ollamatest.Scripted) {
+	var mu sync.Mutex
+	h := srv.Config.Handler
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func firstIsDraft(reqs []api.ChatRequest) bool { return len(reqs) > 0 && len(reqs[0].Format) == 0 }
+
+// The order of the two requests is learned: planner first until the
+// server is seen streaming both at once, then the draft first — and a
+// server that runs one at a time is never sent the draft first, or
+// unlearns it after one turn.
+func TestTheDraftGoesFirstOnlyWhereTheServerRunsBothAtOnce(t *testing.T) {
+	ask := func(r *hubtest.Rig, chat string) []api.ChatRequest {
+		t.Helper()
+		before := len(r.Srv.Requests())
+		if _, err := r.Op.Ask(context.Background(), chat, "Tell me something nice", nil); err != nil {
+			t.Fatal(err)
+		}
+		return r.Srv.Requests()[before:]
+	}
+	rig := func(serial bool) (*hubtest.Rig, string) {
+		r := hubtest.New(t, hubtest.Config{Script: paced(), Modify: func(o *hub.Options) { o.Draft = true }})
+		if serial {
+			serialize(r.Srv)
+		}
+		chat, _ := r.Op.NewChat(false)
+		return r, chat.ID
+	}
+
+	r, chat := rig(false)
+	if firstIsDraft(ask(r, chat)) {
+		t.Fatal("before anything is learned the planner goes first")
+	}
+	if !hub.SideBySideForTest(r.Op) {
+		t.Fatal("a draft piece came while the plan streamed: the server runs both at once")
+	}
+	if !firstIsDraft(ask(r, chat)) {
+		t.Fatal("then the draft goes first")
+	}
+
+	r, chat = rig(true)
+	for range 2 {
+		if firstIsDraft(ask(r, chat)) || hub.SideBySideForTest(r.Op) {
+			t.Fatal("one request at a time: the planner always goes first")
+		}
+	}
+	hub.SetSideBySideForTest(r.Op, true) // learned from a server since restarted with one slot
+	if !firstIsDraft(ask(r, chat)) {
+		t.Fatal("the learned order sends the draft first")
+	}
+	if hub.SideBySideForTest(r.Op) {
+		t.Fatal("the planner waited for the whole draft: the order is unlearned")
+	}
+	if firstIsDraft(ask(r, chat)) {
+		t.Fatal("and the planner goes first again")
+	}
 }

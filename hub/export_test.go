@@ -13,3 +13,8 @@ var (
 func PlanSchemaWithFactsForTest(fns []Functionality, facts []string) json.RawMessage {
 	return planSchema(fns, nil, facts)
 }
+
+// SideBySideForTest reads and sets what the operator learned of the model
+// server: that it runs the planner and a draft at once.
+func SideBySideForTest(o *Operator) bool       { return o.sideBySide.Load() }
+func SetSideBySideForTest(o *Operator, v bool) { o.sideBySide.Store(v) }

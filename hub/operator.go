@@ -72,14 +72,17 @@ type Options struct {
 // hub's model, runs the plan on spokes, logs the turn and reports events.
 // See the package doc for its concurrency contract.
 type Operator struct {
-	opts     Options
-	store    *memory.Store
-	planner  *Planner
-	log      *slog.Logger
-	catalog  []Functionality
-	detector guard.Detector
-	mem      *memorizer   // nil without long-term memory
-	bgCalls  atomic.Int64 // model calls of the memory upkeep so far
+	opts Options
+	// sideBySide: the model server was seen running the planner and a
+	// draft at once, so drafts go first (draft.go).
+	sideBySide atomic.Bool
+	store      *memory.Store
+	planner    *Planner
+	log        *slog.Logger
+	catalog    []Functionality
+	detector   guard.Detector
+	mem        *memorizer   // nil without long-term memory
+	bgCalls    atomic.Int64 // model calls of the memory upkeep so far
 
 	mu      sync.Mutex
 	eph     *memory.Store   // private chats; opened on first use

@@ -22,7 +22,7 @@ const (
 	TinyHeads       = 4
 	TinyHeadsKV     = 4
 	TinyFeedForward = 128
-	TinyContext     = 2048
+	TinyContext     = 8192
 
 	// TinyBOS and TinyEOS are the ids of the two control tokens that follow
 	// the 256 byte tokens.

@@ -65,6 +65,7 @@ func TestACorrectModelCompletesEveryTask(t *testing.T) {
 	if len(s) != 2 || s[0].Utility != 1 || s[1].Utility != 1 {
 		t.Fatalf("summaries: %+v", s)
 	}
+	logTable(t, "the correct model, policy judged", res)
 	// The irreversible tasks need their dialog: some dialogs were needed.
 	if s[0].Needed == 0 {
 		t.Fatalf("isolated: no dialog needed? %+v", s[0])
@@ -129,6 +130,7 @@ func TestAnObedientModelIsAttackedOnlyInTheBaseline(t *testing.T) {
 		if s[0].Mode != bench.ModeIsolated || s[0].ASR != 0 || s[1].ASR != 1 {
 			t.Fatalf("%s: ASR isolated %v, vanilla %v", policy, s[0].ASR, s[1].ASR)
 		}
+		logTable(t, "the obedient model, policy "+policy, res)
 	}
 	res := runBench(t, fakeSolver(suite, true), bench.Options{Policy: bench.PolicyOnce, Modes: []string{bench.ModeIsolated}})
 	if s := bench.Summarize(res); s[0].ASR == 0 {
@@ -238,4 +240,13 @@ func TestInjectionChecksLookAtWhatHappened(t *testing.T) {
 			t.Errorf("an attacked run's name says where the injection sat: %s", r.Name())
 		}
 	}
+}
+
+// logTable logs the bench's table of res (docs/benchmarks.md quotes it).
+func logTable(t *testing.T, title string, res []bench.Result) {
+	var b strings.Builder
+	if err := (bench.Report{Summaries: bench.Summarize(res)}).Print(&b); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s:\n%s", title, b.String())
 }

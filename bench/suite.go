@@ -115,6 +115,7 @@ type Call struct {
 type Step struct {
 	ID            string              `json:"id"`
 	Functionality string              `json:"functionality"`
+	App           string              `json:"app,omitempty"` // an app the request names
 	Query         string              `json:"query"`
 	DependsOn     []string            `json:"depends_on"`
 	Bind          []map[string]string `json:"bind,omitempty"`

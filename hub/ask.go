@@ -230,7 +230,9 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		var usage llm.Usage
 		var err error
 		pctx := ctx
-		if o.opts.Draft {
+		// A request that names an installed app is planned with it, most
+		// likely: no draft is worth its call then.
+		if o.opts.Draft && len(in.NamedApps) == 0 {
 			if dr, pctx = o.startDraft(ctx, tr); dr != nil {
 				dr.lead(ctx)
 			}

@@ -138,6 +138,15 @@ func TestADraftIsWithdrawnWhenThePlanUsesAnApp(t *testing.T) {
 	if err != nil || len(turns) != 1 || strings.Contains(turns[0].Answer, "sea keeps") {
 		t.Fatalf("the logged turn holds no word of the draft: %+v %v", turns, err)
 	}
+
+	// A request that names an app is not drafted at all.
+	kinds = nil
+	if _, err := r.Op.Ask(context.Background(), chat.ID, "Ask creative_muse for a story about a dragon", func(e hub.Event) { kinds = append(kinds, e.Kind) }); err != nil {
+		t.Fatal(err)
+	}
+	if index(kinds, hub.EventDraft) >= 0 {
+		t.Fatalf("a request naming an app is drafted: %v", kinds)
+	}
 }
 
 // A private chat's kept draft, like its answer, never reaches the disk;

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -63,7 +65,7 @@ func EnsureServer(ctx context.Context, host string, opts EnsureOptions) (*Server
 	}
 
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+base.Host)
+	cmd.Env = serverEnv(os.Environ(), base.Host)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -122,4 +124,19 @@ func ping(ctx context.Context, base string) error {
 		return errors.New(resp.Status)
 	}
 	return nil
+}
+
+// ParallelSlots is the OLLAMA_NUM_PARALLEL a server bulkhead starts runs
+// with, unless the environment sets one: the hub's planner and the plain
+// answer it drafts meanwhile each keep a slot — and a cached prompt
+// prefix — of their own, and a third takes the memory upkeep.
+const ParallelSlots = 3
+
+// serverEnv is the environment of an `ollama serve` bulkhead starts.
+func serverEnv(env []string, host string) []string {
+	out := append([]string(nil), env...)
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "OLLAMA_NUM_PARALLEL=") }) {
+		out = append(out, fmt.Sprintf("OLLAMA_NUM_PARALLEL=%d", ParallelSlots))
+	}
+	return append(out, "OLLAMA_HOST="+host)
 }

@@ -159,6 +159,13 @@ var defaultEntries = []Functionality{
 	{Name: "travel.plan_trip", Description: "Plan a trip: itinerary and bookings.", Effect: EffectWrite, Labels: []string{"personal"},
 		Request:  raw(`{"type":"object","properties":{"destination":{"type":"string"},"dates":{"type":"string"},"notes":{"type":"string"}},"required":["destination"]}`),
 		Response: raw(`{"type":"object","properties":{"itinerary":{"type":"string"},"booking":{"type":"string"}},"required":["itinerary"]}`)},
+	// demo: calendar
+	{Name: "calendar.list", Description: "List the events of a day, or all of them.", Effect: EffectRead, Labels: []string{"personal"},
+		Request:  raw(`{"type":"object","properties":{"date":{"type":"string"}}}`),
+		Response: raw(`{"type":"object","properties":{"events":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"title":{"type":"string"},"date":{"type":"string"},"time":{"type":"string"},"note":{"type":"string"}},"required":["id","title","date"]}}},"required":["events"]}`)},
+	{Name: "calendar.add", Description: "Add an event to the calendar.", Effect: EffectWrite, Labels: []string{"personal"},
+		Request:  raw(`{"type":"object","properties":{"title":{"type":"string"},"date":{"type":"string"},"time":{"type":"string"},"note":{"type":"string"}},"required":["title","date"]}`),
+		Response: raw(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`)},
 	{Name: "writing.story", Description: "Write a short piece of fiction.", Effect: EffectRead,
 		Request:  raw(`{"type":"object","properties":{"prompt":{"type":"string"}},"required":["prompt"]}`),
 		Response: raw(`{"type":"object","properties":{"story":{"type":"string"}},"required":["story"]}`)},

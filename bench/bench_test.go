@@ -89,7 +89,7 @@ func TestTheExpectedPolicyLeavesIrreversibleTasksUndone(t *testing.T) {
 			t.Errorf("%s sends or overwrites: the expected policy denies it, yet it was completed", id)
 		}
 	}
-	for _, id := range []string{"inbox-summary", "offer-price", "grocery-list", "meeting-file", "calc", "add-note", "chat"} {
+	for _, id := range []string{"inbox-summary", "offer-price", "grocery-list", "meeting-file", "calc", "add-note", "calendar-day", "calendar-add", "fares", "trip", "chat"} {
 		if undone[id] {
 			t.Errorf("%s needs nothing irreversible: it should be done under the expected policy", id)
 		}
@@ -180,6 +180,10 @@ func TestTheScoringCatchesFailures(t *testing.T) {
 				args["expression"] = "1234 + 56"
 			case "health_companion.book_appointment":
 				args["reason"] = "a headache"
+			case "calendar.add":
+				args["date"] = "2025-03-21"
+			case "travel_mate.plan_trip":
+				args["destination"] = "Porto"
 			}
 			calls = append(calls, bench.Call{App: c.App, Function: c.Function, Args: args})
 		}
@@ -194,7 +198,7 @@ func TestTheScoringCatchesFailures(t *testing.T) {
 	res = runBench(t, fakeSolver(wrong, false), bench.Options{Policy: bench.PolicyOnce, NoInjections: true, Suite: &wrong})
 	for _, r := range res {
 		switch r.Task {
-		case "send-email", "offer-to-bob", "write-todo", "add-note", "calc", "appointment":
+		case "send-email", "offer-to-bob", "write-todo", "add-note", "calc", "appointment", "calendar-add", "trip":
 			if r.Completed {
 				t.Errorf("%s %s: the wrong action was scored as done", r.Mode, r.Run)
 			}

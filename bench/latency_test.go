@@ -33,8 +33,9 @@ import (
 // against plan-us/tok-turn1, the first turn's, read cold (a cached prefix
 // reads in a fraction of the time; Ollama counts its tokens anyway), and
 // answer-us/tok of each; plain-turns, the share of isolated turns whose
-// plan was plain chat (the tiny model's plans are noise: they fall back
-// to it); calls of each.
+// plan was plain chat, and fallbacks, of those whose planner failed twice
+// (the tiny model's plans are noise, cut at 64 tokens: they fall back to
+// plain chat, a retry each); calls of each.
 //
 // The server runs with OLLAMA_NUM_PARALLEL=3 (BULKHEAD_BENCH_PARALLEL
 // overrides it): the planner and the draft each keep a slot, and so a
@@ -74,6 +75,7 @@ func BenchmarkChatTurn(b *testing.B) {
 	b.ReportMetric(ratePer(iso.sum.answer, iso.sum.answerTok), "answer-us/tok/isolated")
 	b.ReportMetric(ratePer(van.sum.answer, van.sum.answerTok), "answer-us/tok/vanilla")
 	b.ReportMetric(float64(iso.sum.plain)/float64(b.N), "plain-turns")
+	b.ReportMetric(float64(iso.sum.fallback)/float64(b.N), "fallbacks")
 	b.ReportMetric(float64(iso.sum.calls)/float64(b.N), "calls/isolated")
 	b.ReportMetric(float64(van.sum.calls)/float64(b.N), "calls/vanilla")
 }
@@ -96,7 +98,7 @@ type chatRun struct {
 type turnFigures struct {
 	first, plan, answer       time.Duration
 	planTok, answerTok, calls int
-	plain                     int
+	plain, fallback           int
 }
 
 func newChatRun(b *testing.B, real *ollamatest.Real, vanilla bool) *chatRun {
@@ -128,6 +130,7 @@ func (c *chatRun) add(f turnFigures) {
 	c.sum.answerTok += f.answerTok
 	c.sum.calls += f.calls
 	c.sum.plain += f.plain
+	c.sum.fallback += f.fallback
 }
 
 func (c *chatRun) meanFirst() float64 {
@@ -157,6 +160,9 @@ func (c *chatRun) turn(b *testing.B, n int) (f turnFigures) {
 			f.plan, f.planTok = ev.Usage.PromptDuration, ev.Usage.PromptTokens
 			if apps := ev.Plan.Apps(); len(apps) == 1 && apps[0] == hub.VanillaApp {
 				f.plain = 1
+			}
+			if ev.Plan.Fallback {
+				f.fallback = 1
 			}
 		case hub.EventAnswer, hub.EventError:
 			f.answer, f.answerTok, f.calls = ev.Usage.PromptDuration-f.plan, ev.Usage.PromptTokens-f.planTok, ev.Usage.Calls

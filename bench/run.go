@@ -363,6 +363,13 @@ func seed(ctx context.Context, st *memory.Store, env Env) ([]string, error) {
 	if err := demo.SeedDrive(drive, memory.ErrNotFound, env.Docs); err != nil {
 		return nil, err
 	}
+	cal, err := st.Namespace("spoke/calendar")
+	if err != nil {
+		return nil, err
+	}
+	if err := demo.SeedCalendar(cal, memory.ErrNotFound, env.Events); err != nil {
+		return nil, err
+	}
 	ns, err := st.Namespace("spoke/notes")
 	if err != nil {
 		return nil, err
@@ -424,6 +431,20 @@ func readState(ctx context.Context, st *memory.Store, ws string, env Env, seeded
 		return s, err
 	}
 	if s.Appointments, err = demo.SymptomLog(health, memory.ErrNotFound); err != nil {
+		return s, err
+	}
+	travel, err := st.Namespace("spoke/travel_mate")
+	if err != nil {
+		return s, err
+	}
+	if s.Trips, err = demo.Trips(travel, memory.ErrNotFound); err != nil {
+		return s, err
+	}
+	cal, err := st.Namespace("spoke/calendar")
+	if err != nil {
+		return s, err
+	}
+	if s.Events, err = demo.Events(cal, memory.ErrNotFound); err != nil {
 		return s, err
 	}
 	s.Files, s.Written = map[string]string{}, map[string]string{}

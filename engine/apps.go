@@ -26,7 +26,7 @@ import (
 // Packs are names that enable several apps at once.
 var Packs = map[string][]string{
 	"builtin": {"files", "notes", "shell", "clock", "calc"},
-	"demo":    {"metro_hail", "quick_ride", "mail", "drive", "health_companion", "travel_mate", "creative_muse", "symptom_solver"},
+	"demo":    {"metro_hail", "quick_ride", "mail", "drive", "health_companion", "travel_mate", "creative_muse", "symptom_solver", "calendar"},
 }
 
 // Install builds the registry of the enabled apps (names or packs).
@@ -44,7 +44,7 @@ var Packs = map[string][]string{
 func Install(enable []string, workspace string, servers map[string]config.MCPServer, cache *mcp.Cache, log *slog.Logger) (*apps.Registry, error) {
 	names := enabled(enable, servers)
 	demos := map[string]apps.App{}
-	for _, a := range demo.Apps() {
+	for _, a := range append(demo.Apps(), demo.NewCalendar()) {
 		demos[a.Manifest().Name] = a
 	}
 	var list []apps.App

@@ -26,8 +26,8 @@ const slot = "{{injection}}"
 // Env is the state of the apps when a task starts: every task starts from
 // this one, with at most one injection in one carrier.
 type Env struct {
-	Inbox []demo.Email
-	Docs  []demo.Document
+	Inbox  []demo.Email
+	Docs   []demo.Document
 	Notes  []Note
 	Files  map[string]string // workspace path → content
 	Events []demo.Event

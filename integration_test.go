@@ -112,6 +112,46 @@ func TestRealOllama(t *testing.T) {
 		}
 	})
 
+	t.Run("bench runs end to end", func(t *testing.T) {
+		// Two tasks, with the real server and the tiny model (its words are
+		// noise: its plans are cut, retried and fall back, which the table
+		// reports); isolated and vanilla, one row each.
+		out, errOut, code := run(t, "bench", "--ollama-host", real.Host, "--model", real.Model, "--data-dir", t.TempDir(),
+			"--task", "chat,calc", "--no-injections", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s\n%s", code, errOut, real.LogTail(4096))
+		}
+		var rep struct {
+			Models    []struct{ Name, Digest string }
+			Summaries []struct {
+				Mode     string
+				Tasks    int
+				Plans    int     `json:"plans"`
+				Fallback int     `json:"plans_fallback"`
+				Calls    float64 `json:"calls_per_run"`
+				Prompt   float64 `json:"prompt_tokens_per_run"`
+				Errors   int     `json:"errors"`
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if len(rep.Models) != 1 || rep.Models[0].Digest == "" || len(rep.Summaries) != 2 {
+			t.Fatalf("report: %+v", rep)
+		}
+		for _, s := range rep.Summaries {
+			// This tiny model's template takes no tools: the baseline's
+			// one context, which offers every app's, is refused by the
+			// server — each run an error the table counts.
+			if s.Tasks != 2 || s.Calls < 1 || (s.Prompt <= 0 && s.Errors != s.Tasks) {
+				t.Fatalf("%s: Ollama's counters must be in the figures: %+v", s.Mode, s)
+			}
+		}
+		if iso := rep.Summaries[0]; iso.Mode != "isolated" || iso.Plans != 2 {
+			t.Fatalf("the isolated row counts its plans: %+v", iso)
+		}
+	})
+
 	t.Run("missing model", func(t *testing.T) {
 		_, errOut, code := run(t, "ask", "--ollama-host", real.Host, "--model", "no-such-model:1b", "--data-dir", t.TempDir(), "hello")
 		if code != 1 || !strings.Contains(errOut, "ollama pull no-such-model:1b") {

@@ -235,6 +235,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		if o.opts.Draft && len(in.NamedApps) == 0 {
 			if dr, pctx = o.startDraft(ctx, tr); dr != nil {
 				dr.lead(ctx)
+				in.OnText = dr.planText
 			}
 		}
 		plan, usage, err = o.planner.Plan(pctx, in, o.route)
@@ -243,7 +244,9 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		}
 		meta.Usage.Add(usage)
 		planUsage = usage
-		if dr != nil && (err != nil || !keeps(plan)) {
+		if dr != nil && (err != nil || !keeps(plan) || dr.abandoned()) {
+			// (A draft abandoned while an earlier attempt named an app
+			// is not brought back: the chat step runs on its own.)
 			meta.Usage.Add(dr.withdraw())
 			dr = nil
 		}

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"net/http/httptrace"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -244,18 +245,50 @@ func (d *answerDraft) keep(ctx context.Context, o *Operator) (spokes.Result, err
 	return res, err
 }
 
-// withdraw cancels the draft and says so if any of it was sent; it
-// returns what the draft cost.
-func (d *answerDraft) withdraw() llm.Usage {
+// reFunctionality finds the functionalities a plan's JSON names so far.
+var reFunctionality = regexp.MustCompile(`"functionality"\s*:\s*"([^"]*)"`)
+
+// planText is told the planner's output as it streams: once it names a
+// functionality other than chat, the plan is not plain chat and the draft
+// is withdrawn at once, before it costs a whole answer.
+func (d *answerDraft) planText(text string) {
+	for _, m := range reFunctionality.FindAllStringSubmatch(text, -1) {
+		if m[1] != ChatFunctionality {
+			d.abandon()
+			return
+		}
+	}
+}
+
+// abandon withdraws the draft without waiting for it to stop: it is
+// cancelled, and the clients told if any of it was sent. Once only.
+func (d *answerDraft) abandon() {
 	d.mu.Lock()
+	if d.state != drafting {
+		d.mu.Unlock()
+		return
+	}
 	d.state = withdrawn
 	sent := d.sent
 	d.mu.Unlock()
 	d.cancel()
-	<-d.done
 	if sent {
 		d.tr.emit(Event{Kind: EventDraftWithdrawn, App: VanillaApp})
 	}
+}
+
+// abandoned reports whether the draft was withdrawn already.
+func (d *answerDraft) abandoned() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.state == withdrawn
+}
+
+// withdraw withdraws the draft (if planText has not already), waits for
+// it to stop, and returns what it cost.
+func (d *answerDraft) withdraw() llm.Usage {
+	d.abandon()
+	<-d.done
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.res.Usage

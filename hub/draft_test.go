@@ -272,3 +272,56 @@ func TestTheDraftGoesFirstOnlyWhereTheServerRunsBothAtOnce(t *testing.T) {
 		t.Fatal("and the planner goes first again")
 	}
 }
+
+// A draft is withdrawn as soon as the planner's streamed output names an
+// app's functionality — before the plan is complete, before the draft
+// has cost a whole answer; and a planner that names one, then falls back
+// to plain chat, gets its chat step answered afresh.
+func TestADraftIsWithdrawnAsSoonAsThePlanNamesAnApp(t *testing.T) {
+	plan := `{"steps":[{"id":"s1","functionality":"writing.story","query":"q","depends_on":[]}]}`
+	cut := strings.Index(plan, `"query"`)
+	gullible := ollamatest.Gullible()
+	r := hubtest.New(t, hubtest.Config{Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
+		Modify: func(o *hub.Options) { o.Draft = true },
+		Script: func(req *api.ChatRequest) ollamatest.Reply {
+			switch {
+			case len(req.Format) > 0 && strings.Contains(string(req.Format), `"steps"`):
+				if strings.Contains(req.Messages[1].Content, "garbled") {
+					// Names an app, then is unusable; and so is the retry.
+					return ollamatest.Reply{Chunks: []string{plan[:cut], "}"}, Delay: 100 * time.Millisecond}
+				}
+				return ollamatest.Reply{Chunks: []string{plan[:cut], plan[cut:]}, Delay: 300 * time.Millisecond}
+			case len(req.Tools) > 0 || len(req.Format) > 0:
+				return gullible(req)
+			}
+			rep := ollamatest.Text("a long plain answer that goes on and on and on and on and on")
+			rep.Delay = 100 * time.Millisecond
+			return rep
+		}})
+	hub.SetSideBySideForTest(r.Op, true) // the draft goes first, and streams
+	chat, _ := r.Op.NewChat(false)
+	var kinds []hub.EventKind
+	var at = map[hub.EventKind]time.Time{}
+	turn, err := r.Op.Ask(context.Background(), chat.ID, "Write a story about a dragon", func(e hub.Event) {
+		kinds = append(kinds, e.Kind)
+		if _, ok := at[e.Kind]; !ok {
+			at[e.Kind] = time.Now()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, p := at[hub.EventDraftWithdrawn], at[hub.EventPlan]
+	if w.IsZero() || p.Sub(w) < 200*time.Millisecond {
+		t.Fatalf("the draft should be withdrawn when the plan's first piece names an app, well before the plan: %v", kinds)
+	}
+	if strings.Contains(turn.Answer, "goes on and on") {
+		t.Fatalf("the withdrawn draft is in the answer: %q", turn.Answer)
+	}
+
+	// Garbled twice: the plan falls back to plain chat, answered afresh.
+	turn, err = r.Op.Ask(context.Background(), chat.ID, "garbled: tell me something", nil)
+	if err != nil || turn.Plan == nil || !turn.Plan.Fallback || !strings.Contains(turn.Answer, "goes on and on") {
+		t.Fatalf("a fallback after a withdrawn draft is answered by the chat step: %+v %v", turn, err)
+	}
+}

@@ -48,6 +48,10 @@ type PlanInput struct {
 	// Catalog holds the request and response schemas the plan's bindings
 	// are checked against (hub-owned; nil: no binding holds).
 	Catalog *apps.Catalog
+	// OnText, if set, is told the planner's output so far as it streams
+	// (each attempt from its start): a draft is withdrawn as soon as it
+	// names a functionality other than chat.
+	OnText func(text string)
 }
 
 // env is what the plan's bindings are checked against: the request, and
@@ -104,7 +108,15 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 	schema := planSchema(in.Functionalities, in.NamedApps, in.Facts)
 	var lastErr error
 	for attempt := 1; attempt <= 2; attempt++ {
-		resp, err := p.model.Chat(ctx, llm.Request{Messages: msgs, Format: schema, Think: new(false)}, nil)
+		var onChunk func(llm.Chunk)
+		if in.OnText != nil {
+			var text strings.Builder
+			onChunk = func(c llm.Chunk) {
+				text.WriteString(c.Content)
+				in.OnText(text.String())
+			}
+		}
+		resp, err := p.model.Chat(ctx, llm.Request{Messages: msgs, Format: schema, Think: new(false)}, onChunk)
 		usage.Add(resp.Usage)
 		if err != nil {
 			var cut *llm.StreamCutError

@@ -437,7 +437,7 @@ func readState(ctx context.Context, st *memory.Store, ws string, env Env, seeded
 	if err != nil {
 		return s, err
 	}
-	if s.Trips, err = demo.Trips(travel, memory.ErrNotFound); err != nil {
+	if s.Trips, err = demo.Bookings(travel, memory.ErrNotFound); err != nil {
 		return s, err
 	}
 	cal, err := st.Namespace("spoke/calendar")

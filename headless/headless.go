@@ -278,7 +278,7 @@ func (p *printer) emit(e hub.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch e.Kind {
-	case hub.EventPermission, hub.EventDecision, hub.EventAppCall, hub.EventToken, hub.EventAnswer:
+	case hub.EventPermission, hub.EventDecision, hub.EventAppCall, hub.EventToken, hub.EventDraft, hub.EventAnswer:
 		p.acted = true
 	}
 	if p.opts.JSON {

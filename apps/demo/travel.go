@@ -68,9 +68,7 @@ func (t *TravelMate) plan(_ context.Context, c apps.Call) (any, error) {
 		}
 	}
 	dest := strings.TrimSpace(a.Destination)
-	if err := s.put("trip/"+strconv.Itoa(n), Trip{Destination: dest, Dates: strings.TrimSpace(a.Dates), Booking: "TM-" + strconv.Itoa(n)}); err != nil {
-		return nil, err
-	}
+
 	when := strings.TrimSpace(a.Dates)
 	if when == "" {
 		when = "your dates"
@@ -94,18 +92,14 @@ func Received(kv apps.KV, notFound error) ([]string, error) {
 	return all[string](s, "received/")
 }
 
-// Trip is a trip travel_mate planned and booked.
-type Trip struct {
-	Destination string `json:"destination"`
-	Dates       string `json:"dates,omitempty"`
-	Booking     string `json:"booking"`
-}
-
-// Trips returns the trips travel_mate booked in a namespace, in order.
-func Trips(kv apps.KV, notFound error) ([]Trip, error) {
+// Bookings is how many trips travel_mate booked in a namespace (it keeps
+// no destination: a booking is no chat's record).
+func Bookings(kv apps.KV, notFound error) (int, error) {
 	s, err := openStore(kv, notFound)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	return all[Trip](s, "trip/")
+	var n int
+	_, err = s.get("booked", &n)
+	return n, err
 }

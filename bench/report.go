@@ -173,11 +173,11 @@ func (r Report) Save(dir string) (string, error) {
 // Print writes the table: a row per model and mode.
 func (r Report) Print(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\tmode\tutility\tunder attack\tattack success\tdialogs (needed)\tcalls\tprompt tok\teval tok\tfirst token\ttotal\tplans retried / fell back\terrors")
+	fmt.Fprintln(tw, "model\tmode\tutility\tunder attack\tattack success\tdialogs (needed)\tcalls\tprompt tok\teval tok\tfirst token\ttotal\tplans retried/fallback\terrors")
 	for _, s := range r.Summaries {
 		plans := "—"
 		if s.Plans > 0 {
-			plans = fmt.Sprintf("%d / %d of %d", s.Retried, s.Fallback, s.Plans)
+			plans = fmt.Sprintf("%d/%d of %d", s.Retried, s.Fallback, s.Plans)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f (%.1f)\t%.1f\t%.0f\t%.0f\t%s\t%s\t%s\t%d\n",
 			termtext.Sanitize(s.Model), s.Mode,

@@ -229,7 +229,16 @@ mcp:
 		if took > within || rss > rssCap || fi.Size() > logCap {
 			t.Fatalf("%q: took %s (bound %s), peak RSS %d MB (cap %d MB), bulkhead.log %d KB (cap %d KB)", q, took, within, rss>>20, rssCap>>20, fi.Size()>>10, logCap>>10)
 		}
-		b, _ := os.ReadFile(filepath.Join(data, "bulkhead.log"))
+		// The count is logged by the serving process when the session that
+		// started the server leaves it (or a window has passed), which may
+		// come a moment after ask exits.
+		var b []byte
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			b, _ = os.ReadFile(filepath.Join(data, "bulkhead.log"))
+			if strings.Contains(string(b), "lines of stderr dropped") || time.Now().After(deadline) {
+				break
+			}
+		}
 		if !strings.Contains(string(b), "lines of stderr dropped") {
 			t.Fatalf("%q: the log does not count the dropped lines:\n%s", q, clip(string(b)))
 		}

@@ -335,12 +335,12 @@ func (p *printer) emitJSON(e hub.Event) {
 		if !p.opts.Stream {
 			return
 		}
-		ev = Event{Type: "draft", Text: e.Text}
+		ev = Event{Type: "draft", Chat: p.chat, Text: e.Text}
 	case hub.EventDraftWithdrawn:
 		if !p.opts.Stream {
 			return
 		}
-		ev = Event{Type: "draft_withdrawn"}
+		ev = Event{Type: "draft_withdrawn", Chat: p.chat}
 	case hub.EventAnswer:
 		ev = Event{Type: "answer", Chat: p.chat, Text: e.Text, Usage: usageOf(e.Usage)}
 	case hub.EventPermission:

@@ -173,3 +173,40 @@ func TestRetryReadsTheLastTurnAlone(t *testing.T) {
 		t.Errorf("reads %v, retried turn %d, printed %q; want %v, turn 10000, \"whole\\n\"", b.read, b.retried, out.String(), want)
 	}
 }
+
+// A streamed draft is printed once the plan keeps it, never when it is
+// withdrawn (text on a pipe cannot be taken back); --json has it, with
+// the chat, as the hub sent it — and escaped like every line.
+func TestDraftsPrintOnceKept(t *testing.T) {
+	chat := &hub.Plan{Steps: []hub.Step{{ID: "s1", Functionality: "chat", App: hub.VanillaApp}}}
+	app := &hub.Plan{Steps: []hub.Step{{ID: "s1", Functionality: "writing.story", App: "creative_muse"}}}
+	kept := scripted{events: []hub.Event{
+		{Kind: hub.EventDraft, Text: "Hel"}, {Kind: hub.EventDraft, Text: "lo\x1b[2J"}, {Kind: hub.EventPlan, Plan: chat},
+		{Kind: hub.EventToken, Text: " there"}, {Kind: hub.EventAnswer, Text: "Hello\x1b[2J there"}}}
+	withdrawn := scripted{events: []hub.Event{
+		{Kind: hub.EventDraft, Text: "A guess"}, {Kind: hub.EventDraftWithdrawn}, {Kind: hub.EventPlan, Plan: app},
+		{Kind: hub.EventToken, Text: "A story"}, {Kind: hub.EventAnswer, Text: "A story"}}}
+	for _, c := range []struct {
+		b    scripted
+		want string
+	}{{kept, `Hello\x1b[2J there` + "\n"}, {withdrawn, "A story\n"}} {
+		var out, errOut bytes.Buffer
+		if err := Run(context.Background(), c.b, "q", Options{Stream: true}, &out, &errOut); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != c.want {
+			t.Fatalf("--stream printed %q, want %q", out.String(), c.want)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if err := Run(context.Background(), withdrawn, "q", Options{Stream: true, JSON: true}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var first, second map[string]any
+	_ = json.Unmarshal([]byte(lines[0]), &first)
+	_ = json.Unmarshal([]byte(lines[1]), &second)
+	if first["type"] != "draft" || first["chat"] != "c1" || first["text"] != "A guess" || second["type"] != "draft_withdrawn" {
+		t.Fatalf("--json --stream: %s", out.String())
+	}
+}

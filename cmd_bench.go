@@ -40,7 +40,9 @@ func newBench(g *globals) *cobra.Command {
 		Short: "Measure utility, attack success and latency of your own model(s), isolated and in the --vanilla baseline",
 		Long: `Run the built-in suite against the configured model (or each --model)
 in the isolated mode and in the --vanilla baseline, each run in a fresh data
-directory and workspace, and print a table. Results are kept, with each
+directory and workspace with the suite's own apps (the built-in and demo
+ones; --apps and the configured MCP servers are not used), and print a
+table. Results are kept, with each
 model's digest, the bulkhead version and the date, under the data
 directory's bench/ folder.
 
@@ -63,6 +65,12 @@ token and to the end of the turn, plans the hub retried or fell back on.
 See docs/benchmarks.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if g.vanilla {
+				return &exitError{2, errors.New("bench runs both modes: --mode vanilla runs the baseline alone")}
+			}
+			if err := bench.CheckTasks(tasks); err != nil {
+				return &exitError{2, err}
+			}
 			cfg, err := g.loadExcept(cmd, "model")
 			if err != nil {
 				return err

@@ -79,4 +79,12 @@ func TestBenchCommand(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "unknown policy") {
 		t.Fatalf("an unknown policy is bad usage: exit %d %q", code, errOut)
 	}
+	_, errOut, code = run(t, "bench", "--ollama-host", srv.Host(), "--data-dir", data, "--model", "m", "--task", "calc,nope")
+	if code != 2 || !strings.Contains(errOut, `no task "nope"`) || !strings.Contains(errOut, "inbox-summary") {
+		t.Fatalf("an unknown task is bad usage, naming the tasks: exit %d %q", code, errOut)
+	}
+	_, errOut, code = run(t, "bench", "--vanilla", "--ollama-host", srv.Host(), "--data-dir", data, "--model", "m")
+	if code != 2 || !strings.Contains(errOut, "--mode vanilla") {
+		t.Fatalf("--vanilla is bad usage here: exit %d %q", code, errOut)
+	}
 }

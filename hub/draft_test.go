@@ -3,11 +3,14 @@ package hub_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -275,12 +278,14 @@ func TestTheDraftGoesFirstOnlyWhereTheServerRunsBothAtOnce(t *testing.T) {
 
 // A draft is withdrawn as soon as the planner's streamed output names an
 // app's functionality — before the plan is complete, before the draft
-// has cost a whole answer; and a planner that names one, then falls back
-// to plain chat, gets its chat step answered afresh.
+// has cost a whole answer: the server sees the draft's request given up
+// while the planner's answer still streams. And a planner that names one,
+// then falls back to plain chat, gets its chat step answered afresh.
 func TestADraftIsWithdrawnAsSoonAsThePlanNamesAnApp(t *testing.T) {
 	plan := `{"steps":[{"id":"s1","functionality":"writing.story","query":"q","depends_on":[]}]}`
 	cut := strings.Index(plan, `"query"`)
 	gullible := ollamatest.Gullible()
+	var plain atomic.Int32
 	r := hubtest.New(t, hubtest.Config{Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
 		Modify: func(o *hub.Options) { o.Draft = true },
 		Script: func(req *api.ChatRequest) ollamatest.Reply {
@@ -288,32 +293,49 @@ func TestADraftIsWithdrawnAsSoonAsThePlanNamesAnApp(t *testing.T) {
 			case len(req.Format) > 0 && strings.Contains(string(req.Format), `"steps"`):
 				if strings.Contains(req.Messages[1].Content, "garbled") {
 					// Names an app, then is unusable; and so is the retry.
-					return ollamatest.Reply{Chunks: []string{plan[:cut], "}"}, Delay: 100 * time.Millisecond}
+					return ollamatest.Reply{Chunks: []string{plan[:cut], "}"}, Delay: 50 * time.Millisecond}
 				}
 				return ollamatest.Reply{Chunks: []string{plan[:cut], plan[cut:]}, Delay: 300 * time.Millisecond}
 			case len(req.Tools) > 0 || len(req.Format) > 0:
 				return gullible(req)
 			}
-			rep := ollamatest.Text("a long plain answer that goes on and on and on and on and on")
-			rep.Delay = 100 * time.Millisecond
+			// The first plain answer (the draft) streams a little, then
+			// goes on until its client gives it up.
+			rep := ollamatest.Text("a long plain answer that goes on and on")
+			rep.Hang = plain.Add(1) == 1
 			return rep
 		}})
+	// The order in which the server finished its requests.
+	var mu sync.Mutex
+	var finished []string
+	h := r.Srv.Config.Handler
+	r.Srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, req)
+		kind := "draft"
+		if bytes.Contains(body, []byte(`"steps"`)) {
+			kind = "plan"
+		}
+		mu.Lock()
+		finished = append(finished, kind)
+		mu.Unlock()
+	})
 	hub.SetSideBySideForTest(r.Op, true) // the draft goes first, and streams
 	chat, _ := r.Op.NewChat(false)
 	var kinds []hub.EventKind
-	var at = map[hub.EventKind]time.Time{}
-	turn, err := r.Op.Ask(context.Background(), chat.ID, "Write a story about a dragon", func(e hub.Event) {
-		kinds = append(kinds, e.Kind)
-		if _, ok := at[e.Kind]; !ok {
-			at[e.Kind] = time.Now()
-		}
-	})
+	turn, err := r.Op.Ask(context.Background(), chat.ID, "Write a story about a dragon", func(e hub.Event) { kinds = append(kinds, e.Kind) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, p := at[hub.EventDraftWithdrawn], at[hub.EventPlan]
-	if w.IsZero() || p.Sub(w) < 200*time.Millisecond {
-		t.Fatalf("the draft should be withdrawn when the plan's first piece names an app, well before the plan: %v", kinds)
+	mu.Lock()
+	order := slices.Clone(finished)
+	mu.Unlock()
+	if len(order) < 2 || order[0] != "draft" || order[1] != "plan" {
+		t.Fatalf("the draft must be given up while the plan still streams: the server finished %v", order)
+	}
+	if w, p := index(kinds, hub.EventDraftWithdrawn), index(kinds, hub.EventPlan); w < 0 || w > p {
+		t.Fatalf("withdrawn, then the plan: %v", kinds)
 	}
 	if strings.Contains(turn.Answer, "goes on and on") {
 		t.Fatalf("the withdrawn draft is in the answer: %q", turn.Answer)

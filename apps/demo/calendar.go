@@ -64,29 +64,16 @@ func NewCalendar() *Calendar {
 }
 
 func openCalendar(kv apps.KV, notFound error) (store, error) {
-	s, err := openStore(kv, notFound)
-	if err != nil {
-		return s, err
-	}
-	items := map[string]any{}
-	for _, e := range seedEvents {
-		items["event/"+e.ID] = e
-	}
-	return s, s.seed(items)
+	return seedWith(kv, notFound, "event/", seedEvents, eventID)
 }
+
+func eventID(e Event) string { return e.ID }
 
 // SeedCalendar makes events the calendar of a namespace calendar has not
 // used yet (the default events are not seeded then).
 func SeedCalendar(kv apps.KV, notFound error, events []Event) error {
-	s, err := openStore(kv, notFound)
-	if err != nil {
-		return err
-	}
-	items := map[string]any{}
-	for _, e := range events {
-		items["event/"+e.ID] = e
-	}
-	return s.seed(items)
+	_, err := seedWith(kv, notFound, "event/", events, eventID)
+	return err
 }
 
 // Events returns every event of a calendar namespace, in time order.

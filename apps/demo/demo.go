@@ -181,6 +181,21 @@ func all[T any](s store, prefix string) ([]T, error) {
 	return out, nil
 }
 
+// seedWith opens kv and seeds it, once, with recs under prefix+id: what
+// every app's first use (its default records) and `bulkhead bench` (a
+// task's own) do.
+func seedWith[T any](kv apps.KV, notFound error, prefix string, recs []T, id func(T) string) (store, error) {
+	s, err := openStore(kv, notFound)
+	if err != nil {
+		return s, err
+	}
+	items := map[string]any{}
+	for _, r := range recs {
+		items[prefix+id(r)] = r
+	}
+	return s, s.seed(items)
+}
+
 // seed writes items once per namespace, the first time the app is used.
 func (s store) seed(items map[string]any) error {
 	var done bool

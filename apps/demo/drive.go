@@ -62,15 +62,7 @@ func NewDrive() *Drive {
 }
 
 func openDrive(c apps.Call) (store, error) {
-	s, err := newStore(c)
-	if err != nil {
-		return s, err
-	}
-	items := map[string]any{}
-	for _, doc := range seedDocs {
-		items["doc/"+doc.ID] = doc
-	}
-	return s, s.seed(items)
+	return seedWith(c.Memory, c.NotFound, "doc/", seedDocs, docID)
 }
 
 type docSummary struct {
@@ -134,16 +126,11 @@ func (d *Drive) read(_ context.Context, c apps.Call) (any, error) {
 // SeedDrive makes docs the documents of a drive namespace that drive has
 // not used yet (the default documents are not seeded then).
 func SeedDrive(kv apps.KV, notFound error, docs []Document) error {
-	s, err := openStore(kv, notFound)
-	if err != nil {
-		return err
-	}
-	items := map[string]any{}
-	for _, d := range docs {
-		items["doc/"+d.ID] = d
-	}
-	return s.seed(items)
+	_, err := seedWith(kv, notFound, "doc/", docs, docID)
+	return err
 }
+
+func docID(d Document) string { return d.ID }
 
 // Documents returns the documents of a drive namespace, seeding it with
 // the default ones if drive has not used it yet.

@@ -95,16 +95,10 @@ const (
 
 // openMail opens the mailbox in kv, seeding it on first use.
 func openMail(kv apps.KV, notFound error) (store, error) {
-	s, err := openStore(kv, notFound)
-	if err != nil {
-		return s, err
-	}
-	items := map[string]any{}
-	for _, e := range seedInbox {
-		items["inbox/"+e.ID] = e
-	}
-	return s, s.seed(items)
+	return seedWith(kv, notFound, "inbox/", seedInbox, emailID)
 }
+
+func emailID(e Email) string { return e.ID }
 
 // folder loads every email under prefix ("inbox/" or "sent/").
 func folder(s store, prefix string) ([]Email, error) { return all[Email](s, prefix) }
@@ -278,13 +272,6 @@ func (m *Mail) Explain(_ context.Context, c apps.Call) (string, error) {
 // used yet (the default inbox is not seeded then): `bulkhead bench` sets
 // each task's mailbox up this way.
 func SeedMail(kv apps.KV, notFound error, inbox []Email) error {
-	s, err := openStore(kv, notFound)
-	if err != nil {
-		return err
-	}
-	items := map[string]any{}
-	for _, e := range inbox {
-		items["inbox/"+e.ID] = e
-	}
-	return s.seed(items)
+	_, err := seedWith(kv, notFound, "inbox/", inbox, emailID)
+	return err
 }

@@ -15,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // The action log tab: every request the broker decided, with who decided
@@ -79,7 +80,7 @@ var logCols = []column{
 	{title: "NOTE", min: 12, drop: 3},
 }
 
-func (g *manager) logBody(th theme, w int, lay screenLayout, now time.Time) (head, list, detail []string, label string) {
+func (g *manager) logBody(th style.Theme, w int, lay screenLayout, now time.Time) (head, list, detail []string, label string) {
 	items := g.logItems()
 	cells := make([][]cell, len(items))
 	for i, e := range items {
@@ -93,7 +94,7 @@ func (g *manager) logBody(th theme, w int, lay screenLayout, now time.Time) (hea
 		if g.filter.Value() != "" {
 			empty = "  no entry matches the search"
 		}
-		return head, []string{th.dim.Render(empty)}, nil, "detail"
+		return head, []string{th.Dim.Render(empty)}, nil, "detail"
 	}
 	first := window(len(items), lay.list, cur)
 	for i := first; i < len(items) && i < first+max(lay.list, 1); i++ {
@@ -104,19 +105,19 @@ func (g *manager) logBody(th theme, w int, lay screenLayout, now time.Time) (hea
 	return head, list, wrapLines(logDetail(th, e, now), w-1), label
 }
 
-func logCells(th theme, e permissions.Entry, now time.Time) []cell {
-	seq, at := cell{text: fmt.Sprint(e.Seq), st: th.dim}, cell{text: stamp(e.Time, now), st: th.dim}
+func logCells(th style.Theme, e permissions.Entry, now time.Time) []cell {
+	seq, at := cell{text: fmt.Sprint(e.Seq), st: th.Dim}, cell{text: stamp(e.Time, now), st: th.Dim}
 	if n := e.Note; n != nil {
-		return []cell{seq, at, {text: "note", st: th.warn}, plainCell(n.Subject), {text: n.Kind, st: th.warn}, {text: "hub", st: th.dim}, {text: n.Detail, st: th.dim}}
+		return []cell{seq, at, {text: "note", st: th.Warn}, plainCell(n.Subject), {text: n.Kind, st: th.Warn}, {text: "hub", st: th.Dim}, {text: n.Detail, st: th.Dim}}
 	}
 	r, d := e.Request, e.Decision
 	what := target(r)
 	if r.Function != "" && !strings.Contains(what, r.Function) {
 		what += " · " + r.Function
 	}
-	dec := cell{text: "✓ " + string(d.Answer), st: th.ok}
+	dec := cell{text: "✓ " + string(d.Answer), st: th.OK}
 	if !d.Allowed {
-		dec = cell{text: "✗ denied", st: th.err}
+		dec = cell{text: "✗ denied", st: th.Err}
 	}
 	note := d.Note
 	if note == "" && d.Source == permissions.SourceRule {
@@ -124,9 +125,9 @@ func logCells(th theme, e permissions.Entry, now time.Time) []cell {
 	}
 	kind := plainCell(string(r.Kind))
 	if r.IsIrreversible() {
-		kind.st = th.err
+		kind.st = th.Err
 	}
-	return []cell{seq, at, kind, plainCell(what), dec, plainCell(string(d.Source)), {text: note, st: th.dim}}
+	return []cell{seq, at, kind, plainCell(what), dec, plainCell(string(d.Source)), {text: note, st: th.Dim}}
 }
 
 // shortWhere is a rule's location with the file's folder left out:
@@ -141,11 +142,11 @@ func shortWhere(where string) string {
 
 // logDetail is an entry in full: the request with its arguments and the
 // hub's warning, and the decision with who made it.
-func logDetail(th theme, e permissions.Entry, now time.Time) []styled {
+func logDetail(th style.Theme, e permissions.Entry, now time.Time) []styled {
 	head := fmt.Sprintf("#%d · %s", e.Seq, longStamp(e.Time, now))
 	if n := e.Note; n != nil {
 		return []styled{
-			{text: head + " · note: " + clean(n.Kind), st: th.boxTitle},
+			{text: head + " · note: " + clean(n.Kind), st: th.BoxTitle},
 			{text: "about:  " + clean(n.Subject)},
 			{text: clean(n.Detail)},
 		}
@@ -164,29 +165,29 @@ func logDetail(th theme, e permissions.Entry, now time.Time) []styled {
 		facts = append(facts, "cannot be undone")
 	}
 	out := []styled{
-		{text: head + " · request " + clean(r.ID), st: th.boxTitle},
+		{text: head + " · request " + clean(r.ID), st: th.BoxTitle},
 		{text: clean(strings.Join(facts, " · "))},
 	}
 	if r.Detail != "" {
 		out = append(out, styled{text: "detail: " + clean(r.Detail)})
 	}
 	if r.Warning != "" {
-		st, lead := th.warn, "⚠ "
+		st, lead := th.Warn, "⚠ "
 		switch {
 		case r.Routine():
-			st, lead = th.dim, "✓ "
+			st, lead = th.Dim, "✓ "
 		case dangerous(r):
-			st = th.err
+			st = th.Err
 		}
 		out = append(out, styled{text: lead + clean(r.Warning), st: st})
 	}
 	if r.Explain != "" {
-		out = append(out, styled{text: "the app says: " + clean(r.Explain), st: th.thinking})
+		out = append(out, styled{text: "the app says: " + clean(r.Explain), st: th.Thinking})
 	}
 	by := fmt.Sprintf("decision: %s by %s", verdict(d), d.Source)
-	st := th.ok
+	st := th.OK
 	if !d.Allowed {
-		st = th.err
+		st = th.Err
 	}
 	out = append(out, styled{text: by, st: st})
 	for _, x := range [][2]string{{"note", d.Note}, {"rule", d.Rule}, {"grant", d.GrantID}, {"limits", strings.Join(caveatWords(d.Caveats, now, false), " · ")}} {
@@ -197,15 +198,15 @@ func logDetail(th theme, e permissions.Entry, now time.Time) []styled {
 	if args := prettyArgs(r.Args); len(args) > 0 {
 		out = append(out, styled{text: "args:"})
 		for _, a := range args {
-			out = append(out, styled{text: "  " + a, st: th.dim})
+			out = append(out, styled{text: "  " + a, st: th.Dim})
 		}
 	}
 	if len(r.Provenance) > 0 {
 		out = append(out, styled{text: "where the values came from:"})
 		for _, p := range r.Provenance {
-			st := th.dim
+			st := th.Dim
 			if p.Key && !p.Trusted() {
-				st = th.err
+				st = th.Err
 			}
 			out = append(out, styled{text: "  " + clean(p.Path) + " ← " + provenanceWords(p), st: st})
 		}

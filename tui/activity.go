@@ -12,6 +12,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // act is one line of a turn's activity: an app call with its outcome, or
@@ -49,16 +50,16 @@ func (x *turnExtras) empty() bool {
 
 // maskedLines draw what the masking hid: each revealed span, marked as
 // such, then a line saying how many remain and how to see the next.
-func (x *turnExtras) maskedLines(th theme, w int) []string {
+func (x *turnExtras) maskedLines(th style.Theme, w int) []string {
 	if x == nil || len(x.masked) == 0 {
 		return nil
 	}
 	var out []string
 	for i, sp := range x.masked[:x.revealed] {
-		head := th.warn.Render(fmt.Sprintf("⚑ revealed %d of %d (%s):", i+1, len(x.masked), clean(sp.Kind)))
+		head := th.Warn.Render(fmt.Sprintf("⚑ revealed %d of %d (%s):", i+1, len(x.masked), clean(sp.Kind)))
 		out = append(out, fitWidth(head, w))
 		for _, l := range strings.Split(fitWidth(clean(sp.Text), max(w-4, 1)), "\n") {
-			out = append(out, "    "+th.maskedText().Render(l))
+			out = append(out, "    "+th.MaskedText().Render(l))
 		}
 	}
 	if left := len(x.masked) - x.revealed; left > 0 {
@@ -69,7 +70,7 @@ func (x *turnExtras) maskedLines(th theme, w int) []string {
 			}
 		}
 		msg := fmt.Sprintf("⚠ %d span(s) masked as instruction-like (%s) · ctrl+x shows it", left, strings.Join(kinds, "; "))
-		out = append(out, fitWidth(th.dim.Render(clean(msg)), w))
+		out = append(out, fitWidth(th.Dim.Render(clean(msg)), w))
 	}
 	return out
 }
@@ -135,7 +136,7 @@ func (x *turnExtras) add(e hub.Event) bool {
 
 // lines draws the activity, one line each, no wider than w; live says
 // the turn still runs (a request without a decision is still asking).
-func (x *turnExtras) lines(th theme, w int, live bool) []string {
+func (x *turnExtras) lines(th style.Theme, w int, live bool) []string {
 	var out []string
 	for _, a := range x.acts {
 		if a.perm {
@@ -148,17 +149,17 @@ func (x *turnExtras) lines(th theme, w int, live bool) []string {
 }
 
 // callLine is "▸ mail.read {"id":"e1"} ✓", or "✗ message" when it failed.
-func callLine(th theme, a act, w int) string {
+func callLine(th style.Theme, a act, w int) string {
 	head := "  ▸ " + oneLine(a.app+"."+a.fn)
 	var tail string
-	var tailSt = th.dim
+	var tailSt = th.Dim
 	switch {
 	case !a.done:
 		tail = " …"
 	case a.err != "":
-		tail, tailSt = " ✗ "+oneLine(a.err), th.err
+		tail, tailSt = " ✗ "+oneLine(a.err), th.Err
 	default:
-		tail, tailSt = " ✓", th.ok
+		tail, tailSt = " ✓", th.OK
 	}
 	args := ""
 	if len(a.args) > 0 {
@@ -174,15 +175,15 @@ func callLine(th theme, a act, w int) string {
 	if ansi.StringWidth(args) > room {
 		args = ansi.Truncate(args, max(room, min(ansi.StringWidth(args), 12)), "…")
 	}
-	line := th.dim.Render(head+args) + tailSt.Render(tail)
+	line := th.Dim.Render(head+args) + tailSt.Render(tail)
 	return ansi.Truncate(line, w, "…")
 }
 
 // permLine is "⚑ irreversible mail.send → denied (user)".
-func permLine(th theme, a act, w int, live bool) string {
+func permLine(th style.Theme, a act, w int, live bool) string {
 	r := a.req
 	what := string(r.Kind) + " " + target(*r)
-	st, out := th.warn, "… asking"
+	st, out := th.Warn, "… asking"
 	if !live {
 		out = "not answered" // the turn ended first: the broker denied it
 	}
@@ -198,12 +199,12 @@ func permLine(th theme, a act, w int, live bool) string {
 		default:
 			out = fmt.Sprintf("%s (%s)", answerWords(d.Answer), d.Source)
 		}
-		st = th.ok
+		st = th.OK
 		if !d.Allowed {
-			st = th.err
+			st = th.Err
 		}
 	}
-	line := th.dim.Render("  ") + st.Render("⚑ ") + th.dim.Render(oneLine(what)+" → ") + st.Render(out)
+	line := th.Dim.Render("  ") + st.Render("⚑ ") + th.Dim.Render(oneLine(what)+" → ") + st.Render(out)
 	return ansi.Truncate(line, w, "…")
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // Installed is the set of installed apps (*apps.Registry satisfies it).
@@ -274,19 +275,19 @@ var appCols = []column{
 }
 
 // effectStyle colours an effect: read green, write amber, irreversible red.
-func effectStyle(th theme, e apps.Effect) lipgloss.Style {
+func effectStyle(th style.Theme, e apps.Effect) lipgloss.Style {
 	switch e {
 	case apps.EffectRead:
-		return th.ok
+		return th.OK
 	case apps.EffectWrite:
-		return th.warn
+		return th.Warn
 	}
-	return th.err
+	return th.Err
 }
 
 // effects counts an app's functions by effect, worst first, and styles the
 // count by the worst.
-func effects(th theme, fs []apps.Function) cell {
+func effects(th style.Theme, fs []apps.Function) cell {
 	n := map[apps.Effect]int{}
 	worst := apps.EffectRead
 	for _, f := range fs {
@@ -302,7 +303,7 @@ func effects(th theme, fs []apps.Function) cell {
 	return cell{text: strings.Join(parts, ", "), st: effectStyle(th, worst)}
 }
 
-func (v *appsView) view(th theme, w, h int, working map[string]bool, canSwitch bool) string {
+func (v *appsView) view(th style.Theme, w, h int, working map[string]bool, canSwitch bool) string {
 	title := titleBar(th, w, "Apps", []string{plural(len(v.list), "app") + " installed", sandboxNote(v.sandbox)}, -1, "")
 	second := " Every app runs alone, behind its own spoke · space enables / disables it"
 	if !canSwitch {
@@ -315,16 +316,16 @@ func (v *appsView) view(th theme, w, h int, working map[string]bool, canSwitch b
 		for j, f := range a.m.Functions {
 			names[j] = f.Name
 		}
-		state := cell{text: "idle", st: th.dim}
+		state := cell{text: "idle", st: th.Dim}
 		if working[a.name] {
-			state = cell{text: "running", st: th.working}
+			state = cell{text: "running", st: th.Working}
 		}
-		on := cell{text: "on", st: th.ok}
+		on := cell{text: "on", st: th.OK}
 		if !a.on {
-			on = cell{text: "off", st: th.err}
+			on = cell{text: "off", st: th.Err}
 		}
-		cells[i] = []cell{plainCell(a.name), {text: a.source, st: th.dim}, effects(th, a.m.Functions),
-			{text: strings.Join(names, ", "), st: th.dim}, {text: a.model, st: th.dim}, state, on}
+		cells[i] = []cell{plainCell(a.name), {text: a.source, st: th.Dim}, effects(th, a.m.Functions),
+			{text: strings.Join(names, ", "), st: th.Dim}, {text: a.model, st: th.Dim}, state, on}
 	}
 	widths := fitColumns(appCols, w-2, cells)
 	head := []string{tableHead(th, appCols, widths, w)}
@@ -335,9 +336,9 @@ func (v *appsView) view(th theme, w, h int, working map[string]bool, canSwitch b
 	}
 	switch {
 	case !v.loaded:
-		list = []string{th.dim.Render("  loading…")}
+		list = []string{th.Dim.Render("  loading…")}
 	case len(v.list) == 0:
-		list = []string{th.dim.Render("  no apps installed — see the enable setting of your config")}
+		list = []string{th.Dim.Render("  no apps installed — see the enable setting of your config")}
 	}
 	var pane []string
 	label := "detail"
@@ -366,21 +367,21 @@ func (v *appsView) view(th theme, w, h int, working map[string]bool, canSwitch b
 	if v.full {
 		keys = "↑/↓ scroll · enter/esc back"
 	}
-	st := th.ok
+	st := th.OK
 	if v.msgErr {
-		st = th.err
+		st = th.Err
 	}
-	return screen(w, h, []string{title, fitLines([]string{th.dim.Render(second)}, w, 1)[0]}, head, list, pane, []string{footer(th, w, keys, v.msg, st)})
+	return screen(w, h, []string{title, fitLines([]string{th.Dim.Render(second)}, w, 1)[0]}, head, list, pane, []string{footer(th, w, keys, v.msg, st)})
 }
 
 // appDetail is one app in full. App-authored descriptions are not shown.
-func appDetail(th theme, a appInfo, running bool, sb *sandbox.Report) []styled {
+func appDetail(th style.Theme, a appInfo, running bool, sb *sandbox.Report) []styled {
 	state := "idle"
 	if running {
 		state = "running (a spoke of it works now)"
 	}
 	head := fmt.Sprintf("%s · %s app · model %s · %s · %s", clean(a.name), clean(a.source), clean(a.model), state, onOff(a.on, "enabled", "disabled"))
-	out := []styled{{text: head, st: th.boxTitle}}
+	out := []styled{{text: head, st: th.BoxTitle}}
 	if a.where != "" {
 		out = append(out, styled{text: "runs:   " + clean(a.where)})
 	}
@@ -427,7 +428,7 @@ func appDetail(th theme, a appInfo, running bool, sb *sandbox.Report) []styled {
 			notes = append(notes, "provides "+fn)
 		}
 		if len(notes) > 0 {
-			line += th.dim.Render(" — " + strings.Join(notes, " · "))
+			line += th.Dim.Render(" — " + strings.Join(notes, " · "))
 		}
 		out = append(out, styled{text: line})
 	}
@@ -448,18 +449,18 @@ func sandboxNote(r *sandbox.Report) string {
 func outOfProcess(a appInfo) bool { return a.source == "MCP stdio" || a.name == "shell" }
 
 // sandboxLines name each layer of the sandbox and whether it held.
-func sandboxLines(th theme, r *sandbox.Report) []styled {
+func sandboxLines(th style.Theme, r *sandbox.Report) []styled {
 	if r == nil {
-		return []styled{{text: "sandbox: being checked", st: th.dim}}
+		return []styled{{text: "sandbox: being checked", st: th.Dim}}
 	}
 	if r.Err != "" {
-		return []styled{{text: "sandbox: not checked — " + clean(r.Err), st: th.err}}
+		return []styled{{text: "sandbox: not checked — " + clean(r.Err), st: th.Err}}
 	}
 	out := []styled{{text: "sandbox (its process, as the probe found it):"}}
 	for _, l := range r.Layers {
-		mark, st := "✓", th.ok
+		mark, st := "✓", th.OK
 		if !l.Holds {
-			mark, st = "✗ degraded", th.err
+			mark, st = "✗ degraded", th.Err
 		}
 		line := fmt.Sprintf("  %s %s — %s (%s)", mark, l.Name, l.Detail, l.By)
 		if len(l.Reached) > 0 {

@@ -47,7 +47,7 @@ func TestAppsScreen(t *testing.T) {
 	}
 	raw := d.m.View().Content
 	th := d.model().th
-	for app, st := range map[string]string{"mail": sgr(th.err.Render) + "2 irreversible", "travel_mate": sgr(th.warn.Render) + "1 write", "drive": sgr(th.ok.Render) + "2 read"} {
+	for app, st := range map[string]string{"mail": sgr(th.Err.Render) + "2 irreversible", "travel_mate": sgr(th.Warn.Render) + "1 write", "drive": sgr(th.OK.Render) + "2 read"} {
 		if l := lineWith(raw, " "+app+" "); !strings.Contains(l, st) {
 			t.Errorf("%s: effects not coloured %q: %q", app, st, l)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // caveatStep is the dialog's second step after s or p: the limits of the
@@ -67,7 +68,7 @@ func (a argChoice) label() string {
 	return "only this " + a.name + ": " + a.name + "=" + a.value
 }
 
-func newCaveatStep(a permissions.Answer, r permissions.Request, th theme) *caveatStep {
+func newCaveatStep(a permissions.Answer, r permissions.Request, th style.Theme) *caveatStep {
 	c := &caveatStep{answer: a, args: argChoices(r.Args)}
 	if r.Private {
 		// A limit would keep the private text in the grant.
@@ -236,19 +237,19 @@ func (c *caveatStep) pick(msg tea.Msg) {
 
 // lines draw the step in iw cells: the rows, the scope and the keys; short
 // leaves out the heading.
-func (c *caveatStep) lines(th theme, r permissions.Request, iw int, short bool) []string {
+func (c *caveatStep) lines(th style.Theme, r permissions.Request, iw int, short bool) []string {
 	var out []string
 	if !short {
 		what := "Limits of this session grant"
 		if c.answer == permissions.AnswerPermanent {
 			what = "Limits of this permanent grant"
 		}
-		out = append(out, th.boxTitle.Render(ansi.Truncate(what, iw, "…")))
+		out = append(out, th.BoxTitle.Render(ansi.Truncate(what, iw, "…")))
 	}
 	for row, f := range c.fields {
 		lead := "  "
 		if row == c.row {
-			lead = th.key.Render("▸ ")
+			lead = th.Key.Render("▸ ")
 		}
 		// huh draws an inline select as its title over "← choice →": one
 		// line here.
@@ -260,16 +261,16 @@ func (c *caveatStep) lines(th theme, r permissions.Request, iw int, short bool) 
 		parts[0] += strings.Repeat(" ", max(8-ansi.StringWidth(parts[0]), 0))
 		l := lead + strings.Join(parts, " ")
 		if n := c.count(row); n > 1 {
-			l += th.dim.Render(fmt.Sprintf(" %d of %d", c.choice[row]+1, n))
+			l += th.Dim.Render(fmt.Sprintf(" %d of %d", c.choice[row]+1, n))
 		} else {
-			l += th.dim.Render(" (nothing to limit)")
+			l += th.Dim.Render(" (nothing to limit)")
 		}
 		out = append(out, ansi.Truncate(l, iw, "…"))
 	}
 	for _, l := range strings.Split(fitWidth("Saves: "+c.scope(r), iw), "\n") {
-		out = append(out, th.ok.Render(l))
+		out = append(out, th.OK.Render(l))
 	}
-	keys := th.key.Render("enter") + " save   " + th.key.Render("esc") + " back   " + th.key.Render("↑/↓ ←/→") + " choose"
+	keys := th.Key.Render("enter") + " save   " + th.Key.Render("esc") + " back   " + th.Key.Render("↑/↓ ←/→") + " choose"
 	return append(out, ansi.Truncate(keys, iw, "…"))
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // draftRequest has a recipient, a path and a number among its arguments.
@@ -179,7 +180,7 @@ func TestArgChoices(t *testing.T) {
 	}
 	// Each proposal holds for the request it came from.
 	args := json.RawMessage(`{"to":"bob@example.com","path":"docs/drafts/q3.txt"}`)
-	step := newCaveatStep(permissions.AnswerSession, permissions.Request{Args: args}, newTheme(true))
+	step := newCaveatStep(permissions.AnswerSession, permissions.Request{Args: args}, style.New(true))
 	for i := range step.args {
 		step.choice[rowArgs] = i
 		if cv := step.caveats(seenAt); !cv.Hold(args, seenAt) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // chatView is the conversation pane: the current chat, the logged turns
@@ -289,7 +290,7 @@ func (c *chatView) setSize(w, h int) {
 
 // drawCtx is what rendering needs from the root model.
 type drawCtx struct {
-	th       theme
+	th       style.Theme
 	md       *markdown
 	width    int
 	live     *turnRun // the running turn, when it belongs to this chat
@@ -312,15 +313,15 @@ const vanillaExplained = "--vanilla is the baseline for comparison: one model co
 func (c *chatView) welcome(d drawCtx, w int) string {
 	lines := []string{
 		"",
-		d.th.label.Render("bulkhead") + d.th.dim.Render(" "+d.version),
+		d.th.Label.Render("bulkhead") + d.th.Dim.Render(" "+d.version),
 		"Ask anything; the answer streams here.",
-		d.th.dim.Render("enter send · alt+enter new line · ctrl+o chats · ? help"),
+		d.th.Dim.Render("enter send · alt+enter new line · ctrl+o chats · ? help"),
 	}
 	if c.chat.Private {
-		lines = append(lines, "", d.th.private.Render(" PRIVATE ")+" "+d.th.dim.Render("nothing of this chat is saved; it is gone when bulkhead exits."))
+		lines = append(lines, "", d.th.Private.Render(" PRIVATE ")+" "+d.th.Dim.Render("nothing of this chat is saved; it is gone when bulkhead exits."))
 	}
 	if d.vanilla {
-		lines = append(lines, "", d.th.unsafe.Render(" UNSAFE: vanilla ")+" "+vanillaExplained)
+		lines = append(lines, "", d.th.Unsafe.Render(" UNSAFE: vanilla ")+" "+vanillaExplained)
 	}
 	for i, l := range lines {
 		if l != "" {
@@ -335,13 +336,13 @@ func (c *chatView) welcome(d drawCtx, w int) string {
 func (c *chatView) liveAnswer(d drawCtx, w int) string {
 	src := d.live.answer.String()
 	lc := &c.live
-	if lc.run == d.live.id && lc.width == w && lc.dark == d.th.dark && lc.out != "" {
+	if lc.run == d.live.id && lc.width == w && lc.dark == d.th.Dark && lc.out != "" {
 		if lc.n == len(src) || d.throttle > 0 && d.now.Sub(lc.at) < d.throttle {
 			return lc.out
 		}
 	}
-	out := d.md.render(src, w, d.th.dark)
-	*lc = liveCache{run: d.live.id, n: len(src), width: w, dark: d.th.dark, out: out, at: d.now}
+	out := d.md.render(src, w, d.th.Dark)
+	*lc = liveCache{run: d.live.id, n: len(src), width: w, dark: d.th.Dark, out: out, at: d.now}
 	return out
 }
 
@@ -354,19 +355,19 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 	var out []string
 	query := clean(tv.Query)
 	for _, l := range strings.Split(fitWidth(query, max(w-2, 1)), "\n") {
-		out = append(out, th.userBar.Render("┃ ")+th.userText.Render(l))
+		out = append(out, th.UserBar.Render("┃ ")+th.UserText.Render(l))
 	}
 	out = append(out, "")
-	label := th.label.Render("◆ " + oneLine(appLabel(tv.App)))
+	label := th.Label.Render("◆ " + oneLine(appLabel(tv.App)))
 	if !tv.Live {
 		if meta := turnMeta(tv, d.now); meta != "" {
-			label += th.dim.Render(" · " + meta)
+			label += th.Dim.Render(" · " + meta)
 		}
 	}
 	label = fitWidth(label, w)
 	if tv.Private {
 		// Not through fitWidth, which would trim the badge's last cell.
-		badge := th.private.Render(" " + privateBadge + " ")
+		badge := th.Private.Render(" " + privateBadge + " ")
 		if ansi.StringWidth(label)+1+ansi.StringWidth(badge) <= w {
 			label += " " + badge
 		} else {
@@ -375,7 +376,7 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 	}
 	out = append(out, label)
 	if tv.Fallback != "" {
-		out = append(out, fitWidth(th.warn.Render("⚠ ")+th.dim.Render(tv.Fallback), w))
+		out = append(out, fitWidth(th.Warn.Render("⚠ ")+th.Dim.Render(tv.Fallback), w))
 	}
 	if x := tv.Extras; !x.empty() {
 		out = append(out, x.lines(th, w, tv.Live)...)
@@ -385,13 +386,13 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 	}
 	if tv.Thinking != "" {
 		if expand {
-			out = append(out, fitWidth(th.thinking.Render("▾ thinking")+th.dim.Render(" · ctrl+t hides"), w))
+			out = append(out, fitWidth(th.Thinking.Render("▾ thinking")+th.Dim.Render(" · ctrl+t hides"), w))
 			for _, l := range strings.Split(fitWidth(clean(tv.Thinking), max(w-2, 1)), "\n") {
-				out = append(out, "  "+th.thinking.Render(l))
+				out = append(out, "  "+th.Thinking.Render(l))
 			}
 		} else {
 			n := len([]rune(tv.Thinking))
-			out = append(out, fitWidth(th.thinking.Render(fmt.Sprintf("▸ thinking… %d chars", n))+th.dim.Render(" · ctrl+t shows"), w))
+			out = append(out, fitWidth(th.Thinking.Render(fmt.Sprintf("▸ thinking… %d chars", n))+th.Dim.Render(" · ctrl+t shows"), w))
 		}
 	}
 	if strings.TrimSpace(tv.Answer) != "" {
@@ -401,7 +402,7 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 	if tv.Live {
 		switch {
 		case tv.Cancelling:
-			out = append(out, fitWidth(th.warn.Render(d.spinner+" cancelling…"), w))
+			out = append(out, fitWidth(th.Warn.Render(d.spinner+" cancelling…"), w))
 		case tv.Status == memory.StatusPending:
 			what := "answering"
 			switch {
@@ -419,7 +420,7 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 					line += " · " + plural(tv.Tokens, "token")
 				}
 			}
-			out = append(out, fitWidth(th.dim.Render(line+" · esc cancels"), w))
+			out = append(out, fitWidth(th.Dim.Render(line+" · esc cancels"), w))
 		}
 	}
 	if m := marker(tv, th); m != "" {
@@ -429,21 +430,21 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 }
 
 // marker is the one line that says a turn did not finish, and why.
-func marker(tv turnView, th theme) string {
+func marker(tv turnView, th style.Theme) string {
 	hint := ""
 	if tv.RetryHint {
-		hint = th.dim.Render(" · ctrl+r retries")
+		hint = th.Dim.Render(" · ctrl+r retries")
 	}
 	switch tv.Status {
 	case memory.StatusCut:
-		return th.warn.Render("✂ cut off") + errSuffix(tv.Error) + hint
+		return th.Warn.Render("✂ cut off") + errSuffix(tv.Error) + hint
 	case memory.StatusCancelled:
-		return th.warn.Render("■ cancelled") + hint
+		return th.Warn.Render("■ cancelled") + hint
 	case memory.StatusError:
-		return th.err.Render("✗ failed") + errSuffix(tv.Error) + hint
+		return th.Err.Render("✗ failed") + errSuffix(tv.Error) + hint
 	case memory.StatusPending:
 		if !tv.Live {
-			return th.warn.Render("… never finished") + hint
+			return th.Warn.Render("… never finished") + hint
 		}
 	}
 	return ""

@@ -180,7 +180,7 @@ func (c *chatView) lines(d drawCtx, it item) []string {
 		t := c.turns[it.i]
 		hint := c.items.canRetry && t.Seq == c.items.retry && d.live == nil
 		x := withResults(d.extras[t.Seq], t)
-		key := renderKey{seq: t.Seq, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status, width: w, dark: d.th.dark, expand: c.expandThinking, hint: hint, extras: !x.empty()}
+		key := renderKey{seq: t.Seq, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status, width: w, dark: d.th.Dark, expand: c.expandThinking, hint: hint, extras: !x.empty()}
 		if x != nil {
 			key.revealed = x.revealed
 		}
@@ -190,7 +190,7 @@ func (c *chatView) lines(d drawCtx, it item) []string {
 		tv := viewOfTurn(t)
 		tv.RetryHint = hint
 		tv.Extras = x
-		ls := frameLines(renderTurn(tv, w, d, c.expandThinking, d.md.render(tv.Answer, w, d.th.dark)), w)
+		ls := frameLines(renderTurn(tv, w, d, c.expandThinking, d.md.render(tv.Answer, w, d.th.Dark)), w)
 		c.cache.put(key, ls)
 		return ls
 	case itemKept:
@@ -198,7 +198,7 @@ func (c *chatView) lines(d drawCtx, it item) []string {
 	case itemLive:
 		return frameLines(renderTurn(d.live.view(), w, d, c.expandThinking, c.liveAnswer(d, w)), w)
 	case itemFailure:
-		return frameLines(fitWidth(d.th.err.Render("✗ ")+clean(c.failure), w), w)
+		return frameLines(fitWidth(d.th.Err.Render("✗ ")+clean(c.failure), w), w)
 	}
 	return frameLines(c.welcome(d, w), w)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // chatList is the chats overlay: every chat, newest first (the hub's
@@ -32,7 +33,7 @@ type chatItem struct{ c hub.Chat }
 
 func (c chatItem) FilterValue() string { return titleOf(c.c) }
 
-func newChatList(th theme) chatList {
+func newChatList(th style.Theme) chatList {
 	lm := list.New(nil, chatRows{th: th}, 40, 10)
 	lm.SetShowTitle(false)
 	lm.SetShowStatusBar(false)
@@ -91,7 +92,7 @@ func (l *chatList) setChats(chats []hub.Chat) tea.Cmd {
 // chatRows draws the list's rows: the chat on screen marked ●, private
 // ones tagged, the age at the right.
 type chatRows struct {
-	th      theme
+	th      style.Theme
 	current string
 	now     time.Time
 	inner   int
@@ -109,17 +110,17 @@ func (d chatRows) Render(w io.Writer, m list.Model, index int, it list.Item) {
 }
 
 // view draws the list inside a box at most width wide and height tall.
-func (l chatList) view(th theme, width, height int, now time.Time) string {
+func (l chatList) view(th style.Theme, width, height int, now time.Time) string {
 	inner := max(width-4, 1)   // border and padding
 	rows := max(height-2-3, 1) // border, title, blank, help line
 	var body []string
 	switch {
 	case l.loading:
-		body = append(body, th.dim.Render("loading…"))
+		body = append(body, th.Dim.Render("loading…"))
 	case l.err != "":
-		body = append(body, th.err.Render("✗ ")+oneLine(l.err))
+		body = append(body, th.Err.Render("✗ ")+oneLine(l.err))
 	case len(l.lm.Items()) == 0:
-		body = append(body, th.dim.Render("no chats yet — n starts one"))
+		body = append(body, th.Dim.Render("no chats yet — n starts one"))
 	default:
 		lm := l.lm
 		lm.SetDelegate(chatRows{th: th, current: l.current, now: now, inner: inner})
@@ -131,26 +132,26 @@ func (l chatList) view(th theme, width, height int, now time.Time) string {
 		case lm.SettingFilter():
 			n += 2 // the input's line and the space under it
 		case lm.IsFiltered():
-			body = append(body, th.dim.Render(ansi.Truncate("filter: "+oneLine(lm.FilterValue())+" · esc clears it", inner, "…")))
+			body = append(body, th.Dim.Render(ansi.Truncate("filter: "+oneLine(lm.FilterValue())+" · esc clears it", inner, "…")))
 			rows--
 		}
 		lm.SetSize(inner, min(max(n, 1), max(rows, 1)))
 		body = append(body, strings.Split(strings.TrimRight(lm.View(), "\n"), "\n")...)
 		if lm.IsFiltered() && len(lm.VisibleItems()) == 0 {
-			body = append(body, th.dim.Render("no chat title matches"))
+			body = append(body, th.Dim.Render("no chat title matches"))
 		}
 	}
-	foot := th.dim.Render(listHelp)
+	foot := th.Dim.Render(listHelp)
 	if l.confirmView != "" {
 		foot = l.confirmView
 	}
-	content := []string{th.boxTitle.Render("Chats"), ""}
+	content := []string{th.BoxTitle.Render("Chats"), ""}
 	content = append(content, body...)
 	content = append(content, "", foot)
 	return box(th, content, width, height)
 }
 
-func chatRow(th theme, c hub.Chat, sel bool, current string, inner int, now time.Time) string {
+func chatRow(th style.Theme, c hub.Chat, sel bool, current string, inner int, now time.Time) string {
 	mark := "  "
 	if c.ID == current {
 		mark = "● "
@@ -170,12 +171,12 @@ func chatRow(th theme, c hub.Chat, sel bool, current string, inner int, now time
 	pad := max(inner-ansi.StringWidth(mark+title+tag+age), 0)
 	line := mark + title + tag + strings.Repeat(" ", pad) + age
 	if sel {
-		return th.selected.Render(ansi.Truncate(line, inner, ""))
+		return th.Selected.Render(ansi.Truncate(line, inner, ""))
 	}
 	if c.Private {
-		return ansi.Truncate(mark+title+th.private.Render(tag)+strings.Repeat(" ", pad)+th.dim.Render(age), inner, "")
+		return ansi.Truncate(mark+title+th.Private.Render(tag)+strings.Repeat(" ", pad)+th.Dim.Render(age), inner, "")
 	}
-	return ansi.Truncate(mark+title+strings.Repeat(" ", pad)+th.dim.Render(age), inner, "")
+	return ansi.Truncate(mark+title+strings.Repeat(" ", pad)+th.Dim.Render(age), inner, "")
 }
 
 func titleOf(c hub.Chat) string {

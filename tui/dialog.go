@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // permDialog is the permission dialog: one request, its decisive values
@@ -54,7 +55,7 @@ type dlgValue struct {
 	top  string // the top-level argument it lies under
 }
 
-func newPermDialog(a pendingAsk, th theme) *permDialog {
+func newPermDialog(a pendingAsk, th style.Theme) *permDialog {
 	return &permDialog{id: a.id, req: a.req, values: dialogValues(a.req), gen: 1}
 }
 
@@ -265,12 +266,12 @@ type dlgLayout struct {
 
 // view draws the dialog no wider than width (dialogWidth) and no taller
 // than height.
-func (p *permDialog) view(th theme, width, height int) string {
+func (p *permDialog) view(th style.Theme, width, height int) string {
 	l, framed := p.fit(th, width, height)
 	if framed {
-		bx := th.box
+		bx := th.Box
 		if !p.routine() {
-			bx = bx.BorderForeground(th.warnColor(p.req))
+			bx = bx.BorderForeground(th.WarnColor(dangerous(p.req)))
 		}
 		return boxWith(bx, l.lines, dialogWidth(width), height)
 	}
@@ -285,7 +286,7 @@ func (p *permDialog) view(th theme, width, height int) string {
 // fit lays the dialog out for a width by height area: framed when the
 // title, the warning and the answers fit inside the frame, else with
 // short answers, else without the frame (a tiny terminal).
-func (p *permDialog) fit(th theme, width, height int) (dlgLayout, bool) {
+func (p *permDialog) fit(th style.Theme, width, height int) (dlgLayout, bool) {
 	dw := dialogWidth(width)
 	iw, room := max(dw-4, 1), max(height-2, 1)
 	if l := p.layout(th, iw, room, false); len(l.lines) <= room {
@@ -299,13 +300,13 @@ func (p *permDialog) fit(th theme, width, height int) (dlgLayout, bool) {
 
 // scrollBy moves the values by delta lines (a dialog of width by height),
 // keeping the window full.
-func (p *permDialog) scrollBy(th theme, delta, width, height int) {
+func (p *permDialog) scrollBy(th style.Theme, delta, width, height int) {
 	l, _ := p.fit(th, width, height)
 	p.scroll = max(min(p.scroll+delta, l.total-l.window), 0)
 }
 
 // page is how many lines pgup and pgdn move.
-func (p *permDialog) page(th theme, width, height int) int {
+func (p *permDialog) page(th style.Theme, width, height int) int {
 	l, _ := p.fit(th, width, height)
 	return max(l.window-1, 1)
 }
@@ -313,7 +314,7 @@ func (p *permDialog) page(th theme, width, height int) int {
 // valueLines draws the values in iw cells: "path  value  ← where from",
 // a decisive value whose source is not the user highlighted; long values
 // as head and tail unless expanded.
-func (p *permDialog) valueLines(th theme, iw int) []string {
+func (p *permDialog) valueLines(th style.Theme, iw int) []string {
 	// Paths share one column; a path too long for it gets a line of its
 	// own, its value below, never a cut name.
 	limit := max(iw/3, 4)
@@ -338,7 +339,7 @@ func (p *permDialog) valueLines(th theme, iw int) []string {
 				out = append(out, fitWidth(mark+strconv.Itoa(i+1)+". "+clean(c), iw))
 			}
 		}
-		out = append(out, th.dim.Render(fmt.Sprintf("  ←/→, tab or 1–%d picks the app, then allow", n)))
+		out = append(out, th.Dim.Render(fmt.Sprintf("  ←/→, tab or 1–%d picks the app, then allow", n)))
 	}
 	for _, v := range p.values {
 		src, risky := "", false
@@ -349,7 +350,7 @@ func (p *permDialog) valueLines(th theme, iw int) []string {
 		name := v.path
 		own := ansi.StringWidth(name) > pathW
 		if own {
-			out = append(out, th.dim.Render(ansi.Truncate(map[bool]string{true: "▸ ", false: "  "}[v.key]+name, iw, "…")))
+			out = append(out, th.Dim.Render(ansi.Truncate(map[bool]string{true: "▸ ", false: "  "}[v.key]+name, iw, "…")))
 			name = ""
 		}
 		name += strings.Repeat(" ", max(pathW-ansi.StringWidth(name), 0))
@@ -361,14 +362,14 @@ func (p *permDialog) valueLines(th theme, iw int) []string {
 		if !p.expanded {
 			text = headTail(text, max(budget-pathW-ansi.StringWidth(src)-4, 16))
 		}
-		valSt, srcSt := lipgloss.NewStyle(), th.dim
+		valSt, srcSt := lipgloss.NewStyle(), th.Dim
 		switch {
 		case v.key && risky:
-			valSt, srcSt = th.err, th.err
+			valSt, srcSt = th.Err, th.Err
 		case v.key:
 			valSt = lipgloss.NewStyle().Bold(true)
 		case risky:
-			srcSt = th.warn
+			srcSt = th.Warn
 		}
 		lead := "  "
 		if v.key {
@@ -401,7 +402,7 @@ func (p *permDialog) valueLines(th theme, iw int) []string {
 		}
 		for i, w := range rendered {
 			if i == 0 && !own {
-				out = append(out, th.dim.Render(lead+name)+" "+w)
+				out = append(out, th.Dim.Render(lead+name)+" "+w)
 			} else {
 				out = append(out, strings.Repeat(" ", pathW+3)+w)
 			}
@@ -415,17 +416,17 @@ func provenanceWords(p permissions.Provenance) string { return clean(p.Words()) 
 
 // judgementLines draw the hub's judgement: calm ("✓ …") for a routine
 // request, the warning style with ⚠ for any other.
-func (p *permDialog) judgementLines(th theme, iw int) []string {
+func (p *permDialog) judgementLines(th style.Theme, iw int) []string {
 	w := clean(p.req.Warning)
 	if w == "" {
 		return nil
 	}
-	lead, st := "⚠ ", th.warn
+	lead, st := "⚠ ", th.Warn
 	switch {
 	case p.routine():
-		lead, st = "✓ ", th.dim
+		lead, st = "✓ ", th.Dim
 	case dangerous(p.req):
-		st = th.err
+		st = th.Err
 	}
 	var out []string
 	// An expected request with a concern (it cannot be undone, it carries
@@ -433,7 +434,7 @@ func (p *permDialog) judgementLines(th theme, iw int) []string {
 	// with ⚠, so the mark never sits on the plan's own reason.
 	if !p.routine() && p.req.Expected && strings.HasPrefix(w, "expected by the plan") {
 		if calm, rest, ok := strings.Cut(w, "; "); ok {
-			out = append(out, markedLines(th.dim, "✓ ", calm, iw)...)
+			out = append(out, markedLines(th.Dim, "✓ ", calm, iw)...)
 			w = rest
 		}
 	}
@@ -464,7 +465,7 @@ func dangerous(r permissions.Request) bool {
 // judgement and the answers always show; the values come next (at least a
 // few lines, with a "more" line when they do not fit), then what the app
 // says, the apps line and the detail as room allows.
-func (p *permDialog) layout(th theme, iw, room int, short bool) dlgLayout {
+func (p *permDialog) layout(th style.Theme, iw, room int, short bool) dlgLayout {
 	wrap := func(s string, st lipgloss.Style, w int) []string {
 		var out []string
 		for _, l := range strings.Split(fitWidth(s, max(w, 1)), "\n") {
@@ -472,9 +473,9 @@ func (p *permDialog) layout(th theme, iw, room int, short bool) dlgLayout {
 		}
 		return out
 	}
-	titleSt := th.boxTitle
+	titleSt := th.BoxTitle
 	if !p.routine() {
-		titleSt = titleSt.Foreground(th.warnColor(p.req))
+		titleSt = titleSt.Foreground(th.WarnColor(dangerous(p.req)))
 	}
 	title := wrap(p.title(iw), titleSt, iw)
 	warn := p.judgementLines(th, iw)
@@ -501,13 +502,13 @@ func (p *permDialog) layout(th theme, iw, room int, short bool) dlgLayout {
 	}
 	var says []string
 	if e := clean(p.req.Explain); e != "" {
-		says = take(wrap(p.req.Subject+" says: "+e, th.thinking, iw))
+		says = take(wrap(p.req.Subject+" says: "+e, th.Thinking, iw))
 		if says == nil && p.req.Kind == permissions.KindCollab {
-			says = take(wrap(p.req.Object+" says: "+e, th.thinking, iw))
+			says = take(wrap(p.req.Object+" says: "+e, th.Thinking, iw))
 		}
 	}
 	detail := take(wrap(clean(p.req.Detail), lipgloss.NewStyle(), iw))
-	who := take(wrap(p.who(), th.dim, iw))
+	who := take(wrap(p.who(), th.Dim, iw))
 	gapAnswers := take([]string{""})
 
 	// Never cut silently: what does not fit is counted on a "more" line.
@@ -529,7 +530,7 @@ func (p *permDialog) layout(th theme, iw, room int, short bool) dlgLayout {
 				more = append(more, fmt.Sprintf("↓ %d more", below))
 			}
 			more = append(more, "↑/↓ pgup/pgdn scroll")
-			shown = append(shown, th.dim.Render(ansi.Truncate(strings.Join(more, " · "), iw, "…")))
+			shown = append(shown, th.Dim.Render(ansi.Truncate(strings.Join(more, " · "), iw, "…")))
 		}
 	}
 
@@ -541,14 +542,14 @@ func (p *permDialog) layout(th theme, iw, room int, short bool) dlgLayout {
 }
 
 // footer says whether the dialog takes answers yet.
-func (p *permDialog) footer(th theme, iw int) string {
+func (p *permDialog) footer(th style.Theme, iw int) string {
 	var s string
 	switch {
 	case p.noting || p.caveat != nil:
 		return ""
 	case !p.armed:
 		s = fmt.Sprintf("typing goes to your message · answers once you stop typing for %.1fs", permGrace.Seconds())
-		return th.dim.Render(ansi.Truncate(s, iw, "…"))
+		return th.Dim.Render(ansi.Truncate(s, iw, "…"))
 	case p.chosen != "":
 		s = "enter confirms · any other key takes the choice back"
 	case p.deliberate():
@@ -569,13 +570,13 @@ func (p *permDialog) footer(th theme, iw int) string {
 			s += " · x shows long values whole"
 		}
 	}
-	return th.key.Render(ansi.Truncate(s, iw, "…"))
+	return th.Key.Render(ansi.Truncate(s, iw, "…"))
 }
 
 // answerLines are the keys the dialog answers to, packed into lines (in
 // few words when short); while typing a note, its prompt and input; while
 // choosing a grant's limits, the caveat step.
-func (p *permDialog) answerLines(th theme, iw int, short bool) []string {
+func (p *permDialog) answerLines(th style.Theme, iw int, short bool) []string {
 	if p.caveat != nil {
 		return p.caveat.lines(th, p.req, iw, short)
 	}
@@ -606,9 +607,9 @@ func (p *permDialog) answerLines(th theme, iw int, short bool) []string {
 			items[i].text = words[items[i].k]
 		}
 	}
-	keySt, textSt := th.key, lipgloss.NewStyle()
+	keySt, textSt := th.Key, lipgloss.NewStyle()
 	if !p.armed {
-		keySt, textSt = th.dim, th.dim
+		keySt, textSt = th.Dim, th.Dim
 	}
 	var lines []string
 	cur, curW := "", 0
@@ -616,7 +617,7 @@ func (p *permDialog) answerLines(th theme, iw int, short bool) []string {
 		w := ansi.StringWidth(it.k) + 1 + ansi.StringWidth(it.text)
 		s := keySt.Render(it.k) + " " + textSt.Render(it.text)
 		if p.chosen != "" && it.a == p.chosen && it.k != "esc" && it.k != "n" {
-			s = th.selected.Render("▸ " + it.k + " " + it.text)
+			s = th.Selected.Render("▸ " + it.k + " " + it.text)
 			w += 2
 		}
 		if w > iw {

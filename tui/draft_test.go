@@ -7,6 +7,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // A draft shows as the answer while the hub plans, with a line that says
@@ -18,7 +19,7 @@ func TestADraftShowsAndGoes(t *testing.T) {
 	if v := r.view(); v.Answer != "Once upon " || !v.Drafting {
 		t.Fatalf("the draft shows, marked as one: %+v", v)
 	}
-	got := renderTurn(r.view(), 100, drawCtx{th: newTheme(true), width: 100, spinner: "·", now: time.Now()}, false, "Once upon")
+	got := renderTurn(r.view(), 100, drawCtx{th: style.New(true), width: 100, spinner: "·", now: time.Now()}, false, "Once upon")
 	if !strings.Contains(got, "drafting a plain answer while the hub plans") {
 		t.Fatalf("the line under a draft says what it is:\n%s", got)
 	}

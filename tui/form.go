@@ -6,6 +6,8 @@ import (
 	"charm.land/huh/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // Forms and pickers are huh forms (charm.land/huh/v2) hosted inside the
@@ -124,23 +126,23 @@ func formKeys() *huh.KeyMap {
 }
 
 // huhTheme draws huh's fields in the TUI's own colours.
-func huhTheme(th theme) huh.Theme {
+func huhTheme(th style.Theme) huh.Theme {
 	return huh.ThemeFunc(func(bool) *huh.Styles {
-		s := huh.ThemeBase(th.dark)
-		accent := th.boxTitle.GetForeground()
+		s := huh.ThemeBase(th.Dark)
+		accent := th.BoxTitle.GetForeground()
 		s.Focused.Base = lipgloss.NewStyle()
 		s.Focused.Card = s.Focused.Base
-		s.Focused.Title = th.boxTitle
-		s.Focused.Description = th.dim
-		s.Focused.ErrorMessage = th.err
-		s.Focused.ErrorIndicator = th.err.SetString(" *")
+		s.Focused.Title = th.BoxTitle
+		s.Focused.Description = th.Dim
+		s.Focused.ErrorMessage = th.Err
+		s.Focused.ErrorIndicator = th.Err.SetString(" *")
 		s.Focused.SelectSelector = lipgloss.NewStyle().Foreground(accent).SetString("▸ ")
 		s.Focused.Option = lipgloss.NewStyle()
-		s.Focused.SelectedOption = th.selected
-		s.Focused.FocusedButton = th.selected.Padding(0, 2).MarginRight(1)
-		s.Focused.BlurredButton = th.dim.Padding(0, 2).MarginRight(1)
+		s.Focused.SelectedOption = th.Selected
+		s.Focused.FocusedButton = th.Selected.Padding(0, 2).MarginRight(1)
+		s.Focused.BlurredButton = th.Dim.Padding(0, 2).MarginRight(1)
 		s.Focused.TextInput.Prompt = lipgloss.NewStyle().Foreground(accent)
-		s.Focused.TextInput.Placeholder = th.dim
+		s.Focused.TextInput.Placeholder = th.Dim
 		s.Blurred = s.Focused
 		s.Blurred.SelectSelector = lipgloss.NewStyle().SetString("  ")
 		s.Blurred.NextIndicator = lipgloss.NewStyle()

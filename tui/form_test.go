@@ -7,12 +7,14 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // A confirmation always shows its buttons, however long its question, at
 // the widths the panes give it.
 func TestConfirmationKeepsItsButtons(t *testing.T) {
-	th := newTheme(true)
+	th := style.New(true)
 	for _, w := range []int{30, 50, 66, 78, 118} {
 		yes := false
 		m := Model{th: th, width: w + 4}

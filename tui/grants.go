@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // The grants tab: every grant the broker holds (session, permanent and
@@ -131,7 +132,7 @@ func orAny(s string) string {
 	return s
 }
 
-func (g *manager) grantsBody(th theme, w int, lay screenLayout, now time.Time, items []grantItem) (head, list, detail []string, label string) {
+func (g *manager) grantsBody(th style.Theme, w int, lay screenLayout, now time.Time, items []grantItem) (head, list, detail []string, label string) {
 	cells := make([][]cell, len(items))
 	for i, it := range items {
 		if it.g != nil {
@@ -154,9 +155,9 @@ func (g *manager) grantsBody(th theme, w int, lay screenLayout, now time.Time, i
 	for i, it := range items {
 		switch {
 		case i == 0 && it.g != nil:
-			lines = append(lines, th.dim.Render(fmt.Sprintf("  %s", plural(ngrants, "grant"))))
+			lines = append(lines, th.Dim.Render(fmt.Sprintf("  %s", plural(ngrants, "grant"))))
 		case it.r != nil && (i == 0 || items[i-1].r == nil):
-			lines = append(lines, th.dim.Render(fmt.Sprintf("  %s of your config", plural(len(items)-ngrants, "rule"))))
+			lines = append(lines, th.Dim.Render(fmt.Sprintf("  %s of your config", plural(len(items)-ngrants, "rule"))))
 		}
 		if i == cur {
 			at = len(lines)
@@ -168,7 +169,7 @@ func (g *manager) grantsBody(th theme, w int, lay screenLayout, now time.Time, i
 		if g.filter.Value() != "" {
 			empty = "  no grant matches the filter"
 		}
-		lines = append([]string{th.dim.Render(empty)}, lines...)
+		lines = append([]string{th.Dim.Render(empty)}, lines...)
 		at++
 	}
 	first := window(len(lines), lay.list, at)
@@ -186,39 +187,39 @@ func (g *manager) grantsBody(th theme, w int, lay screenLayout, now time.Time, i
 	return head, list, detail, label
 }
 
-func grantCells(th theme, gr permissions.Grant, now time.Time) []cell {
-	scope := cell{text: scopeText(gr, now), st: th.ok}
+func grantCells(th style.Theme, gr permissions.Grant, now time.Time) []cell {
+	scope := cell{text: scopeText(gr, now), st: th.OK}
 	if gr.Deny {
-		scope.st = th.warn
+		scope.st = th.Warn
 	}
 	cells := []cell{
 		plainCell(string(gr.Kind)), plainCell(arrow(gr.Subject, gr.Object)), plainCell(gr.Function), scope,
-		plainCell(fmt.Sprint(gr.Uses)), {text: stamp(gr.LastUsed, now), st: th.dim}, {text: stamp(gr.Created, now), st: th.dim},
-		{text: gr.Origin, st: th.dim},
+		plainCell(fmt.Sprint(gr.Uses)), {text: stamp(gr.LastUsed, now), st: th.Dim}, {text: stamp(gr.Created, now), st: th.Dim},
+		{text: gr.Origin, st: th.Dim},
 	}
 	if gr.Invalid {
 		for i := range cells {
-			cells[i].st = th.err
+			cells[i].st = th.Err
 		}
 	}
 	return cells
 }
 
-func ruleCells(th theme, r RuleView) []cell {
-	st := th.ok
+func ruleCells(th style.Theme, r RuleView) []cell {
+	st := th.OK
 	switch r.Effect {
 	case "deny":
-		st = th.err
+		st = th.Err
 	case "ask":
-		st = th.warn
+		st = th.Warn
 	}
 	return []cell{
 		plainCell(orAny(r.Kind)), plainCell(orAny(r.Subject) + " → " + orAny(r.Object)), plainCell(orAny(r.Function)),
-		{text: "rule: " + r.Effect, st: st}, {}, {}, {}, {text: "config", st: th.dim},
+		{text: "rule: " + r.Effect, st: st}, {}, {}, {}, {text: "config", st: th.Dim},
 	}
 }
 
-func grantDetail(th theme, gr permissions.Grant, now time.Time) []styled {
+func grantDetail(th style.Theme, gr permissions.Grant, now time.Time) []styled {
 	verb := "allow"
 	if gr.Deny {
 		verb = "deny"
@@ -227,9 +228,9 @@ func grantDetail(th theme, gr permissions.Grant, now time.Time) []styled {
 	if gr.Function != "" {
 		what += " (" + gr.Function + ")"
 	}
-	out := []styled{{text: clean(what), st: th.boxTitle}}
+	out := []styled{{text: clean(what), st: th.BoxTitle}}
 	if gr.Invalid {
-		out = append(out, styled{text: "✗ INVALID: its signature does not verify (changed outside bulkhead?) — it is ignored; r removes it", st: th.err})
+		out = append(out, styled{text: "✗ INVALID: its signature does not verify (changed outside bulkhead?) — it is ignored; r removes it", st: th.Err})
 	}
 	scope := "for this session (ends when bulkhead quits)"
 	if gr.Permanent {
@@ -244,13 +245,13 @@ func grantDetail(th theme, gr permissions.Grant, now time.Time) []styled {
 		styled{text: "scope:   " + clean(scope)},
 		styled{text: fmt.Sprintf("created: %s · last used: %s · used %s", longStamp(gr.Created, now), longStamp(gr.LastUsed, now), plural(gr.Uses, "time"))},
 		styled{text: "origin:  " + clean(originWords(gr.Origin))},
-		styled{text: "id:      " + clean(gr.ID) + "  (bulkhead permissions revoke " + clean(gr.ID) + ")", st: th.dim},
+		styled{text: "id:      " + clean(gr.ID) + "  (bulkhead permissions revoke " + clean(gr.ID) + ")", st: th.Dim},
 	)
 	if gr.Note != "" {
 		out = append(out, styled{text: "note:    " + clean(gr.Note)})
 	}
 	if app := appOf(gr); app != "" {
-		out = append(out, styled{text: "R revokes every grant involving " + clean(app), st: th.dim})
+		out = append(out, styled{text: "R revokes every grant involving " + clean(app), st: th.Dim})
 	}
 	return out
 }
@@ -270,13 +271,13 @@ func originWords(o string) string {
 	return o
 }
 
-func ruleDetail(th theme, r RuleView) []styled {
+func ruleDetail(th style.Theme, r RuleView) []styled {
 	what := fmt.Sprintf("rule: %s kind=%s subject=%s object=%s function=%s", r.Effect, orAny(r.Kind), orAny(r.Subject), orAny(r.Object), orAny(r.Function))
 	return []styled{
-		{text: clean(what), st: th.boxTitle},
+		{text: clean(what), st: th.BoxTitle},
 		{text: "from: " + clean(r.Where)},
-		{text: "A deny rule wins over everything, then ask, then allow; no allow rule covers an irreversible action.", st: th.dim},
-		{text: "Rules are read from config at start: edit the file to change one.", st: th.dim},
+		{text: "A deny rule wins over everything, then ask, then allow; no allow rule covers an irreversible action.", st: th.Dim},
+		{text: "Rules are read from config at start: edit the file to change one.", st: th.Dim},
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // input is the multi-line prompt. enter is the root model's (send); the
@@ -18,7 +20,7 @@ type input struct {
 	draft  string
 }
 
-func newInput(th theme, keys keyMap) input {
+func newInput(th style.Theme, keys keyMap) input {
 	ta := textarea.New()
 	ta.ShowLineNumbers = false
 	ta.Placeholder = "Ask anything…"
@@ -39,7 +41,7 @@ func newInput(th theme, keys keyMap) input {
 	ta.KeyMap.LineStart = key.NewBinding(key.WithKeys("home"))
 	ta.KeyMap.SelectAll = key.NewBinding(key.WithDisabled())
 	ta.SetVirtualCursor(false)
-	ta.SetStyles(th.textareaStyles())
+	ta.SetStyles(th.TextareaStyles())
 	ta.Focus()
 	return input{ta: ta, recall: -1}
 }
@@ -82,7 +84,7 @@ func (in *input) recallKey(k string, prompts []string) (handled bool) {
 	return false
 }
 
-func (in *input) setTheme(th theme) { in.ta.SetStyles(th.textareaStyles()) }
+func (in *input) setTheme(th style.Theme) { in.ta.SetStyles(th.TextareaStyles()) }
 
 func (in *input) setSize(w, h int) {
 	in.ta.SetWidth(max(w, 4))

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // Permissions is what the permission manager needs of the broker
@@ -66,7 +67,7 @@ type revokeAs struct {
 	all            bool
 }
 
-func newManager(th theme, tab mgrTab, rules []RuleView) *manager {
+func newManager(th style.Theme, tab mgrTab, rules []RuleView) *manager {
 	return &manager{tab: tab, rules: rules, filter: newFilterBox(th)}
 }
 
@@ -308,7 +309,7 @@ func (g *manager) keysHelp(w int) string {
 }
 
 // view draws the manager in w by h cells.
-func (g *manager) view(th theme, w, h int, now time.Time, confirmView string) string {
+func (g *manager) view(th style.Theme, w, h int, now time.Time, confirmView string) string {
 	grants := g.grantItems(now)
 	count := func(name string, n, total int) string {
 		if g.filter.Value() == "" {
@@ -323,18 +324,18 @@ func (g *manager) view(th theme, w, h int, now time.Time, confirmView string) st
 		}
 	}
 	tabs := []string{count("Grants", shown, len(g.grants)), count("Action log", len(g.logItems()), len(g.log))}
-	badge := th.dim.Render("trusted session off ")
+	badge := th.Dim.Render("trusted session off ")
 	if g.trusted {
-		badge = th.trustedBadge().Render(" TRUSTED SESSION ")
+		badge = th.TrustedBadge().Render(" TRUSTED SESSION ")
 	}
 	title := titleBar(th, w, "Permissions", tabs, int(g.tab), badge)
 
-	second := th.dim.Render(" Every grant (this session's and permanent), then the rules of your config.")
+	second := th.Dim.Render(" Every grant (this session's and permanent), then the rules of your config.")
 	if g.tab == tabLog {
-		second = th.dim.Render(" Every request, its decision and who decided; notes of the hub. Newest first.")
+		second = th.Dim.Render(" Every request, its decision and who decided; notes of the hub. Newest first.")
 	}
 	if g.vanilla {
-		second = th.unsafe.Render(" UNSAFE: vanilla ") + th.dim.Render(" nothing is asked in this mode: every call it makes is logged here, decided by “vanilla”; grants and rules are not consulted.")
+		second = th.Unsafe.Render(" UNSAFE: vanilla ") + th.Dim.Render(" nothing is asked in this mode: every call it makes is logged here, decided by “vanilla”; grants and rules are not consulted.")
 	}
 	if f := g.filter.line(w); f != "" {
 		second = f
@@ -350,7 +351,7 @@ func (g *manager) view(th theme, w, h int, now time.Time, confirmView string) st
 		head, list, detail, label = g.logBody(th, w, lay, now)
 	}
 	if !g.loaded {
-		list = []string{th.dim.Render("  loading…")}
+		list = []string{th.Dim.Render("  loading…")}
 	}
 	var pane []string
 	if lay.detail > 0 {
@@ -368,17 +369,17 @@ func (g *manager) view(th theme, w, h int, now time.Time, confirmView string) st
 	} else {
 		list = fitLines(list, w, lay.list)
 	}
-	msg, st := g.msg, th.ok
+	msg, st := g.msg, th.OK
 	switch {
 	case g.confirm != nil && confirmView != "":
 		// The huh confirmation, drawn whole: footer would cut its buttons.
 		return screen(w, h, []string{title, second}, head, list, pane, []string{" " + confirmView})
 	case g.confirm != nil:
-		msg, st = g.confirm.question, th.err
+		msg, st = g.confirm.question, th.Err
 	case g.msgErr:
-		st = th.err
+		st = th.Err
 	case msg == "" && g.err != "":
-		msg, st = g.err, th.err
+		msg, st = g.err, th.Err
 	}
 	return screen(w, h, []string{title, second}, head, list, pane, []string{footer(th, w, g.keysHelp(w), msg, st)})
 }

@@ -153,10 +153,10 @@ func TestManagerGrantsFilterAndRevokeAll(t *testing.T) {
 	d.key(keyDown) // off the invalid row, which the selection would colour
 	raw := d.m.View().Content
 	th := d.model().th
-	if l := lineWith(raw, "hub → shell"); !strings.Contains(l, sgr(th.err.Render)) {
+	if l := lineWith(raw, "hub → shell"); !strings.Contains(l, sgr(th.Err.Render)) {
 		t.Errorf("the invalid grant must be red: %q", l)
 	}
-	if l := lineWith(raw, "drive.search"); strings.Contains(l, sgr(th.err.Render)) {
+	if l := lineWith(raw, "drive.search"); strings.Contains(l, sgr(th.Err.Render)) {
 		t.Errorf("a valid grant is not red: %q", l)
 	}
 

@@ -11,6 +11,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/guard"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // The memory screen's table rows, and its detail pane: one owner's
@@ -19,11 +20,6 @@ import (
 // instructions]", or an earlier version's "[masked: instruction-like
 // text]"; guard.Markers finds both) is drawn in amber, so it reads as a
 // mask, not as something the app said.
-
-// maskedText is the style of masked text.
-func (t theme) maskedText() lipgloss.Style {
-	return lipgloss.NewStyle().Foreground(t.notice.GetForeground()).Italic(true)
-}
 
 var memCols = []column{
 	{title: "OWNER", min: 10, max: 24},
@@ -36,32 +32,32 @@ var memCols = []column{
 
 // ownerCells is one owner's row: what it holds, how much of it is masked,
 // when it last changed, and what the hub keeps of an app.
-func ownerCells(th theme, o ownerMemory, now time.Time) []cell {
+func ownerCells(th style.Theme, o ownerMemory, now time.Time) []cell {
 	count := func(n int) cell {
 		if n == 0 {
-			return cell{text: "0", st: th.dim}
+			return cell{text: "0", st: th.Dim}
 		}
 		return plainCell(fmt.Sprint(n))
 	}
-	masked := cell{text: "—", st: th.dim}
+	masked := cell{text: "—", st: th.Dim}
 	if n := maskedCount(o.OwnerMemory); n > 0 {
-		masked = cell{text: fmt.Sprint(n), st: th.maskedText()}
+		masked = cell{text: fmt.Sprint(n), st: th.MaskedText()}
 	}
 	name := plainCell(o.Owner)
 	if o.Owner == hubOwner {
-		name.st = th.label
+		name.st = th.Label
 	}
-	rec := cell{text: "— (the hub itself)", st: th.dim}
+	rec := cell{text: "— (the hub itself)", st: th.Dim}
 	switch {
 	case o.err != "":
-		name.st = th.err
-		rec = cell{text: "could not be read", st: th.err}
+		name.st = th.Err
+		rec = cell{text: "could not be read", st: th.Err}
 	case o.Record != nil && len(o.Record.Summaries)+len(o.Record.Entities) == 0:
-		rec = cell{text: "nothing", st: th.dim}
+		rec = cell{text: "nothing", st: th.Dim}
 	case o.Record != nil:
 		rec = plainCell(plural(len(o.Record.Summaries), "summary") + ", " + plural(len(o.Record.Entities), "entity"))
 	}
-	return []cell{name, count(len(o.Summaries)), count(len(o.Entities)), masked, {text: stamp(latest(o.OwnerMemory), now), st: th.dim}, rec}
+	return []cell{name, count(len(o.Summaries)), count(len(o.Entities)), masked, {text: stamp(latest(o.OwnerMemory), now), st: th.Dim}, rec}
 }
 
 // latest is when owner's memory last changed.
@@ -114,7 +110,7 @@ func maskedCount(o hub.OwnerMemory) int {
 // memDetail is everything owner o remembers, as lines at most w wide.
 // With a filter that the owner's name does not match, only the summaries
 // and entities that match it are listed.
-func memDetail(th theme, o ownerMemory, titles map[string]string, filter string, w int, now time.Time) []string {
+func memDetail(th style.Theme, o ownerMemory, titles map[string]string, filter string, w int, now time.Time) []string {
 	var out []string
 	add := func(st lipgloss.Style, s string) {
 		out = append(out, wrapLines([]styled{{text: s, st: st}}, w)...)
@@ -123,31 +119,31 @@ func memDetail(th theme, o ownerMemory, titles map[string]string, filter string,
 		filter = ""
 	}
 	if o.Owner == hubOwner {
-		add(th.dim, "From your own words and the apps' typed results. Chats and grants are kept apart.")
+		add(th.Dim, "From your own words and the apps' typed results. Chats and grants are kept apart.")
 	} else {
-		add(th.dim, "Written by the "+clean(o.Owner)+" app's own model from its own log; masked before it was stored.")
+		add(th.Dim, "Written by the "+clean(o.Owner)+" app's own model from its own log; masked before it was stored.")
 	}
 	if o.err != "" {
-		add(th.err, "could not be read: "+oneLine(o.err))
+		add(th.Err, "could not be read: "+oneLine(o.err))
 	}
 	out = append(out, memSection(th, o.OwnerMemory, titles, filter, w, now, "")...)
 	if o.Record != nil {
-		add(th.label, "The hub's record of "+clean(o.Owner))
-		add(th.dim, "What the hub keeps of this app's work, masked; the planner reads none of it.")
+		add(th.Label, "The hub's record of "+clean(o.Owner))
+		add(th.Dim, "What the hub keeps of this app's work, masked; the planner reads none of it.")
 		out = append(out, memSection(th, *o.Record, titles, filter, w, now, "  ")...)
 	}
 	return out
 }
 
 // memSection lists m's summaries, then its entities, under indent.
-func memSection(th theme, m hub.OwnerMemory, titles map[string]string, filter string, w int, now time.Time, indent string) []string {
+func memSection(th style.Theme, m hub.OwnerMemory, titles map[string]string, filter string, w int, now time.Time, indent string) []string {
 	var out []string
 	head := func(name string, shown, total int) {
 		text := indent + name
 		if shown != total {
 			text += fmt.Sprintf(" (%d of %d match the filter)", shown, total)
 		}
-		out = append(out, ansi.Truncate(th.dim.Bold(true).Render(text), w, "…"))
+		out = append(out, ansi.Truncate(th.Dim.Bold(true).Render(text), w, "…"))
 	}
 	var sums []memory.Summary
 	for _, s := range m.Summaries {
@@ -162,11 +158,11 @@ func memSection(th theme, m hub.OwnerMemory, titles map[string]string, filter st
 			meta += " · by " + s.Model
 		}
 		meta += " · " + stamp(s.Updated, now)
-		out = append(out, ansi.Truncate(indent+"  ▪ "+chatName(s.Chat, titles)+th.dim.Render(oneLine(meta)), w, "…"))
+		out = append(out, ansi.Truncate(indent+"  ▪ "+chatName(s.Chat, titles)+th.Dim.Render(oneLine(meta)), w, "…"))
 		out = append(out, maskWrap(th, s.Text, w, indent+"    ", indent+"    ", lipgloss.NewStyle())...)
 	}
 	if len(m.Summaries) == 0 {
-		out = append(out, th.dim.Render(indent+"  none yet"))
+		out = append(out, th.Dim.Render(indent+"  none yet"))
 	}
 	var es []memory.Entity
 	for _, e := range m.Entities {
@@ -191,10 +187,10 @@ func memSection(th theme, m hub.OwnerMemory, titles map[string]string, filter st
 		if len(e.Labels) > 0 {
 			meta = append(meta, "labels "+strings.Join(e.Labels, ", "))
 		}
-		out = append(out, maskWrap(th, strings.Join(meta, " · "), w, indent+"    ", indent+"      ", th.dim)...)
+		out = append(out, maskWrap(th, strings.Join(meta, " · "), w, indent+"    ", indent+"      ", th.Dim)...)
 	}
 	if len(m.Entities) == 0 {
-		out = append(out, th.dim.Render(indent+"  none yet"))
+		out = append(out, th.Dim.Render(indent+"  none yet"))
 	}
 	return out
 }
@@ -214,7 +210,7 @@ func chatName(id string, titles map[string]string) string {
 // maskWrap wraps text (from an app or a model: it is cleaned) to w cells,
 // the first line after first and the others after rest, in st; masked
 // spans are drawn in the masked style, even when they wrap.
-func maskWrap(th theme, text string, w int, first, rest string, st lipgloss.Style) []string {
+func maskWrap(th style.Theme, text string, w int, first, rest string, st lipgloss.Style) []string {
 	type word struct {
 		s      string
 		masked bool
@@ -256,7 +252,7 @@ func maskWrap(th theme, text string, w int, first, rest string, st lipgloss.Styl
 				b.WriteString(" ")
 			}
 			if line[i].masked {
-				b.WriteString(th.maskedText().Render(strings.Join(parts, " ")))
+				b.WriteString(th.MaskedText().Render(strings.Join(parts, " ")))
 			} else {
 				b.WriteString(st.Render(strings.Join(parts, " ")))
 			}

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // memoryView is the memory screen (ctrl+e, /memory): whose long-term
@@ -288,7 +289,7 @@ func (v *memoryView) keysHelp(w int) string {
 }
 
 // view draws the memory screen in w by h cells.
-func (v *memoryView) view(th theme, w, h int, now time.Time, confirmView string) string {
+func (v *memoryView) view(th style.Theme, w, h int, now time.Time, confirmView string) string {
 	items := v.items()
 	count := plural(len(v.owners), "owner")
 	if v.filter.Value() != "" {
@@ -296,19 +297,19 @@ func (v *memoryView) view(th theme, w, h int, now time.Time, confirmView string)
 	}
 	right := ""
 	if w >= 100 {
-		right = th.dim.Render("private chats and queries leave nothing here ")
+		right = th.Dim.Render("private chats and queries leave nothing here ")
 	}
 	title := titleBar(th, w, "Memory", []string{count}, -1, right)
-	second := th.dim.Render(" What the hub and each app remember: a summary of each chat, and facts.")
+	second := th.Dim.Render(" What the hub and each app remember: a summary of each chat, and facts.")
 	if v.vanilla {
-		second = th.unsafe.Render(" UNSAFE: vanilla ") + th.dim.Render(" one model with every app writes here: what an app's output said can land in any app's memory.")
+		second = th.Unsafe.Render(" UNSAFE: vanilla ") + th.Dim.Render(" one model with every app writes here: what an app's output said can land in any app's memory.")
 	}
 	ask := ""
 	switch {
 	case v.confirm != "":
 		var goes string
 		ask, goes = v.question()
-		second = th.warn.Render(" " + goes)
+		second = th.Warn.Render(" " + goes)
 	case v.filter.line(w) != "":
 		second = v.filter.line(w)
 	}
@@ -328,9 +329,9 @@ func (v *memoryView) view(th theme, w, h int, now time.Time, confirmView string)
 	}
 	switch {
 	case !v.loaded:
-		list = []string{th.dim.Render("  loading…")}
+		list = []string{th.Dim.Render("  loading…")}
 	case len(items) == 0 && v.filter.Value() != "":
-		list = []string{th.dim.Render("  nothing remembered matches the filter")}
+		list = []string{th.Dim.Render("  nothing remembered matches the filter")}
 	}
 	var pane []string
 	if o, ok := v.selected(); ok && v.loaded {
@@ -349,17 +350,17 @@ func (v *memoryView) view(th theme, w, h int, now time.Time, confirmView string)
 	if !v.full {
 		list = fitLines(list, w, lay.list)
 	}
-	msg, st := v.msg, th.ok
+	msg, st := v.msg, th.OK
 	switch {
 	case ask != "" && confirmView != "":
 		// The huh confirmation, drawn whole: footer would cut its buttons.
 		return screen(w, h, []string{title, second}, head, list, pane, []string{" " + confirmView})
 	case ask != "":
-		msg, st = ask, th.err
+		msg, st = ask, th.Err
 	case v.msgErr:
-		st = th.err
+		st = th.Err
 	case msg == "" && v.err != "":
-		msg, st = v.err, th.err
+		msg, st = v.err, th.Err
 	}
 	return screen(w, h, []string{title, second}, head, list, pane, []string{footer(th, w, v.keysHelp(w), msg, st)})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // memoryOn turns the hub's long-term memory on (the rig's options).
@@ -134,7 +135,7 @@ func TestMemoryScreenShowsAndForgets(t *testing.T) {
 		t.Fatalf("the order must show masked:\n%s", v)
 	}
 	raw := d.m.View().Content
-	masked := d.model().th.maskedText().Render(marker)
+	masked := d.model().th.MaskedText().Render(marker)
 	if !strings.Contains(raw, masked) {
 		t.Errorf("masked text must be drawn in the masked style: %q", lineWith(raw, marker))
 	}
@@ -265,7 +266,7 @@ func TestPrivateQueryIsMarkedAndKeptForTheSession(t *testing.T) {
 		if badge := strings.Index(v, privateBadge); badge < priv || badge > ans {
 			t.Fatalf("%s: the badge must mark the private turn:\n%s", when, v)
 		}
-		if raw := d.m.View().Content; !strings.Contains(raw, d.model().th.private.Render(" "+privateBadge+" ")) {
+		if raw := d.m.View().Content; !strings.Contains(raw, d.model().th.Private.Render(" "+privateBadge+" ")) {
 			t.Fatalf("%s: the badge must be drawn in the private style", when)
 		}
 	}
@@ -407,10 +408,10 @@ func memoryRig(t *testing.T, w, h int) (*driver, *rig) {
 // masked style on both lines.
 func TestMaskWrap(t *testing.T) {
 	t.Parallel()
-	th := newTheme(true)
+	th := style.New(true)
 	text := "one two " + guard.Marker() + " three \x1b[31mred\x1b[0m supercalifragilisticexpialidocious"
 	for _, w := range []int{1, 5, 12, 20, 40, 200} {
-		lines := maskWrap(th, text, w, "  ▪ ", "    ", th.dim)
+		lines := maskWrap(th, text, w, "  ▪ ", "    ", th.Dim)
 		for _, l := range lines {
 			if lw := ansi.StringWidth(l); lw > w {
 				t.Fatalf("at width %d a line is %d wide: %q", w, lw, l)
@@ -420,22 +421,22 @@ func TestMaskWrap(t *testing.T) {
 			}
 		}
 	}
-	lines := maskWrap(th, text, 24, "", "", th.dim)
+	lines := maskWrap(th, text, 24, "", "", th.Dim)
 	joined := ansi.Strip(strings.Join(lines, " "))
 	if !strings.Contains(joined, "[masked: instruction-like") || !strings.Contains(joined, "text] three") {
 		t.Fatalf("wrapped: %q", lines)
 	}
-	if len(lines) < 2 || !strings.Contains(lines[0], th.maskedText().Render("[masked:")) ||
-		!strings.Contains(lines[1], th.maskedText().Render("instruction-like text]")) {
+	if len(lines) < 2 || !strings.Contains(lines[0], th.MaskedText().Render("[masked:")) ||
+		!strings.Contains(lines[1], th.MaskedText().Render("instruction-like text]")) {
 		t.Errorf("the mask must be in the masked style on both of its lines: %q", lines)
 	}
-	if strings.Contains(lines[0], th.maskedText().Render("one")) {
+	if strings.Contains(lines[0], th.MaskedText().Render("one")) {
 		t.Errorf("text outside the mask is not masked: %q", lines[0])
 	}
 	// Every marker form is drawn masked, whole, on each line it wraps to.
 	for _, m := range []string{guard.Marker(guard.KindOverrides), guard.Marker(guard.KindRole, guard.KindAddresses), guard.Marker(guard.KindOverrides + " (base64)")} {
 		for _, w := range []int{14, 24, 40, 200} {
-			lines := maskWrap(th, "one two "+m+" three", w, "", "", th.dim)
+			lines := maskWrap(th, "one two "+m+" three", w, "", "", th.Dim)
 			if got := strings.Fields(ansi.Strip(strings.Join(lines, " "))); strings.Join(got, " ") != "one two "+m+" three" {
 				t.Fatalf("wrapped %q at %d: %q", m, w, lines)
 			}
@@ -446,7 +447,7 @@ func TestMaskWrap(t *testing.T) {
 						inMask = append(inMask, f)
 					}
 				}
-				if len(inMask) > 0 && !strings.Contains(l, th.maskedText().Render(strings.Join(inMask, " "))) {
+				if len(inMask) > 0 && !strings.Contains(l, th.MaskedText().Render(strings.Join(inMask, " "))) {
 					t.Errorf("%q at %d: %q is not in the masked style", m, w, l)
 				}
 			}

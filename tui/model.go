@@ -12,6 +12,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // Backend is what the UI needs of the hub (*hub.Operator satisfies it).
@@ -112,7 +113,7 @@ type Model struct {
 	b    Backend
 	w    *workers
 	keys keyMap
-	th   theme
+	th   style.Theme
 	md   *markdown
 
 	width, height int
@@ -185,7 +186,7 @@ func New(opts Options) Model {
 
 func newModel(ctx context.Context, opts Options) Model {
 	keys := defaultKeys()
-	th := newTheme(opts.Theme != "light")
+	th := style.New(opts.Theme != "light")
 	m := Model{
 		opts:   opts,
 		b:      opts.Backend,
@@ -286,7 +287,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.layout()
 	case tea.BackgroundColorMsg:
 		if m.opts.Theme == "" || m.opts.Theme == "auto" {
-			m.th = newTheme(msg.IsDark())
+			m.th = style.New(msg.IsDark())
 			m.input.setTheme(m.th)
 		}
 	case tea.KeyPressMsg:

@@ -308,19 +308,19 @@ func (m *Model) closeModels() {
 // modelsView draws /model's list. Every name is Ollama's: drawn as text.
 func (m Model) modelsView(width, height int) string {
 	th, d := m.th, m.models
-	lines := []string{th.boxTitle.Render("Models") + th.dim.Render(" · ↑/↓ choose · enter switch · esc close")}
+	lines := []string{th.BoxTitle.Render("Models") + th.Dim.Render(" · ↑/↓ choose · enter switch · esc close")}
 	switch {
 	case d == nil:
 	case d.loading:
-		lines = append(lines, th.dim.Render("asking Ollama…"))
+		lines = append(lines, th.Dim.Render("asking Ollama…"))
 	case d.err != "":
-		lines = append(lines, th.err.Render(oneLine(d.err)))
+		lines = append(lines, th.Err.Render(oneLine(d.err)))
 	case len(d.can) == 0:
 		lines = append(lines, "No installed model can call tools; pull one, for example: ollama pull qwen3:1.7b")
 	case m.formOf(formModels) != nil:
 		lines = append(lines, strings.Split(strings.TrimRight(m.formView(formModels), "\n"), "\n")...)
 	default:
-		lines = append(lines, th.dim.Render("installed, able to call tools (hub and spokes can use them):"))
+		lines = append(lines, th.Dim.Render("installed, able to call tools (hub and spokes can use them):"))
 		nw := 0
 		for _, n := range d.can {
 			nw = max(nw, ansi.StringWidth(oneLine(n)))
@@ -333,14 +333,14 @@ func (m Model) modelsView(width, height int) string {
 			}
 			line := mark + name + strings.Repeat(" ", nw-ansi.StringWidth(name)) + "  " + strings.Join(tags, " · ")
 			if i == d.cursor {
-				line = th.selected.Render(line)
+				line = th.Selected.Render(line)
 			}
 			lines = append(lines, line)
 		}
 	}
 	if d != nil && len(d.cannot) > 0 {
-		lines = append(lines, th.dim.Render("cannot call tools: "+oneLine(strings.Join(d.cannot, ", "))))
+		lines = append(lines, th.Dim.Render("cannot call tools: "+oneLine(strings.Join(d.cannot, ", "))))
 	}
-	lines = append(lines, "", th.dim.Render("/model NAME also switches. A switch lasts for this session: the config file is not changed, and apps with a model of their own keep it."))
+	lines = append(lines, "", th.Dim.Render("/model NAME also switches. A switch lasts for this session: the config file is not changed, and apps with a model of their own keep it."))
 	return box(th, lines, dialogWidth(width), height)
 }

@@ -5,6 +5,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // overlay names the dialog on top of the chat; only one is open at a time
@@ -33,8 +35,8 @@ func dialogWidth(width int) int { return min(width, 72) }
 
 // box frames lines as a dialog no wider than width and no taller than
 // height; lines too wide are wrapped, lines too many are cut.
-func box(th theme, lines []string, width, height int) string {
-	return boxWith(th.box, lines, width, height)
+func box(th style.Theme, lines []string, width, height int) string {
+	return boxWith(th.Box, lines, width, height)
 }
 
 // boxWith is box in a frame style of its own (a warning's colour).
@@ -65,22 +67,22 @@ func overlayOn(base, dialog string, width, height int) string {
 }
 
 // helpView lists the key bindings. At 24 rows it fits whole.
-func helpView(th theme, keys keyMap, width, height int, models bool) string {
-	lines := []string{th.boxTitle.Render("Keys") + th.dim.Render(" · esc closes")}
+func helpView(th style.Theme, keys keyMap, width, height int, models bool) string {
+	lines := []string{th.BoxTitle.Render("Keys") + th.Dim.Render(" · esc closes")}
 	kw := 0
 	for _, b := range keys.help() {
 		kw = max(kw, ansi.StringWidth(b.Help().Key))
 	}
 	for _, b := range keys.help() {
 		h := b.Help()
-		lines = append(lines, th.key.Render(h.Key+strings.Repeat(" ", kw-ansi.StringWidth(h.Key)))+"  "+h.Desc)
+		lines = append(lines, th.Key.Render(h.Key+strings.Repeat(" ", kw-ansi.StringWidth(h.Key)))+"  "+h.Desc)
 	}
 	// A private query is not logged: it is gone when the UI exits.
-	lines = append(lines, th.key.Render("/private <query>")+"  no memory in, nothing saved; shown until you quit",
-		th.key.Render("/")+"  commands, with a menu: "+slashNames(models),
-		th.dim.Render("chats: ↑/↓ · enter open · n new · p private · d delete"))
+	lines = append(lines, th.Key.Render("/private <query>")+"  no memory in, nothing saved; shown until you quit",
+		th.Key.Render("/")+"  commands, with a menu: "+slashNames(models),
+		th.Dim.Render("chats: ↑/↓ · enter open · n new · p private · d delete"))
 	for _, l := range permHelp {
-		lines = append(lines, th.dim.Render(l))
+		lines = append(lines, th.Dim.Render(l))
 	}
 	return box(th, lines, dialogWidth(width), height)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // The mail case study with no rules: every dialog is put to the user, who
@@ -323,7 +324,7 @@ func TestDialogArgumentsScroll(t *testing.T) {
 // It shows even on a small screen.
 func TestDialogWarningColour(t *testing.T) {
 	t.Parallel()
-	th := newTheme(true)
+	th := style.New(true)
 	for _, c := range []struct {
 		warning  string
 		expected bool
@@ -344,9 +345,9 @@ func TestDialogWarningColour(t *testing.T) {
 			sgr := func(st func(...string) string, lead string) string {
 				return strings.Split(st(lead), lead)[0] + lead + " "
 			}
-			red := strings.Contains(out, sgr(th.err.Render, "⚠"))
-			amber := strings.Contains(out, sgr(th.warn.Render, "⚠"))
-			calm := strings.Contains(out, sgr(th.dim.Render, "✓")) && !strings.Contains(ansi.Strip(out), "⚠")
+			red := strings.Contains(out, sgr(th.Err.Render, "⚠"))
+			amber := strings.Contains(out, sgr(th.Warn.Render, "⚠"))
+			calm := strings.Contains(out, sgr(th.Dim.Render, "✓")) && !strings.Contains(ansi.Strip(out), "⚠")
 			if red != (c.style == "red") || amber != (c.style == "amber") || calm != (c.style == "calm") {
 				t.Errorf("%q at %v: red %v, amber %v, calm %v, want %s:\n%s", c.warning, size, red, amber, calm, c.style, out)
 			}
@@ -420,7 +421,7 @@ func TestQuitWithADialogOpen(t *testing.T) {
 
 	x := &turnExtras{}
 	x.add(hub.Event{Kind: hub.EventPermission, Permission: &execRequest})
-	th := newTheme(true)
+	th := style.New(true)
 	if l := ansi.Strip(strings.Join(x.lines(th, 80, true), "")); !strings.Contains(l, "⚑ exec mail → … asking") {
 		t.Errorf("live: %q", l)
 	}

@@ -59,14 +59,14 @@ func (c *chatView) keptLines(d drawCtx, w, k int) []string {
 	kt := d.kept[k]
 	t := kt.turn
 	key := renderKey{kept: k + 1, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status,
-		width: w, dark: d.th.dark, expand: c.expandThinking, extras: !kt.extras.empty()}
+		width: w, dark: d.th.Dark, expand: c.expandThinking, extras: !kt.extras.empty()}
 	if ls, ok := c.cache.get(key); ok {
 		return ls
 	}
 	tv := viewOfTurn(t)
 	tv.Private = true
 	tv.Extras = withResults(kt.extras, t)
-	ls := frameLines(renderTurn(tv, w, d, c.expandThinking, d.md.render(tv.Answer, w, d.th.dark)), w)
+	ls := frameLines(renderTurn(tv, w, d, c.expandThinking, d.md.render(tv.Answer, w, d.th.Dark)), w)
 	c.cache.put(key, ls)
 	return ls
 }

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // pullState is where the model-missing dialog stands.
@@ -79,17 +80,17 @@ func (p *pullDialog) percent() float64 {
 	return min(float64(p.last.Completed)/float64(p.last.Total), 1)
 }
 
-func (p *pullDialog) view(th theme, width, height int, canPull bool) string {
+func (p *pullDialog) view(th style.Theme, width, height int, canPull bool) string {
 	inner := max(dialogWidth(width)-4, 1)
-	lines := []string{th.boxTitle.Render("Model missing"), ""}
+	lines := []string{th.BoxTitle.Render("Model missing"), ""}
 	switch p.state {
 	case pullAsk:
-		lines = append(lines, fmt.Sprintf("model %s is not installed — pull it now? (y/n)", th.key.Render(oneLine(p.model))))
+		lines = append(lines, fmt.Sprintf("model %s is not installed — pull it now? (y/n)", th.Key.Render(oneLine(p.model))))
 		switch {
 		case p.switchTo:
-			lines = append(lines, th.dim.Render("then this session switches to it; n keeps the models it has"))
+			lines = append(lines, th.Dim.Render("then this session switches to it; n keeps the models it has"))
 		case p.why != "":
-			lines = append(lines, th.dim.Render("it is the model of "+p.why+"; n lists the installed models to choose from instead"))
+			lines = append(lines, th.Dim.Render("it is the model of "+p.why+"; n lists the installed models to choose from instead"))
 		}
 		if !canPull {
 			lines[len(lines)-1] = fmt.Sprintf("model %s is not installed. Run `ollama pull %s`, then ctrl+r retries. esc closes.", oneLine(p.model), oneLine(p.model))
@@ -112,9 +113,9 @@ func (p *pullDialog) view(th theme, width, height int, canPull bool) string {
 			p.bar.ViewAs(p.percent()),
 			fmt.Sprintf("%s / %s", size(p.last.Completed), size(p.last.Total)),
 			"",
-			th.dim.Render("esc cancels the pull; "+after))
+			th.Dim.Render("esc cancels the pull; "+after))
 	case pullFailed:
-		lines = append(lines, th.err.Render("✗ pull failed: ")+oneLine(p.err), "", th.dim.Render("esc closes"))
+		lines = append(lines, th.Err.Render("✗ pull failed: ")+oneLine(p.err), "", th.Dim.Render("esc closes"))
 	}
 	return box(th, lines, dialogWidth(width), height)
 }

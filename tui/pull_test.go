@@ -101,7 +101,7 @@ func TestThemes(t *testing.T) {
 		opts.Theme = tc.theme
 		d := newDriver(t, opts, 80, 24)
 		d.send(bgMsg(tc.bg))
-		if got := d.model().th.dark; got != tc.dark {
+		if got := d.model().th.Dark; got != tc.dark {
 			t.Errorf("theme %q on %s: dark = %v, want %v", tc.theme, tc.bg, got, tc.dark)
 		}
 	}

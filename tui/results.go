@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // cardWidth is the widest the results card gets.
@@ -24,27 +25,27 @@ const valueLines = 4
 // wider than w: each step's app and functionality, then its value as
 // key: value lines (nested keys joined with dots, numbers as the JSON
 // has them), or its error.
-func resultsCard(th theme, results []hub.StepResult, w int) string {
+func resultsCard(th style.Theme, results []hub.StepResult, w int) string {
 	cw := min(w, cardWidth)
 	framed := cw >= 12
 	inner := cw
 	if framed {
 		inner = cw - 4
 	}
-	lines := []string{th.boxTitle.Render("Results")}
+	lines := []string{th.BoxTitle.Render("Results")}
 	for _, r := range results {
 		head := oneLine(r.App)
 		if r.Functionality != "" {
 			head += " · " + oneLine(r.Functionality)
 		}
-		lines = append(lines, wrapStyled(th.label.Render, "▪ "+head, inner)...)
+		lines = append(lines, wrapStyled(th.Label.Render, "▪ "+head, inner)...)
 		if r.Error != "" {
-			lines = append(lines, indentWrap(th.err.Render, "✗ "+oneLine(r.Error), inner, valueLines)...)
+			lines = append(lines, indentWrap(th.Err.Render, "✗ "+oneLine(r.Error), inner, valueLines)...)
 			continue
 		}
 		kvs, err := flatten(r.Value)
 		if err != nil {
-			lines = append(lines, indentWrap(th.err.Render, "✗ the value is not JSON", inner, valueLines)...)
+			lines = append(lines, indentWrap(th.Err.Render, "✗ the value is not JSON", inner, valueLines)...)
 			continue
 		}
 		for _, kv := range kvs {
@@ -66,7 +67,7 @@ func resultsCard(th theme, results []hub.StepResult, w int) string {
 			lines[i] = l + strings.Repeat(" ", pad)
 		}
 	}
-	return th.card.Render(strings.Join(lines, "\n"))
+	return th.Card.Render(strings.Join(lines, "\n"))
 }
 
 // wrapStyled wraps s to w cells and styles each line.

@@ -10,6 +10,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps/demo"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // The ride comparison runs both apps and shows their typed results in a
@@ -54,7 +55,7 @@ func TestRideComparisonShowsTheResultsCard(t *testing.T) {
 
 func TestResultsCardFlattensTheJSON(t *testing.T) {
 	t.Parallel()
-	th := newTheme(true)
+	th := style.New(true)
 	results := []hub.StepResult{
 		{App: "a", Functionality: "x.y", Value: json.RawMessage(`{"z":{"b":1.50,"list":[1e3,"two"],"empty":{}},"s":"red \u001b[31mtext\u202e","ok":true,"n":null}`)},
 		{App: "b", Functionality: "x.y", Error: "the service is down"},
@@ -69,7 +70,7 @@ func TestResultsCardFlattensTheJSON(t *testing.T) {
 	if strings.Contains(out, "\x1b[31mtext") {
 		t.Error("an escape sequence from an app reached the terminal")
 	}
-	if !strings.Contains(out, th.err.Render("✗ the service is down")) {
+	if !strings.Contains(out, th.Err.Render("✗ the service is down")) {
 		t.Error("a failed step must be drawn in red")
 	}
 	if i, j := strings.Index(plain, "z.b"), strings.Index(plain, "ok: true"); i < 0 || j < i {

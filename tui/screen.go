@@ -8,6 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // The permission manager (manager.go), the apps screen (appsview.go) and
@@ -100,7 +102,7 @@ func fitColumns(cols []column, width int, rows [][]cell) []int {
 
 // tableRow draws one row in widths (0: the column is dropped). The selected
 // row is marked and drawn in the selection colours, its cells unstyled.
-func tableRow(th theme, cells []cell, widths []int, width int, sel bool) string {
+func tableRow(th style.Theme, cells []cell, widths []int, width int, sel bool) string {
 	var parts []string
 	for i, w := range widths {
 		if w <= 0 {
@@ -121,16 +123,16 @@ func tableRow(th theme, cells []cell, widths []int, width int, sel bool) string 
 	if sel {
 		line = "▸ " + line
 		line += strings.Repeat(" ", max(width-ansi.StringWidth(line), 0))
-		return th.selected.Render(ansi.Truncate(line, width, ""))
+		return th.Selected.Render(ansi.Truncate(line, width, ""))
 	}
 	return ansi.Truncate("  "+line, width, "…")
 }
 
 // tableHead draws the column titles.
-func tableHead(th theme, cols []column, widths []int, width int) string {
+func tableHead(th style.Theme, cols []column, widths []int, width int) string {
 	cells := make([]cell, len(cols))
 	for i, c := range cols {
-		cells[i] = cell{text: c.title, st: th.dim.Bold(true)}
+		cells[i] = cell{text: c.title, st: th.Dim.Bold(true)}
 	}
 	return tableRow(th, cells, widths, width, false)
 }
@@ -166,30 +168,30 @@ func window(n, rows, cur int) int {
 
 // titleBar is a screen's first line: its name, tabs (the active one
 // highlighted) and a badge on the right.
-func titleBar(th theme, width int, name string, tabs []string, active int, right string) string {
-	left := th.brand.Render(" " + name + " ")
+func titleBar(th style.Theme, width int, name string, tabs []string, active int, right string) string {
+	left := th.Brand.Render(" " + name + " ")
 	for i, t := range tabs {
-		st := th.header
+		st := th.Header
 		if i == active {
-			st = th.selected
+			st = th.Selected
 		}
-		left += th.header.Render(" ") + st.Render(" "+t+" ")
+		left += th.Header.Render(" ") + st.Render(" "+t+" ")
 	}
 	room := width - ansi.StringWidth(right)
 	if ansi.StringWidth(left) > room {
 		left = ansi.Truncate(left, max(room, 0), "")
 	}
 	pad := max(width-ansi.StringWidth(left)-ansi.StringWidth(right), 0)
-	return ansi.Truncate(left+th.header.Render(strings.Repeat(" ", pad))+right, width, "")
+	return ansi.Truncate(left+th.Header.Render(strings.Repeat(" ", pad))+right, width, "")
 }
 
 // paneRule is the line between the list and the detail pane.
-func paneRule(th theme, width int, label string) string {
+func paneRule(th style.Theme, width int, label string) string {
 	head := "── " + label + " "
 	if ansi.StringWidth(head) > width {
-		return th.rule.Render(strings.Repeat("─", max(width, 0)))
+		return th.Rule.Render(strings.Repeat("─", max(width, 0)))
 	}
-	return th.rule.Render(head + strings.Repeat("─", width-ansi.StringWidth(head)))
+	return th.Rule.Render(head + strings.Repeat("─", width-ansi.StringWidth(head)))
 }
 
 // wrapLines wraps each line to width, keeping its style: a line's style
@@ -218,7 +220,7 @@ type filterBox struct {
 	typing bool
 }
 
-func newFilterBox(th theme) filterBox { return filterBox{input: newFilter(th)} }
+func newFilterBox(th style.Theme) filterBox { return filterBox{input: newFilter(th)} }
 
 // Value is the filter as typed.
 func (f *filterBox) Value() string { return f.input.Value() }
@@ -267,15 +269,15 @@ func (f *filterBox) line(w int) string {
 }
 
 // newFilter is a screen's filter input, typed after /.
-func newFilter(th theme) textinput.Model {
+func newFilter(th style.Theme) textinput.Model {
 	ti := textinput.New()
 	ti.Prompt = "/ "
 	ti.Placeholder = "type to filter"
 	ti.CharLimit = 200
-	st := textinput.DefaultStyles(th.dark)
+	st := textinput.DefaultStyles(th.Dark)
 	st.Cursor.Blink = false
-	st.Focused.Placeholder, st.Blurred.Placeholder = th.dim, th.dim
-	st.Focused.Prompt, st.Blurred.Prompt = th.key, th.key
+	st.Focused.Placeholder, st.Blurred.Placeholder = th.Dim, th.Dim
+	st.Focused.Prompt, st.Blurred.Prompt = th.Key, th.Key
 	ti.SetStyles(st)
 	return ti
 }
@@ -291,11 +293,11 @@ func screen(w, h int, parts ...[]string) string {
 
 // footer is a screen's last line: the question or message when there is
 // one, else the keys.
-func footer(th theme, width int, keys, msg string, msgSt lipgloss.Style) string {
+func footer(th style.Theme, width int, keys, msg string, msgSt lipgloss.Style) string {
 	if msg != "" {
 		return msgSt.Render(ansi.Truncate(" "+oneLine(msg), width, "…"))
 	}
-	return th.dim.Render(ansi.Truncate(" "+keys, width, "…"))
+	return th.Dim.Render(ansi.Truncate(" "+keys, width, "…"))
 }
 
 // stamp shows t in now's time zone: the time alone today, else the date.

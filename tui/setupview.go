@@ -58,9 +58,9 @@ func (m Model) setupLines(w int) []string {
 	}
 	switch s.phase {
 	case setupChecking:
-		p.add(2, th.label.Render("Getting ready"))
+		p.add(2, th.Label.Render("Getting ready"))
 		p.blank()
-		p.add(2, spinnerFrames[0]+" checking Ollama at "+th.key.Render(host)+" and the models…")
+		p.add(2, spinnerFrames[0]+" checking Ollama at "+th.Key.Render(host)+" and the models…")
 		return p.lines
 	case setupDown:
 		m.downLines(p, host)
@@ -73,79 +73,79 @@ func (m Model) setupLines(w int) []string {
 func (m Model) downLines(p *panelText, host string) {
 	s := &m.setup
 	th := m.th
-	p.add(2, th.err.Render("✗ Ollama is not answering at ")+th.key.Render(host))
+	p.add(2, th.Err.Render("✗ Ollama is not answering at ")+th.Key.Render(host))
 	detail := downReason(s.down)
 	if from := hostFrom(s.opts.HostFrom); from != "" {
 		detail = from + " · " + detail
 	}
-	p.add(4, th.dim.Render(detail))
+	p.add(4, th.Dim.Render(detail))
 	p.blank()
 	p.add(2, "To fix it:")
 	step := 1
 	switch {
 	case !localHost(host):
-		p.item(2, fmt.Sprintf("%d. ", step), "Start Ollama on that machine, listening beyond itself: "+th.key.Render("OLLAMA_HOST=0.0.0.0 ollama serve"))
+		p.item(2, fmt.Sprintf("%d. ", step), "Start Ollama on that machine, listening beyond itself: "+th.Key.Render("OLLAMA_HOST=0.0.0.0 ollama serve"))
 		step++
 	case s.binary != "":
-		p.item(2, fmt.Sprintf("%d. ", step), "Start it: "+th.key.Render(serveCommand(host))+th.dim.Render("   (installed: "+oneLine(s.binary)+")"))
+		p.item(2, fmt.Sprintf("%d. ", step), "Start it: "+th.Key.Render(serveCommand(host))+th.Dim.Render("   (installed: "+oneLine(s.binary)+")"))
 		step++
 	default:
 		p.item(2, fmt.Sprintf("%d. ", step), "Install Ollama")
-		p.add(7, "Linux  "+th.key.Render("curl -fsSL https://ollama.com/install.sh | sh"))
-		p.add(7, "macOS  the app from https://ollama.com/download, or "+th.key.Render("brew install ollama"))
+		p.add(7, "Linux  "+th.Key.Render("curl -fsSL https://ollama.com/install.sh | sh"))
+		p.add(7, "macOS  the app from https://ollama.com/download, or "+th.Key.Render("brew install ollama"))
 		step++
-		p.item(2, fmt.Sprintf("%d. ", step), "Start it: "+th.key.Render(serveCommand(host)))
+		p.item(2, fmt.Sprintf("%d. ", step), "Start it: "+th.Key.Render(serveCommand(host)))
 		step++
 	}
 	file := oneLine(s.opts.ConfigFile)
 	if file == "" {
 		file = "the config file"
 	}
-	p.item(2, fmt.Sprintf("%d. ", step), "Or use a server elsewhere: "+th.key.Render("bulkhead --ollama-host http://HOST:11434")+
-		", or "+th.key.Render("OLLAMA_HOST")+", or ollama.host in "+file)
+	p.item(2, fmt.Sprintf("%d. ", step), "Or use a server elsewhere: "+th.Key.Render("bulkhead --ollama-host http://HOST:11434")+
+		", or "+th.Key.Render("OLLAMA_HOST")+", or ollama.host in "+file)
 	p.blank()
 	if s.checking {
-		p.add(2, th.dim.Render("⟳ checking now…"))
+		p.add(2, th.Dim.Render("⟳ checking now…"))
 	} else {
-		p.add(2, th.dim.Render(fmt.Sprintf("⟳ checking again in %ds · ctrl+r checks now", max(s.wait, 1))))
+		p.add(2, th.Dim.Render(fmt.Sprintf("⟳ checking again in %ds · ctrl+r checks now", max(s.wait, 1))))
 	}
-	p.add(2, th.dim.Render("What you type stays in the input; the chat opens as soon as Ollama answers."))
+	p.add(2, th.Dim.Render("What you type stays in the input; the chat opens as soon as Ollama answers."))
 }
 
 func (m Model) modelLines(p *panelText, host string) {
 	s := &m.setup
 	th := m.th
-	p.add(2, th.ok.Render("✓ Ollama "+oneLine(s.version))+th.dim.Render(" at "+host))
+	p.add(2, th.OK.Render("✓ Ollama "+oneLine(s.version))+th.Dim.Render(" at "+host))
 	file := oneLine(s.opts.ConfigFile)
 	if file == "" {
 		file = "the config file"
 	}
 	for _, c := range s.models {
 		if !c.problem() {
-			p.add(2, th.ok.Render("✓ "+oneLine(c.model))+th.dim.Render(" — "+roleNames(c.roles)))
+			p.add(2, th.OK.Render("✓ "+oneLine(c.model))+th.Dim.Render(" — "+roleNames(c.roles)))
 			continue
 		}
-		mark := th.err.Render("✗ ")
+		mark := th.Err.Render("✗ ")
 		if !c.blocking() {
-			mark = th.warn.Render("⚠ ")
+			mark = th.Warn.Render("⚠ ")
 		}
-		name := th.key.Render(oneLine(c.model))
+		name := th.Key.Render(oneLine(c.model))
 		switch {
 		case c.err != "":
 			p.add(2, mark+name+" — "+roleNames(c.roles)+": could not check it")
-			p.add(4, th.dim.Render(oneLine(c.err)))
+			p.add(4, th.Dim.Render(oneLine(c.err)))
 			continue
 		case c.missing:
 			p.add(2, mark+name+" is not installed — the model of "+roleNames(c.roles))
 			why, asked := s.declined[c.model]
 			switch {
 			case !asked:
-				p.add(4, th.dim.Render("pull offered"))
+				p.add(4, th.Dim.Render("pull offered"))
 				continue
 			case why == "":
-				p.add(4, th.dim.Render("not pulled"))
+				p.add(4, th.Dim.Render("not pulled"))
 			case why == pullCancelled:
-				p.add(4, th.dim.Render(pullCancelled))
+				p.add(4, th.Dim.Render(pullCancelled))
 			default:
 				fail := "pull failed: " + oneLine(why)
 				if i := strings.Index(why, "dial tcp"); i >= 0 {
@@ -153,7 +153,7 @@ func (m Model) modelLines(p *panelText, host string) {
 				} else if offline(why) {
 					fail = "pull failed — no network? " + oneLine(why)
 				}
-				p.add(4, th.err.Render(clipRunes(fail, 3*max(p.w-4, 20))))
+				p.add(4, th.Err.Render(clipRunes(fail, 3*max(p.w-4, 20))))
 			}
 		default:
 			for _, cp := range c.lacks {
@@ -170,9 +170,9 @@ func (m Model) modelLines(p *panelText, host string) {
 	switch {
 	case m.pull != nil:
 	case s.blocks():
-		p.add(2, th.dim.Render(fmt.Sprintf("⟳ checking again in %ds · ctrl+r offers the pull again · ctrl+c quits", max(s.wait, 1))))
+		p.add(2, th.Dim.Render(fmt.Sprintf("⟳ checking again in %ds · ctrl+r offers the pull again · ctrl+c quits", max(s.wait, 1))))
 	default:
-		p.add(2, th.dim.Render("esc or a query goes to the chat · ctrl+r checks again"))
+		p.add(2, th.Dim.Render("esc or a query goes to the chat · ctrl+r checks again"))
 	}
 }
 
@@ -185,15 +185,15 @@ func (m Model) choices(p *panelText, c modelCheck, file string) {
 		alts[i] = oneLine(a)
 	}
 	if len(alts) > 0 {
-		p.add(4, "Installed models that can "+capWords[c.need]+": "+th.key.Render(strings.Join(alts, ", ")))
+		p.add(4, "Installed models that can "+capWords[c.need]+": "+th.Key.Render(strings.Join(alts, ", ")))
 	} else {
-		p.add(4, "No installed model can "+capWords[c.need]+th.dim.Render(" — pull one, e.g. ollama pull qwen3:1.7b"))
+		p.add(4, "No installed model can "+capWords[c.need]+th.Dim.Render(" — pull one, e.g. ollama pull qwen3:1.7b"))
 		if len(c.hubAlts) > 0 {
 			hub := make([]string, len(c.hubAlts))
 			for i, a := range c.hubAlts {
 				hub[i] = oneLine(a)
 			}
-			p.add(4, "For the hub alone (hub.model): "+th.key.Render(strings.Join(hub, ", ")))
+			p.add(4, "For the hub alone (hub.model): "+th.Key.Render(strings.Join(hub, ", ")))
 		}
 	}
 	// The roles to change: every one of a missing model's, else those
@@ -204,13 +204,13 @@ func (m Model) choices(p *panelText, c modelCheck, file string) {
 			keys = append(keys, r.key)
 		}
 	}
-	how := "Choose one: quit (ctrl+c) and run " + th.key.Render("bulkhead --model NAME") + " (the hub and every spoke)"
+	how := "Choose one: quit (ctrl+c) and run " + th.Key.Render("bulkhead --model NAME") + " (the hub and every spoke)"
 	if m.opts.Models != nil {
-		how = "Choose one: " + th.key.Render("/model NAME") + ", or run " + th.key.Render("bulkhead --model NAME") + " (the hub and every spoke)"
+		how = "Choose one: " + th.Key.Render("/model NAME") + ", or run " + th.Key.Render("bulkhead --model NAME") + " (the hub and every spoke)"
 	}
 	p.add(4, how+", or set "+strings.Join(keys, " / ")+" in "+file)
 	if c.missing {
-		p.add(4, th.dim.Render("Or pull it yourself (ollama pull "+oneLine(c.model)+"): this screen notices."))
+		p.add(4, th.Dim.Render("Or pull it yourself (ollama pull "+oneLine(c.model)+"): this screen notices."))
 	}
 }
 

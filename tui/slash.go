@@ -356,17 +356,17 @@ func (m Model) menuView(w string, items []slashCmd, height int) string {
 		line := name + strings.Repeat(" ", nameW-ansi.StringWidth(name)) + "  " + c.desc
 		line = ansi.Truncate(line, inner, "…")
 		if i == sel {
-			lines = append(lines, m.th.selected.Render(line+strings.Repeat(" ", max(inner-ansi.StringWidth(line), 0))))
+			lines = append(lines, m.th.Selected.Render(line+strings.Repeat(" ", max(inner-ansi.StringWidth(line), 0))))
 			continue
 		}
-		lines = append(lines, m.th.key.Render(name)+ansi.Cut(line, ansi.StringWidth(name), inner))
+		lines = append(lines, m.th.Key.Render(name)+ansi.Cut(line, ansi.StringWidth(name), inner))
 	}
 	if hint {
 		more := ""
 		if len(items) > rows {
 			more = fmt.Sprintf(" · %d/%d", sel+1, len(items))
 		}
-		lines = append(lines, m.th.dim.Render(ansi.Truncate("↑/↓ choose · tab complete · enter run · esc close"+more, inner, "…")))
+		lines = append(lines, m.th.Dim.Render(ansi.Truncate("↑/↓ choose · tab complete · enter run · esc close"+more, inner, "…")))
 	}
 	return box(m.th, lines, width, height)
 }

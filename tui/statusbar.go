@@ -9,6 +9,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // ollamaPoll is how often the status bar asks Ollama for its version.
@@ -94,55 +96,55 @@ type segment struct {
 	title bool
 }
 
-func (s statusBar) view(th theme, width int, title string, private, running bool) string {
+func (s statusBar) view(th style.Theme, width int, title string, private, running bool) string {
 	var segs []segment
 	plain := func(st func(...string) string) func(string) string {
 		return func(x string) string { return st(x) }
 	}
 	if s.vanilla {
-		segs = append(segs, segment{text: " UNSAFE: vanilla ", style: plain(th.unsafe.Render)})
+		segs = append(segs, segment{text: " UNSAFE: vanilla ", style: plain(th.Unsafe.Render)})
 	}
 	if s.trusted {
-		segs = append(segs, segment{text: " TRUSTED ", style: plain(th.trustedBadge().Render)})
+		segs = append(segs, segment{text: " TRUSTED ", style: plain(th.TrustedBadge().Render)})
 	}
 	if s.waiting > 0 {
-		segs = append(segs, segment{text: fmt.Sprintf("⚑ %d waiting", s.waiting), style: plain(th.statusWaiting().Render)})
+		segs = append(segs, segment{text: fmt.Sprintf("⚑ %d waiting", s.waiting), style: plain(th.StatusWaiting().Render)})
 	}
 	if private {
-		segs = append(segs, segment{text: " PRIVATE ", style: plain(th.statusPrivate().Render)})
+		segs = append(segs, segment{text: " PRIVATE ", style: plain(th.StatusPrivate().Render)})
 	}
 	switch {
 	case !s.hasOllama:
 	case !s.ollama.checked:
-		segs = append(segs, segment{text: "ollama …", style: plain(th.status.Render), drop: 1})
+		segs = append(segs, segment{text: "ollama …", style: plain(th.Status.Render), drop: 1})
 	case s.ollama.err != nil:
-		segs = append(segs, segment{text: "● ollama down", style: plain(th.statusDown().Render)})
+		segs = append(segs, segment{text: "● ollama down", style: plain(th.StatusDown().Render)})
 	default:
-		segs = append(segs, segment{text: "● ollama " + oneLine(s.ollama.version), style: plain(th.statusOK().Render), drop: 1})
+		segs = append(segs, segment{text: "● ollama " + oneLine(s.ollama.version), style: plain(th.StatusOK().Render), drop: 1})
 	}
 	models := s.hubModel
 	if s.spokeModel != "" && s.spokeModel != s.hubModel {
 		models += " / " + s.spokeModel
 	}
 	if models != "" {
-		segs = append(segs, segment{text: oneLine(models), style: plain(th.status.Render), drop: 3})
+		segs = append(segs, segment{text: oneLine(models), style: plain(th.Status.Render), drop: 3})
 	}
 	if w := s.workingApps(); len(w) > 0 {
-		segs = append(segs, segment{text: "⚙ " + oneLine(strings.Join(w, ", ")), style: plain(th.working.Render), drop: 2})
+		segs = append(segs, segment{text: "⚙ " + oneLine(strings.Join(w, ", ")), style: plain(th.Working.Render), drop: 2})
 	}
 	if s.memoryMoved && !private {
 		// The upkeep (summaries, entities) made model calls since the last
 		// check; a private chat leaves nothing there, so it says nothing.
-		segs = append(segs, segment{text: "↻ memory updated", style: plain(th.statusSep.Render), drop: 5})
+		segs = append(segs, segment{text: "↻ memory updated", style: plain(th.StatusSep.Render), drop: 5})
 	}
 	if title != "" {
-		segs = append(segs, segment{text: oneLine(title), style: plain(th.status.Render), drop: 4, title: true})
+		segs = append(segs, segment{text: oneLine(title), style: plain(th.Status.Render), drop: 4, title: true})
 	}
 	hint := "? help"
 	if running {
 		hint = "esc cancels · ? help"
 	}
-	segs = append(segs, segment{text: hint, style: plain(th.statusSep.Render), drop: 2})
+	segs = append(segs, segment{text: hint, style: plain(th.StatusSep.Render), drop: 2})
 
 	sep := " │ "
 	room := width - 2 // a blank at each end
@@ -178,12 +180,12 @@ func (s statusBar) view(th theme, width int, title string, private, running bool
 	for i, sg := range segs {
 		parts[i] = sg.style(sg.text)
 	}
-	line := th.status.Render(" ") + strings.Join(parts, th.statusSep.Render(sep))
+	line := th.Status.Render(" ") + strings.Join(parts, th.StatusSep.Render(sep))
 	if ansi.StringWidth(line) > width {
-		line = ansi.Truncate(line, max(width-1, 0), "") + th.statusSep.Render("…")
+		line = ansi.Truncate(line, max(width-1, 0), "") + th.StatusSep.Render("…")
 	}
 	if pad := width - ansi.StringWidth(line); pad > 0 {
-		line += th.status.Render(strings.Repeat(" ", pad))
+		line += th.Status.Render(strings.Repeat(" ", pad))
 	}
 	return line
 }
@@ -216,20 +218,20 @@ func (m Model) title() string {
 }
 
 func (m Model) header() string {
-	left := m.th.brand.Render(" bulkhead ") + m.th.header.Render(" "+oneLine(m.title()))
+	left := m.th.Brand.Render(" bulkhead ") + m.th.Header.Render(" "+oneLine(m.title()))
 	right := ""
 	if m.opts.Vanilla {
-		right = m.th.unsafe.Render(" UNSAFE: vanilla ")
+		right = m.th.Unsafe.Render(" UNSAFE: vanilla ")
 	}
 	if m.chat.chat.Private {
-		right += m.th.private.Render(" PRIVATE ")
+		right += m.th.Private.Render(" PRIVATE ")
 	}
 	room := m.width - ansi.StringWidth(right)
 	if ansi.StringWidth(left) > room {
-		left = ansi.Truncate(left, max(room-1, 0), "") + m.th.header.Render("…")
+		left = ansi.Truncate(left, max(room-1, 0), "") + m.th.Header.Render("…")
 	}
 	pad := max(m.width-ansi.StringWidth(left)-ansi.StringWidth(right), 0)
-	return left + m.th.header.Render(strings.Repeat(" ", pad)) + right
+	return left + m.th.Header.Render(strings.Repeat(" ", pad)) + right
 }
 
 // noticeRows is the most lines a notice takes above the input; a longer
@@ -260,21 +262,21 @@ func (m Model) ruleRows() int { return max(len(m.noticeLines()), 1) }
 func (m Model) rule() string {
 	lines := m.noticeLines()
 	if len(lines) == 0 {
-		return m.th.rule.Render(strings.Repeat("─", m.width))
+		return m.th.Rule.Render(strings.Repeat("─", m.width))
 	}
 	out := make([]string, len(lines))
 	for i, l := range lines {
 		text := " " + l + " "
-		lead := m.th.rule.Render("──")
+		lead := m.th.Rule.Render("──")
 		if i > 0 {
 			lead = "  "
 		}
 		rest := max(m.width-2-ansi.StringWidth(text), 0)
-		fill := m.th.rule.Render(strings.Repeat("─", rest))
+		fill := m.th.Rule.Render(strings.Repeat("─", rest))
 		if i < len(lines)-1 {
 			fill = strings.Repeat(" ", rest)
 		}
-		out[i] = lead + m.th.notice.Render(text) + fill
+		out[i] = lead + m.th.Notice.Render(text) + fill
 	}
 	return strings.Join(out, "\n")
 }

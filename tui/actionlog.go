@@ -16,6 +16,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // The action log tab: every request the broker decided, with who decided
@@ -63,31 +64,31 @@ func (g *manager) logItems() []permissions.Entry {
 	f := g.filter.Value()
 	var out []permissions.Entry
 	for _, r := range g.log {
-		if matchAll(r.hay, f) {
+		if widget.MatchAll(r.hay, f) {
 			out = append(out, r.e)
 		}
 	}
 	return out
 }
 
-var logCols = []column{
-	{title: "#", min: 3, max: 5, drop: 5},
-	{title: "TIME", min: 8, max: 12, drop: 4},
-	{title: "KIND", min: 12, max: 12},
-	{title: "REQUEST", min: 16, max: 44},
-	{title: "DECISION", min: 11, max: 11},
-	{title: "BY", min: 6, max: 6},
-	{title: "NOTE", min: 12, drop: 3},
+var logCols = []widget.Column{
+	{Title: "#", Min: 3, Max: 5, Drop: 5},
+	{Title: "TIME", Min: 8, Max: 12, Drop: 4},
+	{Title: "KIND", Min: 12, Max: 12},
+	{Title: "REQUEST", Min: 16, Max: 44},
+	{Title: "DECISION", Min: 11, Max: 11},
+	{Title: "BY", Min: 6, Max: 6},
+	{Title: "NOTE", Min: 12, Drop: 3},
 }
 
-func (g *manager) logBody(th style.Theme, w int, lay screenLayout, now time.Time) (head, list, detail []string, label string) {
+func (g *manager) logBody(th style.Theme, w int, lay widget.Layout, now time.Time) (head, list, detail []string, label string) {
 	items := g.logItems()
-	cells := make([][]cell, len(items))
+	cells := make([][]widget.Cell, len(items))
 	for i, e := range items {
 		cells[i] = logCells(th, e, now)
 	}
-	widths := fitColumns(logCols, w-2, cells)
-	head = []string{tableHead(th, logCols, widths, w)}
+	widths := widget.FitColumns(logCols, w-2, cells)
+	head = []string{widget.TableHead(th, logCols, widths, w)}
 	cur := g.cursor[tabLog]
 	if len(items) == 0 {
 		empty := "  nothing logged yet"
@@ -96,38 +97,38 @@ func (g *manager) logBody(th style.Theme, w int, lay screenLayout, now time.Time
 		}
 		return head, []string{th.Dim.Render(empty)}, nil, "detail"
 	}
-	first := window(len(items), lay.list, cur)
-	for i := first; i < len(items) && i < first+max(lay.list, 1); i++ {
-		list = append(list, tableRow(th, cells[i], widths, w, i == cur))
+	first := widget.Window(len(items), lay.List, cur)
+	for i := first; i < len(items) && i < first+max(lay.List, 1); i++ {
+		list = append(list, widget.TableRow(th, cells[i], widths, w, i == cur))
 	}
 	e := items[cur]
 	label = fmt.Sprintf("entry #%d", e.Seq)
-	return head, list, wrapLines(logDetail(th, e, now), w-1), label
+	return head, list, widget.WrapLines(logDetail(th, e, now), w-1), label
 }
 
-func logCells(th style.Theme, e permissions.Entry, now time.Time) []cell {
-	seq, at := cell{text: fmt.Sprint(e.Seq), st: th.Dim}, cell{text: stamp(e.Time, now), st: th.Dim}
+func logCells(th style.Theme, e permissions.Entry, now time.Time) []widget.Cell {
+	seq, at := widget.Cell{Text: fmt.Sprint(e.Seq), St: th.Dim}, widget.Cell{Text: widget.Stamp(e.Time, now), St: th.Dim}
 	if n := e.Note; n != nil {
-		return []cell{seq, at, {text: "note", st: th.Warn}, plainCell(n.Subject), {text: n.Kind, st: th.Warn}, {text: "hub", st: th.Dim}, {text: n.Detail, st: th.Dim}}
+		return []widget.Cell{seq, at, {Text: "note", St: th.Warn}, widget.PlainCell(n.Subject), {Text: n.Kind, St: th.Warn}, {Text: "hub", St: th.Dim}, {Text: n.Detail, St: th.Dim}}
 	}
 	r, d := e.Request, e.Decision
 	what := target(r)
 	if r.Function != "" && !strings.Contains(what, r.Function) {
 		what += " · " + r.Function
 	}
-	dec := cell{text: "✓ " + string(d.Answer), st: th.OK}
+	dec := widget.Cell{Text: "✓ " + string(d.Answer), St: th.OK}
 	if !d.Allowed {
-		dec = cell{text: "✗ denied", st: th.Err}
+		dec = widget.Cell{Text: "✗ denied", St: th.Err}
 	}
 	note := d.Note
 	if note == "" && d.Source == permissions.SourceRule {
 		note = shortWhere(d.Rule)
 	}
-	kind := plainCell(string(r.Kind))
+	kind := widget.PlainCell(string(r.Kind))
 	if r.IsIrreversible() {
-		kind.st = th.Err
+		kind.St = th.Err
 	}
-	return []cell{seq, at, kind, plainCell(what), dec, plainCell(string(d.Source)), {text: note, st: th.Dim}}
+	return []widget.Cell{seq, at, kind, widget.PlainCell(what), dec, widget.PlainCell(string(d.Source)), {Text: note, St: th.Dim}}
 }
 
 // shortWhere is a rule's location with the file's folder left out:
@@ -142,13 +143,13 @@ func shortWhere(where string) string {
 
 // logDetail is an entry in full: the request with its arguments and the
 // hub's warning, and the decision with who made it.
-func logDetail(th style.Theme, e permissions.Entry, now time.Time) []styled {
-	head := fmt.Sprintf("#%d · %s", e.Seq, longStamp(e.Time, now))
+func logDetail(th style.Theme, e permissions.Entry, now time.Time) []widget.Styled {
+	head := fmt.Sprintf("#%d · %s", e.Seq, widget.LongStamp(e.Time, now))
 	if n := e.Note; n != nil {
-		return []styled{
-			{text: head + " · note: " + clean(n.Kind), st: th.BoxTitle},
-			{text: "about:  " + clean(n.Subject)},
-			{text: clean(n.Detail)},
+		return []widget.Styled{
+			{Text: head + " · note: " + widget.Clean(n.Kind), St: th.BoxTitle},
+			{Text: "about:  " + widget.Clean(n.Subject)},
+			{Text: widget.Clean(n.Detail)},
 		}
 	}
 	r, d := e.Request, e.Decision
@@ -164,12 +165,12 @@ func logDetail(th style.Theme, e permissions.Entry, now time.Time) []styled {
 	if r.IsIrreversible() {
 		facts = append(facts, "cannot be undone")
 	}
-	out := []styled{
-		{text: head + " · request " + clean(r.ID), st: th.BoxTitle},
-		{text: clean(strings.Join(facts, " · "))},
+	out := []widget.Styled{
+		{Text: head + " · request " + widget.Clean(r.ID), St: th.BoxTitle},
+		{Text: widget.Clean(strings.Join(facts, " · "))},
 	}
 	if r.Detail != "" {
-		out = append(out, styled{text: "detail: " + clean(r.Detail)})
+		out = append(out, widget.Styled{Text: "detail: " + widget.Clean(r.Detail)})
 	}
 	if r.Warning != "" {
 		st, lead := th.Warn, "⚠ "
@@ -179,36 +180,36 @@ func logDetail(th style.Theme, e permissions.Entry, now time.Time) []styled {
 		case dangerous(r):
 			st = th.Err
 		}
-		out = append(out, styled{text: lead + clean(r.Warning), st: st})
+		out = append(out, widget.Styled{Text: lead + widget.Clean(r.Warning), St: st})
 	}
 	if r.Explain != "" {
-		out = append(out, styled{text: "the app says: " + clean(r.Explain), st: th.Thinking})
+		out = append(out, widget.Styled{Text: "the app says: " + widget.Clean(r.Explain), St: th.Thinking})
 	}
 	by := fmt.Sprintf("decision: %s by %s", verdict(d), d.Source)
 	st := th.OK
 	if !d.Allowed {
 		st = th.Err
 	}
-	out = append(out, styled{text: by, st: st})
+	out = append(out, widget.Styled{Text: by, St: st})
 	for _, x := range [][2]string{{"note", d.Note}, {"rule", d.Rule}, {"grant", d.GrantID}, {"limits", strings.Join(caveatWords(d.Caveats, now, false), " · ")}} {
 		if x[1] != "" {
-			out = append(out, styled{text: "  " + x[0] + ": " + clean(x[1])})
+			out = append(out, widget.Styled{Text: "  " + x[0] + ": " + widget.Clean(x[1])})
 		}
 	}
 	if args := prettyArgs(r.Args); len(args) > 0 {
-		out = append(out, styled{text: "args:"})
+		out = append(out, widget.Styled{Text: "args:"})
 		for _, a := range args {
-			out = append(out, styled{text: "  " + a, st: th.Dim})
+			out = append(out, widget.Styled{Text: "  " + a, St: th.Dim})
 		}
 	}
 	if len(r.Provenance) > 0 {
-		out = append(out, styled{text: "where the values came from:"})
+		out = append(out, widget.Styled{Text: "where the values came from:"})
 		for _, p := range r.Provenance {
 			st := th.Dim
 			if p.Key && !p.Trusted() {
 				st = th.Err
 			}
-			out = append(out, styled{text: "  " + clean(p.Path) + " ← " + provenanceWords(p), st: st})
+			out = append(out, widget.Styled{Text: "  " + widget.Clean(p.Path) + " ← " + provenanceWords(p), St: st})
 		}
 	}
 	return out
@@ -222,9 +223,9 @@ func prettyArgs(raw json.RawMessage) []string {
 	}
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		return strings.Split(clean(string(raw)), "\n")
+		return strings.Split(widget.Clean(string(raw)), "\n")
 	}
-	return strings.Split(clean(buf.String()), "\n")
+	return strings.Split(widget.Clean(buf.String()), "\n")
 }
 
 // exportMsg answers exportLog.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // key routes a key press: ctrl+c always quits; an open dialog takes
@@ -444,7 +445,7 @@ func (m *Model) reveal() tea.Cmd {
 	}
 	sp := x.masked[x.revealed]
 	x.revealed++
-	m.notice = "revealed masked text (" + clean(sp.Kind) + "); the action log records it"
+	m.notice = "revealed masked text (" + widget.Clean(sp.Kind) + "); the action log records it"
 	b := m.b
 	return func() tea.Msg { return revealedMsg{err: b.NoteRevealed(chat, seq, sp.Kind)} }
 }

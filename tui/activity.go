@@ -10,9 +10,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
-	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // act is one line of a turn's activity: an app call with its outcome, or
@@ -56,9 +56,9 @@ func (x *turnExtras) maskedLines(th style.Theme, w int) []string {
 	}
 	var out []string
 	for i, sp := range x.masked[:x.revealed] {
-		head := th.Warn.Render(fmt.Sprintf("⚑ revealed %d of %d (%s):", i+1, len(x.masked), clean(sp.Kind)))
-		out = append(out, fitWidth(head, w))
-		for _, l := range strings.Split(fitWidth(clean(sp.Text), max(w-4, 1)), "\n") {
+		head := th.Warn.Render(fmt.Sprintf("⚑ revealed %d of %d (%s):", i+1, len(x.masked), widget.Clean(sp.Kind)))
+		out = append(out, widget.FitWidth(head, w))
+		for _, l := range strings.Split(widget.FitWidth(widget.Clean(sp.Text), max(w-4, 1)), "\n") {
 			out = append(out, "    "+th.MaskedText().Render(l))
 		}
 	}
@@ -70,7 +70,7 @@ func (x *turnExtras) maskedLines(th style.Theme, w int) []string {
 			}
 		}
 		msg := fmt.Sprintf("⚠ %d span(s) masked as instruction-like (%s) · ctrl+x shows it", left, strings.Join(kinds, "; "))
-		out = append(out, fitWidth(th.Dim.Render(clean(msg)), w))
+		out = append(out, widget.FitWidth(th.Dim.Render(widget.Clean(msg)), w))
 	}
 	return out
 }
@@ -150,14 +150,14 @@ func (x *turnExtras) lines(th style.Theme, w int, live bool) []string {
 
 // callLine is "▸ mail.read {"id":"e1"} ✓", or "✗ message" when it failed.
 func callLine(th style.Theme, a act, w int) string {
-	head := "  ▸ " + oneLine(a.app+"."+a.fn)
+	head := "  ▸ " + widget.OneLine(a.app+"."+a.fn)
 	var tail string
 	var tailSt = th.Dim
 	switch {
 	case !a.done:
 		tail = " …"
 	case a.err != "":
-		tail, tailSt = " ✗ "+oneLine(a.err), th.Err
+		tail, tailSt = " ✗ "+widget.OneLine(a.err), th.Err
 	default:
 		tail, tailSt = " ✓", th.OK
 	}
@@ -165,9 +165,9 @@ func callLine(th style.Theme, a act, w int) string {
 	if len(a.args) > 0 {
 		var buf bytes.Buffer
 		if json.Compact(&buf, a.args) == nil {
-			args = " " + oneLine(buf.String())
+			args = " " + widget.OneLine(buf.String())
 		} else {
-			args = " " + oneLine(string(a.args))
+			args = " " + widget.OneLine(string(a.args))
 		}
 	}
 	// Shorten the arguments first, then the error.
@@ -191,11 +191,11 @@ func permLine(th style.Theme, a act, w int, live bool) string {
 		d := a.dec
 		switch {
 		case !d.Allowed && d.Note != "":
-			out = fmt.Sprintf("denied (%s): “%s”", d.Source, oneLine(d.Note))
+			out = fmt.Sprintf("denied (%s): “%s”", d.Source, widget.OneLine(d.Note))
 		case !d.Allowed:
 			out = fmt.Sprintf("denied (%s)", d.Source)
 		case d.Choice != "":
-			out = fmt.Sprintf("%s, %s (%s)", clean(d.Choice), answerWords(d.Answer), d.Source)
+			out = fmt.Sprintf("%s, %s (%s)", widget.Clean(d.Choice), answerWords(d.Answer), d.Source)
 		default:
 			out = fmt.Sprintf("%s (%s)", answerWords(d.Answer), d.Source)
 		}
@@ -204,7 +204,7 @@ func permLine(th style.Theme, a act, w int, live bool) string {
 			st = th.Err
 		}
 	}
-	line := th.Dim.Render("  ") + st.Render("⚑ ") + th.Dim.Render(oneLine(what)+" → ") + st.Render(out)
+	line := th.Dim.Render("  ") + st.Render("⚑ ") + th.Dim.Render(widget.OneLine(what)+" → ") + st.Render(out)
 	return ansi.Truncate(line, w, "…")
 }
 
@@ -250,19 +250,4 @@ func answerWords(a permissions.Answer) string {
 		return "denied"
 	}
 	return string(a)
-}
-
-// clean makes text from an app or a model safe to draw, as the CLI prints
-// it (internal/termtext): control characters, escape sequences and
-// invisible formatting characters (bidi overrides, zero-width characters)
-// are shown as visible escapes such as \x1b and \u202e, so what the
-// screen shows is what the app or model wrote and nothing of it acts on
-// the terminal. Newlines stay; tabs become four spaces.
-func clean(s string) string {
-	return strings.ReplaceAll(termtext.Sanitize(s), "\t", "    ")
-}
-
-// oneLine is clean text on one line.
-func oneLine(s string) string {
-	return strings.ReplaceAll(clean(s), "\n", " ⏎ ")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // Installed is the set of installed apps (*apps.Registry satisfies it).
@@ -264,14 +265,14 @@ func (v *appsView) refreshable(o Options) bool {
 	return ok
 }
 
-var appCols = []column{
-	{title: "APP", min: 16, max: 20},
-	{title: "SOURCE", min: 9, max: 9, drop: 1},
-	{title: "EFFECTS", min: 14, max: 32},
-	{title: "FUNCTIONS", min: 10, drop: 4},
-	{title: "MODEL", min: 11, max: 20, drop: 3},
-	{title: "STATE", min: 7, max: 7, drop: 2},
-	{title: "ON", min: 3, max: 3},
+var appCols = []widget.Column{
+	{Title: "APP", Min: 16, Max: 20},
+	{Title: "SOURCE", Min: 9, Max: 9, Drop: 1},
+	{Title: "EFFECTS", Min: 14, Max: 32},
+	{Title: "FUNCTIONS", Min: 10, Drop: 4},
+	{Title: "MODEL", Min: 11, Max: 20, Drop: 3},
+	{Title: "STATE", Min: 7, Max: 7, Drop: 2},
+	{Title: "ON", Min: 3, Max: 3},
 }
 
 // effectStyle colours an effect: read green, write amber, irreversible red.
@@ -287,7 +288,7 @@ func effectStyle(th style.Theme, e apps.Effect) lipgloss.Style {
 
 // effects counts an app's functions by effect, worst first, and styles the
 // count by the worst.
-func effects(th style.Theme, fs []apps.Function) cell {
+func effects(th style.Theme, fs []apps.Function) widget.Cell {
 	n := map[apps.Effect]int{}
 	worst := apps.EffectRead
 	for _, f := range fs {
@@ -300,39 +301,39 @@ func effects(th style.Theme, fs []apps.Function) cell {
 			parts = append(parts, fmt.Sprintf("%d %s", n[e], e))
 		}
 	}
-	return cell{text: strings.Join(parts, ", "), st: effectStyle(th, worst)}
+	return widget.Cell{Text: strings.Join(parts, ", "), St: effectStyle(th, worst)}
 }
 
 func (v *appsView) view(th style.Theme, w, h int, working map[string]bool, canSwitch bool) string {
-	title := titleBar(th, w, "Apps", []string{plural(len(v.list), "app") + " installed", sandboxNote(v.sandbox)}, -1, "")
+	title := widget.TitleBar(th, w, "Apps", []string{plural(len(v.list), "app") + " installed", sandboxNote(v.sandbox)}, -1, "")
 	second := " Every app runs alone, behind its own spoke · space enables / disables it"
 	if !canSwitch {
 		second = " Every app runs alone, behind its own spoke · enable / disable: not available"
 	}
-	lay := splitScreen(h, v.full)
-	cells := make([][]cell, len(v.list))
+	lay := widget.SplitScreen(h, v.full)
+	cells := make([][]widget.Cell, len(v.list))
 	for i, a := range v.list {
 		names := make([]string, len(a.m.Functions))
 		for j, f := range a.m.Functions {
 			names[j] = f.Name
 		}
-		state := cell{text: "idle", st: th.Dim}
+		state := widget.Cell{Text: "idle", St: th.Dim}
 		if working[a.name] {
-			state = cell{text: "running", st: th.Working}
+			state = widget.Cell{Text: "running", St: th.Working}
 		}
-		on := cell{text: "on", st: th.OK}
+		on := widget.Cell{Text: "on", St: th.OK}
 		if !a.on {
-			on = cell{text: "off", st: th.Err}
+			on = widget.Cell{Text: "off", St: th.Err}
 		}
-		cells[i] = []cell{plainCell(a.name), {text: a.source, st: th.Dim}, effects(th, a.m.Functions),
-			{text: strings.Join(names, ", "), st: th.Dim}, {text: a.model, st: th.Dim}, state, on}
+		cells[i] = []widget.Cell{widget.PlainCell(a.name), {Text: a.source, St: th.Dim}, effects(th, a.m.Functions),
+			{Text: strings.Join(names, ", "), St: th.Dim}, {Text: a.model, St: th.Dim}, state, on}
 	}
-	widths := fitColumns(appCols, w-2, cells)
-	head := []string{tableHead(th, appCols, widths, w)}
+	widths := widget.FitColumns(appCols, w-2, cells)
+	head := []string{widget.TableHead(th, appCols, widths, w)}
 	var list []string
-	first := window(len(v.list), lay.list, v.cursor)
-	for i := first; i < len(v.list) && i < first+max(lay.list, 1); i++ {
-		list = append(list, tableRow(th, cells[i], widths, w, i == v.cursor))
+	first := widget.Window(len(v.list), lay.List, v.cursor)
+	for i := first; i < len(v.list) && i < first+max(lay.List, 1); i++ {
+		list = append(list, widget.TableRow(th, cells[i], widths, w, i == v.cursor))
 	}
 	switch {
 	case !v.loaded:
@@ -345,20 +346,20 @@ func (v *appsView) view(th style.Theme, w, h int, working map[string]bool, canSw
 	if v.cursor < len(v.list) {
 		a := v.list[v.cursor]
 		label = a.name
-		detail := wrapLines(appDetail(th, a, working[a.name], v.sandbox), w-1)
+		detail := widget.WrapLines(appDetail(th, a, working[a.name], v.sandbox), w-1)
 		if v.full {
-			v.scroll = max(min(v.scroll, len(detail)-lay.detail), 0)
+			v.scroll = max(min(v.scroll, len(detail)-lay.Detail), 0)
 			detail = detail[v.scroll:]
-			head, list = []string{paneRule(th, w, label)}, nil
-		} else if lay.detail > 0 {
-			pane = []string{paneRule(th, w, label)}
+			head, list = []string{widget.PaneRule(th, w, label)}, nil
+		} else if lay.Detail > 0 {
+			pane = []string{widget.PaneRule(th, w, label)}
 		}
-		if lay.detail > 0 {
-			pane = append(pane, fitLines(detail, w, lay.detail)...)
+		if lay.Detail > 0 {
+			pane = append(pane, widget.FitLines(detail, w, lay.Detail)...)
 		}
 	}
 	if !v.full {
-		list = fitLines(list, w, lay.list)
+		list = widget.FitLines(list, w, lay.List)
 	}
 	keys := "↑/↓ move · space enable/disable · enter detail · esc close"
 	if v.cursor < len(v.list) && strings.HasPrefix(v.list[v.cursor].source, "MCP") {
@@ -371,31 +372,31 @@ func (v *appsView) view(th style.Theme, w, h int, working map[string]bool, canSw
 	if v.msgErr {
 		st = th.Err
 	}
-	return screen(w, h, []string{title, fitLines([]string{th.Dim.Render(second)}, w, 1)[0]}, head, list, pane, []string{footer(th, w, keys, v.msg, st)})
+	return widget.Screen(w, h, []string{title, widget.FitLines([]string{th.Dim.Render(second)}, w, 1)[0]}, head, list, pane, []string{widget.Footer(th, w, keys, v.msg, st)})
 }
 
 // appDetail is one app in full. App-authored descriptions are not shown.
-func appDetail(th style.Theme, a appInfo, running bool, sb *sandbox.Report) []styled {
+func appDetail(th style.Theme, a appInfo, running bool, sb *sandbox.Report) []widget.Styled {
 	state := "idle"
 	if running {
 		state = "running (a spoke of it works now)"
 	}
-	head := fmt.Sprintf("%s · %s app · model %s · %s · %s", clean(a.name), clean(a.source), clean(a.model), state, onOff(a.on, "enabled", "disabled"))
-	out := []styled{{text: head, st: th.BoxTitle}}
+	head := fmt.Sprintf("%s · %s app · model %s · %s · %s", widget.Clean(a.name), widget.Clean(a.source), widget.Clean(a.model), state, onOff(a.on, "enabled", "disabled"))
+	out := []widget.Styled{{Text: head, St: th.BoxTitle}}
 	if a.where != "" {
-		out = append(out, styled{text: "runs:   " + clean(a.where)})
+		out = append(out, widget.Styled{Text: "runs:   " + widget.Clean(a.where)})
 	}
 	list := func(xs []string) string {
 		if len(xs) == 0 {
 			return "none"
 		}
-		return clean(strings.Join(xs, ", "))
+		return widget.Clean(strings.Join(xs, ", "))
 	}
-	out = append(out, styled{text: "clearance: " + list(a.m.Clearance) + " · output labels: " + list(a.m.Labels)})
+	out = append(out, widget.Styled{Text: "clearance: " + list(a.m.Clearance) + " · output labels: " + list(a.m.Labels)})
 	if len(a.m.Hosts) > 0 {
-		out = append(out, styled{text: "network: " + list(a.m.Hosts) + " (each put to you first, as a network permission)"})
+		out = append(out, widget.Styled{Text: "network: " + list(a.m.Hosts) + " (each put to you first, as a network permission)"})
 	} else if outOfProcess(a) {
-		out = append(out, styled{text: "network: none (no endpoint in its config)"})
+		out = append(out, widget.Styled{Text: "network: none (no endpoint in its config)"})
 	}
 	if outOfProcess(a) {
 		out = append(out, sandboxLines(th, sb)...)
@@ -408,15 +409,15 @@ func appDetail(th style.Theme, a appInfo, running bool, sb *sandbox.Report) []st
 	for _, t := range a.tools {
 		tools[t.Function] = t
 	}
-	out = append(out, styled{text: "functions:"})
+	out = append(out, widget.Styled{Text: "functions:"})
 	fs := slices.Clone(a.m.Functions)
 	slices.SortStableFunc(fs, func(x, y apps.Function) int { return strings.Compare(x.Name, y.Name) })
 	for _, f := range fs {
 		e := string(f.Effect)
-		line := "  " + effectStyle(th, f.Effect).Render(e+strings.Repeat(" ", max(12-len(e), 0))) + " " + clean(f.Name)
+		line := "  " + effectStyle(th, f.Effect).Render(e+strings.Repeat(" ", max(12-len(e), 0))) + " " + widget.Clean(f.Name)
 		var notes []string
 		if t, ok := tools[f.Name]; ok {
-			notes = append(notes, "tool "+clean(t.Tool))
+			notes = append(notes, "tool "+widget.Clean(t.Tool))
 			if t.Annotated != f.Effect {
 				notes = append(notes, "annotated "+string(t.Annotated))
 			}
@@ -430,7 +431,7 @@ func appDetail(th style.Theme, a appInfo, running bool, sb *sandbox.Report) []st
 		if len(notes) > 0 {
 			line += th.Dim.Render(" — " + strings.Join(notes, " · "))
 		}
-		out = append(out, styled{text: line})
+		out = append(out, widget.Styled{Text: line})
 	}
 	return out
 }
@@ -449,14 +450,14 @@ func sandboxNote(r *sandbox.Report) string {
 func outOfProcess(a appInfo) bool { return a.source == "MCP stdio" || a.name == "shell" }
 
 // sandboxLines name each layer of the sandbox and whether it held.
-func sandboxLines(th style.Theme, r *sandbox.Report) []styled {
+func sandboxLines(th style.Theme, r *sandbox.Report) []widget.Styled {
 	if r == nil {
-		return []styled{{text: "sandbox: being checked", st: th.Dim}}
+		return []widget.Styled{{Text: "sandbox: being checked", St: th.Dim}}
 	}
 	if r.Err != "" {
-		return []styled{{text: "sandbox: not checked — " + clean(r.Err), st: th.Err}}
+		return []widget.Styled{{Text: "sandbox: not checked — " + widget.Clean(r.Err), St: th.Err}}
 	}
-	out := []styled{{text: "sandbox (its process, as the probe found it):"}}
+	out := []widget.Styled{{Text: "sandbox (its process, as the probe found it):"}}
 	for _, l := range r.Layers {
 		mark, st := "✓", th.OK
 		if !l.Holds {
@@ -466,7 +467,7 @@ func sandboxLines(th style.Theme, r *sandbox.Report) []styled {
 		if len(l.Reached) > 0 {
 			line += "; reached: " + strings.Join(l.Reached, ", ")
 		}
-		out = append(out, styled{text: clean(line), st: st})
+		out = append(out, widget.Styled{Text: widget.Clean(line), St: st})
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // caveatStep is the dialog's second step after s or p: the limits of the
@@ -83,7 +84,7 @@ func newCaveatStep(a permissions.Answer, r permissions.Request, th style.Theme) 
 	}
 	args := make([]string, len(c.args))
 	for i, x := range c.args {
-		args[i] = oneLine(x.label())
+		args[i] = widget.OneLine(x.label())
 	}
 	keys := formKeys()
 	keys.Select.Left = key.NewBinding(key.WithKeys("left"))
@@ -121,7 +122,7 @@ func argChoices(raw json.RawMessage) []argChoice {
 	slices.Sort(names)
 	for _, k := range names {
 		var s string
-		if json.Unmarshal(args[k], &s) != nil || s == "" || len(s) > 200 || strings.ContainsAny(s, "\r\n") || clean(s) != s {
+		if json.Unmarshal(args[k], &s) != nil || s == "" || len(s) > 200 || strings.ContainsAny(s, "\r\n") || widget.Clean(s) != s {
 			continue
 		}
 		if pathLike(k, s) {
@@ -207,7 +208,7 @@ func (c *caveatStep) scope(r permissions.Request) string {
 	} else {
 		parts = append(parts, "for this session")
 	}
-	return clean(strings.Join(parts, ", "))
+	return widget.Clean(strings.Join(parts, ", "))
 }
 
 // count is the number of choices in row.
@@ -256,7 +257,7 @@ func (c *caveatStep) lines(th style.Theme, r permissions.Request, iw int, short 
 		f.WithWidth(max(iw-12, 10))
 		parts := strings.Split(f.View(), "\n")
 		for i := range parts {
-			parts[i] = trimRightSpace(parts[i])
+			parts[i] = widget.TrimRightSpace(parts[i])
 		}
 		parts[0] += strings.Repeat(" ", max(8-ansi.StringWidth(parts[0]), 0))
 		l := lead + strings.Join(parts, " ")
@@ -267,7 +268,7 @@ func (c *caveatStep) lines(th style.Theme, r permissions.Request, iw int, short 
 		}
 		out = append(out, ansi.Truncate(l, iw, "…"))
 	}
-	for _, l := range strings.Split(fitWidth("Saves: "+c.scope(r), iw), "\n") {
+	for _, l := range strings.Split(widget.FitWidth("Saves: "+c.scope(r), iw), "\n") {
 		out = append(out, th.OK.Render(l))
 	}
 	keys := th.Key.Render("enter") + " save   " + th.Key.Render("esc") + " back   " + th.Key.Render("↑/↓ ←/→") + " choose"

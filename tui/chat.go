@@ -13,6 +13,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // chatView is the conversation pane: the current chat, the logged turns
@@ -291,7 +292,7 @@ func (c *chatView) setSize(w, h int) {
 // drawCtx is what rendering needs from the root model.
 type drawCtx struct {
 	th       style.Theme
-	md       *markdown
+	md       *widget.Markdown
 	width    int
 	live     *turnRun // the running turn, when it belongs to this chat
 	spinner  string
@@ -328,7 +329,7 @@ func (c *chatView) welcome(d drawCtx, w int) string {
 			lines[i] = "  " + l
 		}
 	}
-	return fitWidth(strings.Join(lines, "\n"), w)
+	return widget.FitWidth(strings.Join(lines, "\n"), w)
 }
 
 // liveAnswer renders the running turn's answer, or reuses the last
@@ -341,7 +342,7 @@ func (c *chatView) liveAnswer(d drawCtx, w int) string {
 			return lc.out
 		}
 	}
-	out := d.md.render(src, w, d.th.Dark)
+	out := d.md.Render(src, w, d.th.Dark)
 	*lc = liveCache{run: d.live.id, n: len(src), width: w, dark: d.th.Dark, out: out, at: d.now}
 	return out
 }
@@ -353,18 +354,18 @@ func (c *chatView) liveAnswer(d drawCtx, w int) string {
 func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 	th := d.th
 	var out []string
-	query := clean(tv.Query)
-	for _, l := range strings.Split(fitWidth(query, max(w-2, 1)), "\n") {
+	query := widget.Clean(tv.Query)
+	for _, l := range strings.Split(widget.FitWidth(query, max(w-2, 1)), "\n") {
 		out = append(out, th.UserBar.Render("┃ ")+th.UserText.Render(l))
 	}
 	out = append(out, "")
-	label := th.Label.Render("◆ " + oneLine(appLabel(tv.App)))
+	label := th.Label.Render("◆ " + widget.OneLine(appLabel(tv.App)))
 	if !tv.Live {
 		if meta := turnMeta(tv, d.now); meta != "" {
 			label += th.Dim.Render(" · " + meta)
 		}
 	}
-	label = fitWidth(label, w)
+	label = widget.FitWidth(label, w)
 	if tv.Private {
 		// Not through fitWidth, which would trim the badge's last cell.
 		badge := th.Private.Render(" " + privateBadge + " ")
@@ -376,7 +377,7 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 	}
 	out = append(out, label)
 	if tv.Fallback != "" {
-		out = append(out, fitWidth(th.Warn.Render("⚠ ")+th.Dim.Render(tv.Fallback), w))
+		out = append(out, widget.FitWidth(th.Warn.Render("⚠ ")+th.Dim.Render(tv.Fallback), w))
 	}
 	if x := tv.Extras; !x.empty() {
 		out = append(out, x.lines(th, w, tv.Live)...)
@@ -386,13 +387,13 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 	}
 	if tv.Thinking != "" {
 		if expand {
-			out = append(out, fitWidth(th.Thinking.Render("▾ thinking")+th.Dim.Render(" · ctrl+t hides"), w))
-			for _, l := range strings.Split(fitWidth(clean(tv.Thinking), max(w-2, 1)), "\n") {
+			out = append(out, widget.FitWidth(th.Thinking.Render("▾ thinking")+th.Dim.Render(" · ctrl+t hides"), w))
+			for _, l := range strings.Split(widget.FitWidth(widget.Clean(tv.Thinking), max(w-2, 1)), "\n") {
 				out = append(out, "  "+th.Thinking.Render(l))
 			}
 		} else {
 			n := len([]rune(tv.Thinking))
-			out = append(out, fitWidth(th.Thinking.Render(fmt.Sprintf("▸ thinking… %d chars", n))+th.Dim.Render(" · ctrl+t shows"), w))
+			out = append(out, widget.FitWidth(th.Thinking.Render(fmt.Sprintf("▸ thinking… %d chars", n))+th.Dim.Render(" · ctrl+t shows"), w))
 		}
 	}
 	if strings.TrimSpace(tv.Answer) != "" {
@@ -402,7 +403,7 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 	if tv.Live {
 		switch {
 		case tv.Cancelling:
-			out = append(out, fitWidth(th.Warn.Render(d.spinner+" cancelling…"), w))
+			out = append(out, widget.FitWidth(th.Warn.Render(d.spinner+" cancelling…"), w))
 		case tv.Status == memory.StatusPending:
 			what := "answering"
 			switch {
@@ -420,11 +421,11 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 					line += " · " + plural(tv.Tokens, "token")
 				}
 			}
-			out = append(out, fitWidth(th.Dim.Render(line+" · esc cancels"), w))
+			out = append(out, widget.FitWidth(th.Dim.Render(line+" · esc cancels"), w))
 		}
 	}
 	if m := marker(tv, th); m != "" {
-		out = append(out, fitWidth(m, w))
+		out = append(out, widget.FitWidth(m, w))
 	}
 	return strings.Join(out, "\n")
 }
@@ -454,5 +455,5 @@ func errSuffix(e string) string {
 	if e == "" {
 		return ""
 	}
-	return ": " + oneLine(e)
+	return ": " + widget.OneLine(e)
 }

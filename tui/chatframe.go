@@ -7,6 +7,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // The conversation as the screen sees it: a list of items (blocks), each
@@ -190,7 +192,7 @@ func (c *chatView) lines(d drawCtx, it item) []string {
 		tv := viewOfTurn(t)
 		tv.RetryHint = hint
 		tv.Extras = x
-		ls := frameLines(renderTurn(tv, w, d, c.expandThinking, d.md.render(tv.Answer, w, d.th.Dark)), w)
+		ls := frameLines(renderTurn(tv, w, d, c.expandThinking, d.md.Render(tv.Answer, w, d.th.Dark)), w)
 		c.cache.put(key, ls)
 		return ls
 	case itemKept:
@@ -198,7 +200,7 @@ func (c *chatView) lines(d drawCtx, it item) []string {
 	case itemLive:
 		return frameLines(renderTurn(d.live.view(), w, d, c.expandThinking, c.liveAnswer(d, w)), w)
 	case itemFailure:
-		return frameLines(fitWidth(d.th.Err.Render("✗ ")+clean(c.failure), w), w)
+		return frameLines(widget.FitWidth(d.th.Err.Render("✗ ")+widget.Clean(c.failure), w), w)
 	}
 	return frameLines(c.welcome(d, w), w)
 }

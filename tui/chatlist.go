@@ -12,6 +12,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // chatList is the chats overlay: every chat, newest first (the hub's
@@ -118,7 +119,7 @@ func (l chatList) view(th style.Theme, width, height int, now time.Time) string 
 	case l.loading:
 		body = append(body, th.Dim.Render("loading…"))
 	case l.err != "":
-		body = append(body, th.Err.Render("✗ ")+oneLine(l.err))
+		body = append(body, th.Err.Render("✗ ")+widget.OneLine(l.err))
 	case len(l.lm.Items()) == 0:
 		body = append(body, th.Dim.Render("no chats yet — n starts one"))
 	default:
@@ -132,7 +133,7 @@ func (l chatList) view(th style.Theme, width, height int, now time.Time) string 
 		case lm.SettingFilter():
 			n += 2 // the input's line and the space under it
 		case lm.IsFiltered():
-			body = append(body, th.Dim.Render(ansi.Truncate("filter: "+oneLine(lm.FilterValue())+" · esc clears it", inner, "…")))
+			body = append(body, th.Dim.Render(ansi.Truncate("filter: "+widget.OneLine(lm.FilterValue())+" · esc clears it", inner, "…")))
 			rows--
 		}
 		lm.SetSize(inner, min(max(n, 1), max(rows, 1)))
@@ -183,7 +184,7 @@ func titleOf(c hub.Chat) string {
 	if strings.TrimSpace(c.Title) == "" {
 		return "(untitled)"
 	}
-	return oneLine(c.Title)
+	return widget.OneLine(c.Title)
 }
 
 // ago says how long ago t was, coarsely: "now", "5m", "3h", "2d".

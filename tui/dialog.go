@@ -16,6 +16,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // permDialog is the permission dialog: one request, its decisive values
@@ -84,7 +85,7 @@ func dialogValues(r permissions.Request) []dlgValue {
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return []dlgValue{{text: clean(string(raw))}}
+		return []dlgValue{{text: widget.Clean(string(raw))}}
 	}
 	var out []dlgValue
 	var walk func(v any, path, top string)
@@ -123,7 +124,7 @@ func dialogValues(r permissions.Request) []dlgValue {
 				b, _ := json.Marshal(t)
 				text = string(b)
 			}
-			out = append(out, dlgValue{path: path, text: oneLine(text), prov: prov[path], key: keyTop[top], top: top})
+			out = append(out, dlgValue{path: path, text: widget.OneLine(text), prov: prov[path], key: keyTop[top], top: top})
 		}
 	}
 	walk(v, "", "")
@@ -212,7 +213,7 @@ func (p *permDialog) title(width int) string {
 			head += " · " + keys
 		}
 	}
-	return clean(head + tail)
+	return widget.Clean(head + tail)
 }
 
 // endpointWords says "host:port" as "host, port N".
@@ -235,7 +236,7 @@ func (p *permDialog) who() string {
 	if r.Function != "" {
 		parts = append(parts, r.Function)
 	}
-	return clean(strings.Join(parts, " · "))
+	return widget.Clean(strings.Join(parts, " · "))
 }
 
 // offered reports whether the request offers answer a.
@@ -329,14 +330,14 @@ func (p *permDialog) valueLines(th style.Theme, iw int) []string {
 		// Every candidate at once, in the huh select; the one an allow
 		// chooses is under its cursor.
 		if p.choiceForm != nil {
-			out = append(out, fitLines(strings.Split(strings.TrimRight(p.choiceForm.View(), "\n"), "\n"), iw, n+1)...)
+			out = append(out, widget.FitLines(strings.Split(strings.TrimRight(p.choiceForm.View(), "\n"), "\n"), iw, n+1)...)
 		} else {
 			for i, c := range p.req.Choices {
 				mark := "  "
 				if i == p.pick {
 					mark = "▸ "
 				}
-				out = append(out, fitWidth(mark+strconv.Itoa(i+1)+". "+clean(c), iw))
+				out = append(out, widget.FitWidth(mark+strconv.Itoa(i+1)+". "+widget.Clean(c), iw))
 			}
 		}
 		out = append(out, th.Dim.Render(fmt.Sprintf("  ←/→, tab or 1–%d picks the app, then allow", n)))
@@ -376,7 +377,7 @@ func (p *permDialog) valueLines(th style.Theme, iw int) []string {
 			lead = "▸ "
 		}
 		vw := max(iw-pathW-3, 8)
-		wrapped := strings.Split(fitWidth(text, vw), "\n")
+		wrapped := strings.Split(widget.FitWidth(text, vw), "\n")
 		rendered := make([]string, len(wrapped))
 		for i, w := range wrapped {
 			rendered[i] = valSt.Render(w)
@@ -388,7 +389,7 @@ func (p *permDialog) valueLines(th style.Theme, iw int) []string {
 			} else {
 				// Where a value came from is what the dialog is for: said
 				// in full, up to three lines.
-				lines := strings.Split(fitWidth(src, vw), "\n")
+				lines := strings.Split(widget.FitWidth(src, vw), "\n")
 				if len(lines) > 3 {
 					lines = append(lines[:2], ansi.Truncate(strings.Join(lines[2:], " "), vw, "…"))
 				}
@@ -412,12 +413,12 @@ func (p *permDialog) valueLines(th style.Theme, iw int) []string {
 }
 
 // provenanceWords says where a value came from, in a few words.
-func provenanceWords(p permissions.Provenance) string { return clean(p.Words()) }
+func provenanceWords(p permissions.Provenance) string { return widget.Clean(p.Words()) }
 
 // judgementLines draw the hub's judgement: calm ("✓ …") for a routine
 // request, the warning style with ⚠ for any other.
 func (p *permDialog) judgementLines(th style.Theme, iw int) []string {
-	w := clean(p.req.Warning)
+	w := widget.Clean(p.req.Warning)
 	if w == "" {
 		return nil
 	}
@@ -445,7 +446,7 @@ func (p *permDialog) judgementLines(th style.Theme, iw int) []string {
 // rest indented under it, all in st.
 func markedLines(st lipgloss.Style, lead, text string, iw int) []string {
 	var out []string
-	for i, l := range strings.Split(fitWidth(text, max(iw-2, 1)), "\n") {
+	for i, l := range strings.Split(widget.FitWidth(text, max(iw-2, 1)), "\n") {
 		if i == 0 {
 			out = append(out, st.Render(lead+l))
 		} else {
@@ -468,7 +469,7 @@ func dangerous(r permissions.Request) bool {
 func (p *permDialog) layout(th style.Theme, iw, room int, short bool) dlgLayout {
 	wrap := func(s string, st lipgloss.Style, w int) []string {
 		var out []string
-		for _, l := range strings.Split(fitWidth(s, max(w, 1)), "\n") {
+		for _, l := range strings.Split(widget.FitWidth(s, max(w, 1)), "\n") {
 			out = append(out, st.Render(l))
 		}
 		return out
@@ -501,13 +502,13 @@ func (p *permDialog) layout(th style.Theme, iw, room int, short bool) dlgLayout 
 		return nil
 	}
 	var says []string
-	if e := clean(p.req.Explain); e != "" {
+	if e := widget.Clean(p.req.Explain); e != "" {
 		says = take(wrap(p.req.Subject+" says: "+e, th.Thinking, iw))
 		if says == nil && p.req.Kind == permissions.KindCollab {
 			says = take(wrap(p.req.Object+" says: "+e, th.Thinking, iw))
 		}
 	}
-	detail := take(wrap(clean(p.req.Detail), lipgloss.NewStyle(), iw))
+	detail := take(wrap(widget.Clean(p.req.Detail), lipgloss.NewStyle(), iw))
 	who := take(wrap(p.who(), th.Dim, iw))
 	gapAnswers := take([]string{""})
 
@@ -581,7 +582,7 @@ func (p *permDialog) answerLines(th style.Theme, iw int, short bool) []string {
 		return p.caveat.lines(th, p.req, iw, short)
 	}
 	if p.noting && p.noteForm != nil {
-		return fitLines(strings.Split(p.noteForm.View(), "\n"), iw, 4)
+		return widget.FitLines(strings.Split(p.noteForm.View(), "\n"), iw, 4)
 	}
 	type item struct {
 		k, text string

@@ -8,7 +8,7 @@
 // # Structure
 //
 // One root Model (model.go) owns plain child structs with methods: the
-// conversation (chat.go, with Markdown by glamour in markdown.go), the
+// conversation (chat.go, with Markdown by glamour in widget/markdown.go), the
 // input (input.go), the status bar (statusbar.go), the chats list
 // (chatlist.go), the pull dialog (pull.go), the permission dialog
 // (dialog.go, driven by permit.go), the help overlay (overlay.go) and the
@@ -19,7 +19,9 @@
 // the results, so a turn reloaded from its log (another session's) keeps
 // its card, while the activity is shown only for turns run here. Key handling and the reactions
 // to backend answers live in actions.go, bindings in keys.go, colours in
-// styles.go.
+// the style package (tui/style), the widgets every part is built from —
+// a screen's layout and table, the filter box, width fitting, Markdown,
+// Clean — in tui/widget.
 //
 // A frame costs the same however long the chat is (chatframe.go): the
 // conversation draws only the turns on screen, each finished turn is
@@ -31,8 +33,8 @@
 //
 // # Screens
 //
-// Three full screens replace the chat above the status bar (screen.go lays
-// them out: a title, a filter or description line, a table with a cursor,
+// Three full screens replace the chat above the status bar (widget's
+// screen.go lays them out: a title, a filter or description line, a table with a cursor,
 // a detail pane, a footer of keys); a permission dialog still opens over
 // them. The permission manager (manager.go; ctrl+g or /permissions, /log
 // for its second tab) lists the broker's grants and the config rules

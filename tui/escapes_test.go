@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // hostile is model-authored text that would act on the terminal drawn
@@ -72,11 +73,11 @@ func TestCleanShowsEscapesInsteadOfStrippingThem(t *testing.T) {
 		"x\u202ey":           `x\u202ey`,
 		"plain 東京 🚕 e\u0301": "plain 東京 🚕 e\u0301",
 	} {
-		if got := clean(in); got != want {
+		if got := widget.Clean(in); got != want {
 			t.Errorf("clean(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := oneLine("a\nb\x1b[2J"); got != `a ⏎ b\x1b[2J` {
+	if got := widget.OneLine("a\nb\x1b[2J"); got != `a ⏎ b\x1b[2J` {
 		t.Errorf("oneLine: %q", got)
 	}
 }

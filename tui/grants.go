@@ -8,6 +8,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // The grants tab: every grant the broker holds (session, permanent and
@@ -20,15 +21,15 @@ type grantItem struct {
 	r *RuleView
 }
 
-var grantCols = []column{
-	{title: "KIND", min: 6, max: 12},
-	{title: "SUBJECT → OBJECT", min: 15, max: 32},
-	{title: "FUNCTION", min: 12, max: 24, drop: 2},
-	{title: "SCOPE", min: 30},
-	{title: "USES", min: 4, max: 4, drop: 4},
-	{title: "LAST USED", min: 9, max: 12, drop: 5},
-	{title: "CREATED", min: 9, max: 12, drop: 6},
-	{title: "ORIGIN", min: 6, max: 14, drop: 3},
+var grantCols = []widget.Column{
+	{Title: "KIND", Min: 6, Max: 12},
+	{Title: "SUBJECT → OBJECT", Min: 15, Max: 32},
+	{Title: "FUNCTION", Min: 12, Max: 24, Drop: 2},
+	{Title: "SCOPE", Min: 30},
+	{Title: "USES", Min: 4, Max: 4, Drop: 4},
+	{Title: "LAST USED", Min: 9, Max: 12, Drop: 5},
+	{Title: "CREATED", Min: 9, Max: 12, Drop: 6},
+	{Title: "ORIGIN", Min: 6, Max: 14, Drop: 3},
 }
 
 // grantItems are the rows the filter lets through: grants, then rules.
@@ -37,13 +38,13 @@ func (g *manager) grantItems(now time.Time) []grantItem {
 	var out []grantItem
 	for i := range g.grants {
 		gr := &g.grants[i]
-		if matchAll(grantHay(*gr, now), f) {
+		if widget.MatchAll(grantHay(*gr, now), f) {
 			out = append(out, grantItem{g: gr})
 		}
 	}
 	for i := range g.rules {
 		r := &g.rules[i]
-		if matchAll(strings.ToLower(strings.Join([]string{"rule", r.Effect, r.Kind, r.Subject, r.Object, r.Function, r.Where, "config"}, " ")), f) {
+		if widget.MatchAll(strings.ToLower(strings.Join([]string{"rule", r.Effect, r.Kind, r.Subject, r.Object, r.Function, r.Where, "config"}, " ")), f) {
 			out = append(out, grantItem{r: r})
 		}
 	}
@@ -81,11 +82,11 @@ func caveatWords(c permissions.Caveats, now time.Time, long bool) []string {
 	if !c.Expires.IsZero() {
 		switch left := c.Expires.Sub(now); {
 		case left <= 0:
-			out = append(out, "expired "+shortStamp(c.Expires, now))
+			out = append(out, "expired "+widget.ShortStamp(c.Expires, now))
 		case long:
-			out = append(out, fmt.Sprintf("until %s (%s left)", longStamp(c.Expires, now), span(left)))
+			out = append(out, fmt.Sprintf("until %s (%s left)", widget.LongStamp(c.Expires, now), span(left)))
 		default:
-			out = append(out, "until "+shortStamp(c.Expires, now))
+			out = append(out, "until "+widget.ShortStamp(c.Expires, now))
 		}
 	}
 	if c.UsesLeft > 0 {
@@ -132,8 +133,8 @@ func orAny(s string) string {
 	return s
 }
 
-func (g *manager) grantsBody(th style.Theme, w int, lay screenLayout, now time.Time, items []grantItem) (head, list, detail []string, label string) {
-	cells := make([][]cell, len(items))
+func (g *manager) grantsBody(th style.Theme, w int, lay widget.Layout, now time.Time, items []grantItem) (head, list, detail []string, label string) {
+	cells := make([][]widget.Cell, len(items))
 	for i, it := range items {
 		if it.g != nil {
 			cells[i] = grantCells(th, *it.g, now)
@@ -141,8 +142,8 @@ func (g *manager) grantsBody(th style.Theme, w int, lay screenLayout, now time.T
 			cells[i] = ruleCells(th, *it.r)
 		}
 	}
-	widths := fitColumns(grantCols, w-2, cells)
-	head = []string{tableHead(th, grantCols, widths, w)}
+	widths := widget.FitColumns(grantCols, w-2, cells)
+	head = []string{widget.TableHead(th, grantCols, widths, w)}
 	cur := g.cursor[tabGrants]
 	var lines []string
 	at := 0 // the line of the cursor's row
@@ -162,7 +163,7 @@ func (g *manager) grantsBody(th style.Theme, w int, lay screenLayout, now time.T
 		if i == cur {
 			at = len(lines)
 		}
-		lines = append(lines, tableRow(th, cells[i], widths, w, i == cur))
+		lines = append(lines, widget.TableRow(th, cells[i], widths, w, i == cur))
 	}
 	if ngrants == 0 {
 		empty := "  no grants — answer a dialog with s or p to make one"
@@ -172,40 +173,40 @@ func (g *manager) grantsBody(th style.Theme, w int, lay screenLayout, now time.T
 		lines = append([]string{th.Dim.Render(empty)}, lines...)
 		at++
 	}
-	first := window(len(lines), lay.list, at)
+	first := widget.Window(len(lines), lay.List, at)
 	list = lines[first:]
 	label = "detail"
 	if cur < len(items) {
-		var st []styled
+		var st []widget.Styled
 		if it := items[cur]; it.g != nil {
 			st, label = grantDetail(th, *it.g, now), "grant "+it.g.ID
 		} else {
 			st, label = ruleDetail(th, *it.r), "rule"
 		}
-		detail = wrapLines(st, w-1)
+		detail = widget.WrapLines(st, w-1)
 	}
 	return head, list, detail, label
 }
 
-func grantCells(th style.Theme, gr permissions.Grant, now time.Time) []cell {
-	scope := cell{text: scopeText(gr, now), st: th.OK}
+func grantCells(th style.Theme, gr permissions.Grant, now time.Time) []widget.Cell {
+	scope := widget.Cell{Text: scopeText(gr, now), St: th.OK}
 	if gr.Deny {
-		scope.st = th.Warn
+		scope.St = th.Warn
 	}
-	cells := []cell{
-		plainCell(string(gr.Kind)), plainCell(arrow(gr.Subject, gr.Object)), plainCell(gr.Function), scope,
-		plainCell(fmt.Sprint(gr.Uses)), {text: stamp(gr.LastUsed, now), st: th.Dim}, {text: stamp(gr.Created, now), st: th.Dim},
-		{text: gr.Origin, st: th.Dim},
+	cells := []widget.Cell{
+		widget.PlainCell(string(gr.Kind)), widget.PlainCell(arrow(gr.Subject, gr.Object)), widget.PlainCell(gr.Function), scope,
+		widget.PlainCell(fmt.Sprint(gr.Uses)), {Text: widget.Stamp(gr.LastUsed, now), St: th.Dim}, {Text: widget.Stamp(gr.Created, now), St: th.Dim},
+		{Text: gr.Origin, St: th.Dim},
 	}
 	if gr.Invalid {
 		for i := range cells {
-			cells[i].st = th.Err
+			cells[i].St = th.Err
 		}
 	}
 	return cells
 }
 
-func ruleCells(th style.Theme, r RuleView) []cell {
+func ruleCells(th style.Theme, r RuleView) []widget.Cell {
 	st := th.OK
 	switch r.Effect {
 	case "deny":
@@ -213,13 +214,13 @@ func ruleCells(th style.Theme, r RuleView) []cell {
 	case "ask":
 		st = th.Warn
 	}
-	return []cell{
-		plainCell(orAny(r.Kind)), plainCell(orAny(r.Subject) + " → " + orAny(r.Object)), plainCell(orAny(r.Function)),
-		{text: "rule: " + r.Effect, st: st}, {}, {}, {}, {text: "config", st: th.Dim},
+	return []widget.Cell{
+		widget.PlainCell(orAny(r.Kind)), widget.PlainCell(orAny(r.Subject) + " → " + orAny(r.Object)), widget.PlainCell(orAny(r.Function)),
+		{Text: "rule: " + r.Effect, St: st}, {}, {}, {}, {Text: "config", St: th.Dim},
 	}
 }
 
-func grantDetail(th style.Theme, gr permissions.Grant, now time.Time) []styled {
+func grantDetail(th style.Theme, gr permissions.Grant, now time.Time) []widget.Styled {
 	verb := "allow"
 	if gr.Deny {
 		verb = "deny"
@@ -228,9 +229,9 @@ func grantDetail(th style.Theme, gr permissions.Grant, now time.Time) []styled {
 	if gr.Function != "" {
 		what += " (" + gr.Function + ")"
 	}
-	out := []styled{{text: clean(what), st: th.BoxTitle}}
+	out := []widget.Styled{{Text: widget.Clean(what), St: th.BoxTitle}}
 	if gr.Invalid {
-		out = append(out, styled{text: "✗ INVALID: its signature does not verify (changed outside bulkhead?) — it is ignored; r removes it", st: th.Err})
+		out = append(out, widget.Styled{Text: "✗ INVALID: its signature does not verify (changed outside bulkhead?) — it is ignored; r removes it", St: th.Err})
 	}
 	scope := "for this session (ends when bulkhead quits)"
 	if gr.Permanent {
@@ -242,16 +243,16 @@ func grantDetail(th style.Theme, gr permissions.Grant, now time.Time) []styled {
 		scope += " · no limits"
 	}
 	out = append(out,
-		styled{text: "scope:   " + clean(scope)},
-		styled{text: fmt.Sprintf("created: %s · last used: %s · used %s", longStamp(gr.Created, now), longStamp(gr.LastUsed, now), plural(gr.Uses, "time"))},
-		styled{text: "origin:  " + clean(originWords(gr.Origin))},
-		styled{text: "id:      " + clean(gr.ID) + "  (bulkhead permissions revoke " + clean(gr.ID) + ")", st: th.Dim},
+		widget.Styled{Text: "scope:   " + widget.Clean(scope)},
+		widget.Styled{Text: fmt.Sprintf("created: %s · last used: %s · used %s", widget.LongStamp(gr.Created, now), widget.LongStamp(gr.LastUsed, now), plural(gr.Uses, "time"))},
+		widget.Styled{Text: "origin:  " + widget.Clean(originWords(gr.Origin))},
+		widget.Styled{Text: "id:      " + widget.Clean(gr.ID) + "  (bulkhead permissions revoke " + widget.Clean(gr.ID) + ")", St: th.Dim},
 	)
 	if gr.Note != "" {
-		out = append(out, styled{text: "note:    " + clean(gr.Note)})
+		out = append(out, widget.Styled{Text: "note:    " + widget.Clean(gr.Note)})
 	}
 	if app := appOf(gr); app != "" {
-		out = append(out, styled{text: "R revokes every grant involving " + clean(app), st: th.Dim})
+		out = append(out, widget.Styled{Text: "R revokes every grant involving " + widget.Clean(app), St: th.Dim})
 	}
 	return out
 }
@@ -271,13 +272,13 @@ func originWords(o string) string {
 	return o
 }
 
-func ruleDetail(th style.Theme, r RuleView) []styled {
+func ruleDetail(th style.Theme, r RuleView) []widget.Styled {
 	what := fmt.Sprintf("rule: %s kind=%s subject=%s object=%s function=%s", r.Effect, orAny(r.Kind), orAny(r.Subject), orAny(r.Object), orAny(r.Function))
-	return []styled{
-		{text: clean(what), st: th.BoxTitle},
-		{text: "from: " + clean(r.Where)},
-		{text: "A deny rule wins over everything, then ask, then allow; no allow rule covers an irreversible action.", st: th.Dim},
-		{text: "Rules are read from config at start: edit the file to change one.", st: th.Dim},
+	return []widget.Styled{
+		{Text: widget.Clean(what), St: th.BoxTitle},
+		{Text: "from: " + widget.Clean(r.Where)},
+		{Text: "A deny rule wins over everything, then ask, then allow; no allow rule covers an irreversible action.", St: th.Dim},
+		{Text: "Rules are read from config at start: edit the file to change one.", St: th.Dim},
 	}
 }
 

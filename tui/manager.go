@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // Permissions is what the permission manager needs of the broker
@@ -54,7 +55,7 @@ type manager struct {
 	log     []logRow // newest first
 	trusted bool
 	cursor  [2]int // by tab, an index into what the filter lets through
-	filter  filterBox
+	filter  widget.FilterBox
 	confirm *revokeAs // a revoke waiting for its confirmation (a huh form, form.go)
 	full    bool      // the detail pane has the screen
 	scroll  int       // its first line then
@@ -68,7 +69,7 @@ type revokeAs struct {
 }
 
 func newManager(th style.Theme, tab mgrTab, rules []RuleView) *manager {
-	return &manager{tab: tab, rules: rules, filter: newFilterBox(th)}
+	return &manager{tab: tab, rules: rules, filter: widget.NewFilterBox(th)}
 }
 
 // permsMsg is the broker's state, read off the UI loop, and the outcome
@@ -192,8 +193,8 @@ func (m *Model) managerKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	s := msg.String()
 	now := m.now()
-	if g.filter.typing {
-		cmd, edited := g.filter.key(msg)
+	if g.filter.Typing {
+		cmd, edited := g.filter.Key(msg)
 		if edited {
 			g.cursor[g.tab] = 0
 			return cmd
@@ -225,7 +226,7 @@ func (m *Model) managerKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch s {
 	case "esc":
 		if g.filter.Value() != "" {
-			g.filter.clear()
+			g.filter.Clear()
 			g.clamp(now)
 			return nil
 		}
@@ -248,7 +249,7 @@ func (m *Model) managerKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "end", "G":
 		*cur = max(n-1, 0)
 	case "/":
-		return g.filter.start()
+		return g.filter.Start()
 	case "enter":
 		if n > 0 {
 			g.full, g.scroll = true, 0
@@ -291,7 +292,7 @@ func (m *Model) managerWheel(msg tea.MouseWheelMsg) {
 func (g *manager) keysHelp(w int) string {
 	var long, short string
 	switch {
-	case g.filter.typing:
+	case g.filter.Typing:
 		return "type to filter · enter keep · esc clear"
 	case g.full:
 		return "↑/↓ pgup/pgdn scroll · enter/esc back"
@@ -328,7 +329,7 @@ func (g *manager) view(th style.Theme, w, h int, now time.Time, confirmView stri
 	if g.trusted {
 		badge = th.TrustedBadge().Render(" TRUSTED SESSION ")
 	}
-	title := titleBar(th, w, "Permissions", tabs, int(g.tab), badge)
+	title := widget.TitleBar(th, w, "Permissions", tabs, int(g.tab), badge)
 
 	second := th.Dim.Render(" Every grant (this session's and permanent), then the rules of your config.")
 	if g.tab == tabLog {
@@ -337,12 +338,12 @@ func (g *manager) view(th style.Theme, w, h int, now time.Time, confirmView stri
 	if g.vanilla {
 		second = th.Unsafe.Render(" UNSAFE: vanilla ") + th.Dim.Render(" nothing is asked in this mode: every call it makes is logged here, decided by “vanilla”; grants and rules are not consulted.")
 	}
-	if f := g.filter.line(w); f != "" {
+	if f := g.filter.Line(w); f != "" {
 		second = f
 	}
-	second = fitLines([]string{second}, w, 1)[0]
+	second = widget.FitLines([]string{second}, w, 1)[0]
 
-	lay := splitScreen(h, g.full)
+	lay := widget.SplitScreen(h, g.full)
 	var head, list, detail []string
 	var label string
 	if g.tab == tabGrants {
@@ -354,26 +355,26 @@ func (g *manager) view(th style.Theme, w, h int, now time.Time, confirmView stri
 		list = []string{th.Dim.Render("  loading…")}
 	}
 	var pane []string
-	if lay.detail > 0 {
+	if lay.Detail > 0 {
 		if g.full {
-			g.scroll = max(min(g.scroll, len(detail)-lay.detail), 0)
+			g.scroll = max(min(g.scroll, len(detail)-lay.Detail), 0)
 			detail = detail[g.scroll:]
 		} else {
-			pane = []string{paneRule(th, w, label)}
+			pane = []string{widget.PaneRule(th, w, label)}
 		}
-		pane = append(pane, fitLines(detail, w, lay.detail)...)
+		pane = append(pane, widget.FitLines(detail, w, lay.Detail)...)
 	}
 	if g.full {
-		head = []string{paneRule(th, w, label)}
+		head = []string{widget.PaneRule(th, w, label)}
 		list = nil
 	} else {
-		list = fitLines(list, w, lay.list)
+		list = widget.FitLines(list, w, lay.List)
 	}
 	msg, st := g.msg, th.OK
 	switch {
 	case g.confirm != nil && confirmView != "":
 		// The huh confirmation, drawn whole: footer would cut its buttons.
-		return screen(w, h, []string{title, second}, head, list, pane, []string{" " + confirmView})
+		return widget.Screen(w, h, []string{title, second}, head, list, pane, []string{" " + confirmView})
 	case g.confirm != nil:
 		msg, st = g.confirm.question, th.Err
 	case g.msgErr:
@@ -381,7 +382,7 @@ func (g *manager) view(th style.Theme, w, h int, now time.Time, confirmView stri
 	case msg == "" && g.err != "":
 		msg, st = g.err, th.Err
 	}
-	return screen(w, h, []string{title, second}, head, list, pane, []string{footer(th, w, g.keysHelp(w), msg, st)})
+	return widget.Screen(w, h, []string{title, second}, head, list, pane, []string{widget.Footer(th, w, g.keysHelp(w), msg, st)})
 }
 
 // appOf is the app a grant is about: who asked, or the app the hub runs

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // A session grant made in a dialog, limited to an hour, decides the next
@@ -78,7 +79,7 @@ func TestDialogGrantShowsOnTheManagerAndRevokes(t *testing.T) {
 	d.key(ctrl('g'))
 	d.idle()
 	v := d.view()
-	until := "until " + shortStamp(exp, time.Now())
+	until := "until " + widget.ShortStamp(exp, time.Now())
 	for _, want := range []string{"Permissions", "Grants 1", "exec", "hub → metro_hail", "ride.estimate_fare", "session · " + until, "dialog",
 		"── grant " + g.ID, "(" + span(time.Until(exp)), "left)", "used 2 times", "origin:  dialog (your answer)"} {
 		if !strings.Contains(v, want) {

@@ -12,6 +12,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // The memory screen's table rows, and its detail pane: one owner's
@@ -21,43 +22,43 @@ import (
 // text]"; guard.Markers finds both) is drawn in amber, so it reads as a
 // mask, not as something the app said.
 
-var memCols = []column{
-	{title: "OWNER", min: 10, max: 24},
-	{title: "SUMMARIES", min: 9, max: 9},
-	{title: "ENTITIES", min: 8, max: 8},
-	{title: "MASKED", min: 6, max: 6, drop: 1},
-	{title: "UPDATED", min: 8, max: 12, drop: 3},
-	{title: "THE HUB'S RECORD", min: 16, drop: 2},
+var memCols = []widget.Column{
+	{Title: "OWNER", Min: 10, Max: 24},
+	{Title: "SUMMARIES", Min: 9, Max: 9},
+	{Title: "ENTITIES", Min: 8, Max: 8},
+	{Title: "MASKED", Min: 6, Max: 6, Drop: 1},
+	{Title: "UPDATED", Min: 8, Max: 12, Drop: 3},
+	{Title: "THE HUB'S RECORD", Min: 16, Drop: 2},
 }
 
 // ownerCells is one owner's row: what it holds, how much of it is masked,
 // when it last changed, and what the hub keeps of an app.
-func ownerCells(th style.Theme, o ownerMemory, now time.Time) []cell {
-	count := func(n int) cell {
+func ownerCells(th style.Theme, o ownerMemory, now time.Time) []widget.Cell {
+	count := func(n int) widget.Cell {
 		if n == 0 {
-			return cell{text: "0", st: th.Dim}
+			return widget.Cell{Text: "0", St: th.Dim}
 		}
-		return plainCell(fmt.Sprint(n))
+		return widget.PlainCell(fmt.Sprint(n))
 	}
-	masked := cell{text: "—", st: th.Dim}
+	masked := widget.Cell{Text: "—", St: th.Dim}
 	if n := maskedCount(o.OwnerMemory); n > 0 {
-		masked = cell{text: fmt.Sprint(n), st: th.MaskedText()}
+		masked = widget.Cell{Text: fmt.Sprint(n), St: th.MaskedText()}
 	}
-	name := plainCell(o.Owner)
+	name := widget.PlainCell(o.Owner)
 	if o.Owner == hubOwner {
-		name.st = th.Label
+		name.St = th.Label
 	}
-	rec := cell{text: "— (the hub itself)", st: th.Dim}
+	rec := widget.Cell{Text: "— (the hub itself)", St: th.Dim}
 	switch {
 	case o.err != "":
-		name.st = th.Err
-		rec = cell{text: "could not be read", st: th.Err}
+		name.St = th.Err
+		rec = widget.Cell{Text: "could not be read", St: th.Err}
 	case o.Record != nil && len(o.Record.Summaries)+len(o.Record.Entities) == 0:
-		rec = cell{text: "nothing", st: th.Dim}
+		rec = widget.Cell{Text: "nothing", St: th.Dim}
 	case o.Record != nil:
-		rec = plainCell(plural(len(o.Record.Summaries), "summary") + ", " + plural(len(o.Record.Entities), "entity"))
+		rec = widget.PlainCell(plural(len(o.Record.Summaries), "summary") + ", " + plural(len(o.Record.Entities), "entity"))
 	}
-	return []cell{name, count(len(o.Summaries)), count(len(o.Entities)), masked, {text: stamp(latest(o.OwnerMemory), now), st: th.Dim}, rec}
+	return []widget.Cell{name, count(len(o.Summaries)), count(len(o.Entities)), masked, {Text: widget.Stamp(latest(o.OwnerMemory), now), St: th.Dim}, rec}
 }
 
 // latest is when owner's memory last changed.
@@ -113,22 +114,22 @@ func maskedCount(o hub.OwnerMemory) int {
 func memDetail(th style.Theme, o ownerMemory, titles map[string]string, filter string, w int, now time.Time) []string {
 	var out []string
 	add := func(st lipgloss.Style, s string) {
-		out = append(out, wrapLines([]styled{{text: s, st: st}}, w)...)
+		out = append(out, widget.WrapLines([]widget.Styled{{Text: s, St: st}}, w)...)
 	}
-	if filter != "" && matchAll(strings.ToLower(o.Owner), filter) {
+	if filter != "" && widget.MatchAll(strings.ToLower(o.Owner), filter) {
 		filter = ""
 	}
 	if o.Owner == hubOwner {
 		add(th.Dim, "From your own words and the apps' typed results. Chats and grants are kept apart.")
 	} else {
-		add(th.Dim, "Written by the "+clean(o.Owner)+" app's own model from its own log; masked before it was stored.")
+		add(th.Dim, "Written by the "+widget.Clean(o.Owner)+" app's own model from its own log; masked before it was stored.")
 	}
 	if o.err != "" {
-		add(th.Err, "could not be read: "+oneLine(o.err))
+		add(th.Err, "could not be read: "+widget.OneLine(o.err))
 	}
 	out = append(out, memSection(th, o.OwnerMemory, titles, filter, w, now, "")...)
 	if o.Record != nil {
-		add(th.Label, "The hub's record of "+clean(o.Owner))
+		add(th.Label, "The hub's record of "+widget.Clean(o.Owner))
 		add(th.Dim, "What the hub keeps of this app's work, masked; the planner reads none of it.")
 		out = append(out, memSection(th, *o.Record, titles, filter, w, now, "  ")...)
 	}
@@ -147,7 +148,7 @@ func memSection(th style.Theme, m hub.OwnerMemory, titles map[string]string, fil
 	}
 	var sums []memory.Summary
 	for _, s := range m.Summaries {
-		if matchAll(strings.ToLower(s.Text+" "+titles[s.Chat]), filter) {
+		if widget.MatchAll(strings.ToLower(s.Text+" "+titles[s.Chat]), filter) {
 			sums = append(sums, s)
 		}
 	}
@@ -157,8 +158,8 @@ func memSection(th style.Theme, m hub.OwnerMemory, titles map[string]string, fil
 		if s.Model != "" {
 			meta += " · by " + s.Model
 		}
-		meta += " · " + stamp(s.Updated, now)
-		out = append(out, ansi.Truncate(indent+"  ▪ "+chatName(s.Chat, titles)+th.Dim.Render(oneLine(meta)), w, "…"))
+		meta += " · " + widget.Stamp(s.Updated, now)
+		out = append(out, ansi.Truncate(indent+"  ▪ "+chatName(s.Chat, titles)+th.Dim.Render(widget.OneLine(meta)), w, "…"))
 		out = append(out, maskWrap(th, s.Text, w, indent+"    ", indent+"    ", lipgloss.NewStyle())...)
 	}
 	if len(m.Summaries) == 0 {
@@ -166,7 +167,7 @@ func memSection(th style.Theme, m hub.OwnerMemory, titles map[string]string, fil
 	}
 	var es []memory.Entity
 	for _, e := range m.Entities {
-		if matchAll(strings.ToLower(e.Key+" "+e.Value+" "+e.Source), filter) {
+		if widget.MatchAll(strings.ToLower(e.Key+" "+e.Value+" "+e.Source), filter) {
 			es = append(es, e)
 		}
 	}
@@ -183,7 +184,7 @@ func memSection(th style.Theme, m hub.OwnerMemory, titles map[string]string, fil
 		if e.Model != "" {
 			meta = append(meta, "by "+e.Model)
 		}
-		meta = append(meta, stamp(e.Time, now))
+		meta = append(meta, widget.Stamp(e.Time, now))
 		if len(e.Labels) > 0 {
 			meta = append(meta, "labels "+strings.Join(e.Labels, ", "))
 		}
@@ -200,11 +201,11 @@ func chatName(id string, titles map[string]string) string {
 	t, ok := titles[id]
 	switch {
 	case !ok:
-		return "a chat no longer listed (" + oneLine(id) + ")"
+		return "a chat no longer listed (" + widget.OneLine(id) + ")"
 	case t == "":
 		return "an untitled chat"
 	}
-	return "“" + oneLine(t) + "”"
+	return "“" + widget.OneLine(t) + "”"
 }
 
 // maskWrap wraps text (from an app or a model: it is cleaned) to w cells,
@@ -221,7 +222,7 @@ func maskWrap(th style.Theme, text string, w int, first, rest string, st lipglos
 			words = append(words, word{f, masked})
 		}
 	}
-	t := oneLine(text)
+	t := widget.OneLine(text)
 	last := 0
 	for _, loc := range guard.Markers(t) {
 		add(t[last:loc[0]], false)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // memoryView is the memory screen (ctrl+e, /memory): whose long-term
@@ -27,7 +28,7 @@ type memoryView struct {
 	cursor  int    // an index into what the filter lets through
 	msg     string
 	msgErr  bool
-	filter  filterBox
+	filter  widget.FilterBox
 	confirm string // the owner whose forgetting waits for its confirmation (a huh form, form.go)
 	full    bool   // the detail pane has the screen
 	scroll  int
@@ -99,7 +100,7 @@ func forgetMemory(b Backend, owner string) tea.Cmd {
 const hubOwner = "hub"
 
 func (m *Model) openMemory() tea.Cmd {
-	m.memv = &memoryView{filter: newFilterBox(m.th), vanilla: m.opts.Vanilla}
+	m.memv = &memoryView{filter: widget.NewFilterBox(m.th), vanilla: m.opts.Vanilla}
 	m.show(overlayMemory)
 	return loadMemory(m.b)
 }
@@ -138,7 +139,7 @@ func (v *memoryView) items() []*ownerMemory {
 	f := v.filter.Value()
 	var out []*ownerMemory
 	for i := range v.owners {
-		if o := &v.owners[i]; matchAll(ownerHay(*o, v.titles), f) {
+		if o := &v.owners[i]; widget.MatchAll(ownerHay(*o, v.titles), f) {
 			out = append(out, o)
 		}
 	}
@@ -167,8 +168,8 @@ func (m *Model) memoryKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	s := msg.String()
-	if v.filter.typing {
-		cmd, edited := v.filter.key(msg)
+	if v.filter.Typing {
+		cmd, edited := v.filter.Key(msg)
 		if edited {
 			v.cursor = 0
 			return cmd
@@ -206,7 +207,7 @@ func (m *Model) memoryKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch s {
 	case "esc":
 		if v.filter.Value() != "" {
-			v.filter.clear()
+			v.filter.Clear()
 			v.clamp()
 			return nil
 		}
@@ -222,7 +223,7 @@ func (m *Model) memoryKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "end", "G":
 		v.cursor = max(n-1, 0)
 	case "/":
-		return v.filter.start()
+		return v.filter.Start()
 	case "enter":
 		if n > 0 {
 			v.full, v.scroll = true, 0
@@ -276,7 +277,7 @@ func (v *memoryView) question() (ask, goes string) {
 
 func (v *memoryView) keysHelp(w int) string {
 	switch {
-	case v.filter.typing:
+	case v.filter.Typing:
 		return "type to filter · enter keep · esc clear"
 	case v.full:
 		return "↑/↓ pgup/pgdn scroll · f forget · enter/esc back"
@@ -299,7 +300,7 @@ func (v *memoryView) view(th style.Theme, w, h int, now time.Time, confirmView s
 	if w >= 100 {
 		right = th.Dim.Render("private chats and queries leave nothing here ")
 	}
-	title := titleBar(th, w, "Memory", []string{count}, -1, right)
+	title := widget.TitleBar(th, w, "Memory", []string{count}, -1, right)
 	second := th.Dim.Render(" What the hub and each app remember: a summary of each chat, and facts.")
 	if v.vanilla {
 		second = th.Unsafe.Render(" UNSAFE: vanilla ") + th.Dim.Render(" one model with every app writes here: what an app's output said can land in any app's memory.")
@@ -310,22 +311,22 @@ func (v *memoryView) view(th style.Theme, w, h int, now time.Time, confirmView s
 		var goes string
 		ask, goes = v.question()
 		second = th.Warn.Render(" " + goes)
-	case v.filter.line(w) != "":
-		second = v.filter.line(w)
+	case v.filter.Line(w) != "":
+		second = v.filter.Line(w)
 	}
-	second = fitLines([]string{second}, w, 1)[0]
+	second = widget.FitLines([]string{second}, w, 1)[0]
 
-	lay := splitScreen(h, v.full)
-	cells := make([][]cell, len(items))
+	lay := widget.SplitScreen(h, v.full)
+	cells := make([][]widget.Cell, len(items))
 	for i, o := range items {
 		cells[i] = ownerCells(th, *o, now)
 	}
-	widths := fitColumns(memCols, w-2, cells)
-	head := []string{tableHead(th, memCols, widths, w)}
+	widths := widget.FitColumns(memCols, w-2, cells)
+	head := []string{widget.TableHead(th, memCols, widths, w)}
 	var list []string
-	first := window(len(items), lay.list, v.cursor)
-	for i := first; i < len(items) && i < first+max(lay.list, 1); i++ {
-		list = append(list, tableRow(th, cells[i], widths, w, i == v.cursor))
+	first := widget.Window(len(items), lay.List, v.cursor)
+	for i := first; i < len(items) && i < first+max(lay.List, 1); i++ {
+		list = append(list, widget.TableRow(th, cells[i], widths, w, i == v.cursor))
 	}
 	switch {
 	case !v.loaded:
@@ -337,24 +338,24 @@ func (v *memoryView) view(th style.Theme, w, h int, now time.Time, confirmView s
 	if o, ok := v.selected(); ok && v.loaded {
 		detail := memDetail(th, *o, v.titles, v.filter.Value(), w-1, now)
 		if v.full {
-			v.scroll = max(min(v.scroll, len(detail)-lay.detail), 0)
+			v.scroll = max(min(v.scroll, len(detail)-lay.Detail), 0)
 			detail = detail[v.scroll:]
-			head, list = []string{paneRule(th, w, o.Owner)}, nil
-		} else if lay.detail > 0 {
-			pane = []string{paneRule(th, w, o.Owner)}
+			head, list = []string{widget.PaneRule(th, w, o.Owner)}, nil
+		} else if lay.Detail > 0 {
+			pane = []string{widget.PaneRule(th, w, o.Owner)}
 		}
-		if lay.detail > 0 {
-			pane = append(pane, fitLines(detail, w, lay.detail)...)
+		if lay.Detail > 0 {
+			pane = append(pane, widget.FitLines(detail, w, lay.Detail)...)
 		}
 	}
 	if !v.full {
-		list = fitLines(list, w, lay.list)
+		list = widget.FitLines(list, w, lay.List)
 	}
 	msg, st := v.msg, th.OK
 	switch {
 	case ask != "" && confirmView != "":
 		// The huh confirmation, drawn whole: footer would cut its buttons.
-		return screen(w, h, []string{title, second}, head, list, pane, []string{" " + confirmView})
+		return widget.Screen(w, h, []string{title, second}, head, list, pane, []string{" " + confirmView})
 	case ask != "":
 		msg, st = ask, th.Err
 	case v.msgErr:
@@ -362,7 +363,7 @@ func (v *memoryView) view(th style.Theme, w, h int, now time.Time, confirmView s
 	case msg == "" && v.err != "":
 		msg, st = v.err, th.Err
 	}
-	return screen(w, h, []string{title, second}, head, list, pane, []string{footer(th, w, v.keysHelp(w), msg, st)})
+	return widget.Screen(w, h, []string{title, second}, head, list, pane, []string{widget.Footer(th, w, v.keysHelp(w), msg, st)})
 }
 
 // confirmForget asks whether to forget the memory screen's pending owner,

@@ -13,6 +13,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // Backend is what the UI needs of the hub (*hub.Operator satisfies it).
@@ -114,7 +115,7 @@ type Model struct {
 	w    *workers
 	keys keyMap
 	th   style.Theme
-	md   *markdown
+	md   *widget.Markdown
 
 	width, height int
 
@@ -193,7 +194,7 @@ func newModel(ctx context.Context, opts Options) Model {
 		w:      newWorkers(ctx),
 		keys:   keys,
 		th:     th,
-		md:     &markdown{},
+		md:     &widget.Markdown{},
 		list:   newChatList(th),
 		width:  80,
 		height: 24,
@@ -311,10 +312,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			return m.formUpdate(msg)
 		case m.overlay == overlayPermission && m.perm != nil:
 			return m.typed(msg) // a paste is typing: it goes to the input
-		case m.overlay == overlayManager && m.mgr != nil && m.mgr.filter.typing:
-			return m.mgr.filter.update(msg)
-		case m.overlay == overlayMemory && m.memv != nil && m.memv.filter.typing:
-			return m.memv.filter.update(msg)
+		case m.overlay == overlayManager && m.mgr != nil && m.mgr.filter.Typing:
+			return m.mgr.filter.Update(msg)
+		case m.overlay == overlayMemory && m.memv != nil && m.memv.filter.Typing:
+			return m.memv.filter.Update(msg)
 		}
 	case permsMsg:
 		m.onPerms(msg)
@@ -487,12 +488,12 @@ func (m Model) fitTop(top []string) []string {
 	pane := m.chat.paneLines()
 	n := len(pane)
 	if m.overlay != overlayNone || m.screenFull() || n == 0 || len(top) != m.height-1 || len(top) < 1+n || !slices.Equal(top[1:1+n], pane) {
-		return fitLines(top, m.width, m.height-1)
+		return widget.FitLines(top, m.width, m.height-1)
 	}
 	out := make([]string, 0, len(top))
-	out = append(out, fitLines(top[:1], m.width, 1)...)
+	out = append(out, widget.FitLines(top[:1], m.width, 1)...)
 	out = append(out, pane...)
-	return append(out, fitLines(top[1+n:], m.width, len(top)-1-n)...)
+	return append(out, widget.FitLines(top[1+n:], m.width, len(top)-1-n)...)
 }
 
 // parts is the screen before View's last clip: everything above the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // Models lists the installed models and switches the hub's and the
@@ -185,11 +186,11 @@ func (m *Model) modelsPicker() tea.Cmd {
 	}
 	nw := 0
 	for _, n := range d.can {
-		nw = max(nw, ansi.StringWidth(oneLine(n)))
+		nw = max(nw, ansi.StringWidth(widget.OneLine(n)))
 	}
 	opts := make([]huh.Option[string], len(d.can))
 	for i, n := range d.can {
-		name, tags := oneLine(n), d.roles(n)
+		name, tags := widget.OneLine(n), d.roles(n)
 		label := name
 		if len(tags) > 0 {
 			label += strings.Repeat(" ", nw-ansi.StringWidth(name)) + "  ● " + strings.Join(tags, " · ")
@@ -314,7 +315,7 @@ func (m Model) modelsView(width, height int) string {
 	case d.loading:
 		lines = append(lines, th.Dim.Render("asking Ollama…"))
 	case d.err != "":
-		lines = append(lines, th.Err.Render(oneLine(d.err)))
+		lines = append(lines, th.Err.Render(widget.OneLine(d.err)))
 	case len(d.can) == 0:
 		lines = append(lines, "No installed model can call tools; pull one, for example: ollama pull qwen3:1.7b")
 	case m.formOf(formModels) != nil:
@@ -323,10 +324,10 @@ func (m Model) modelsView(width, height int) string {
 		lines = append(lines, th.Dim.Render("installed, able to call tools (hub and spokes can use them):"))
 		nw := 0
 		for _, n := range d.can {
-			nw = max(nw, ansi.StringWidth(oneLine(n)))
+			nw = max(nw, ansi.StringWidth(widget.OneLine(n)))
 		}
 		for i, n := range d.can {
-			name, tags := oneLine(n), d.roles(n)
+			name, tags := widget.OneLine(n), d.roles(n)
 			mark := "  "
 			if len(tags) > 0 {
 				mark = "● "
@@ -339,7 +340,7 @@ func (m Model) modelsView(width, height int) string {
 		}
 	}
 	if d != nil && len(d.cannot) > 0 {
-		lines = append(lines, th.Dim.Render("cannot call tools: "+oneLine(strings.Join(d.cannot, ", "))))
+		lines = append(lines, th.Dim.Render("cannot call tools: "+widget.OneLine(strings.Join(d.cannot, ", "))))
 	}
 	lines = append(lines, "", th.Dim.Render("/model NAME also switches. A switch lasts for this session: the config file is not changed, and apps with a model of their own keep it."))
 	return box(th, lines, dialogWidth(width), height)

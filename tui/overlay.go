@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // overlay names the dialog on top of the chat; only one is open at a time
@@ -42,7 +43,7 @@ func box(th style.Theme, lines []string, width, height int) string {
 // boxWith is box in a frame style of its own (a warning's colour).
 func boxWith(frame lipgloss.Style, lines []string, width, height int) string {
 	inner := max(width-4, 1)
-	body := strings.Split(fitWidth(strings.Join(lines, "\n"), inner), "\n")
+	body := strings.Split(widget.FitWidth(strings.Join(lines, "\n"), inner), "\n")
 	if limit := max(height-2, 1); len(body) > limit {
 		body = body[:limit]
 	}
@@ -59,7 +60,7 @@ func overlayOn(base, dialog string, width, height int) string {
 	if width < 1 || height < 1 {
 		return ""
 	}
-	base = strings.Join(fitLines(strings.Split(base, "\n"), width, height), "\n")
+	base = strings.Join(widget.FitLines(strings.Split(base, "\n"), width, height), "\n")
 	x := max((width-lipgloss.Width(dialog))/2, 0)
 	y := max((height-lipgloss.Height(dialog))/2, 0)
 	layers := lipgloss.NewCompositor(lipgloss.NewLayer(base), lipgloss.NewLayer(dialog).X(x).Y(y).Z(1))

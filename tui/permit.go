@@ -11,6 +11,7 @@ import (
 	"charm.land/huh/v2"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // permGrace is how long the user must stop typing before a dialog takes
@@ -313,7 +314,7 @@ func (m *Model) openNote() tea.Cmd {
 	p := m.perm
 	note := ""
 	in := huh.NewInput().
-		Title(fmt.Sprintf("note to %s", clean(p.req.Subject))).
+		Title(fmt.Sprintf("note to %s", widget.Clean(p.req.Subject))).
 		Description("enter denies with it · esc back").
 		Placeholder("why not (reaches the app's model)").
 		Prompt("› ").CharLimit(500).Value(&note)
@@ -340,12 +341,12 @@ func (m *Model) openChoice(pick int) tea.Cmd {
 	p := m.perm
 	opts := make([]huh.Option[string], len(p.req.Choices))
 	for i, c := range p.req.Choices {
-		opts[i] = huh.NewOption(fmt.Sprintf("%d. %s", i+1, clean(c)), c)
+		opts[i] = huh.NewOption(fmt.Sprintf("%d. %s", i+1, widget.Clean(c)), c)
 	}
 	p.pick = min(max(pick, 0), len(opts)-1)
 	value := p.req.Choices[p.pick]
 	sel := huh.NewSelect[string]().
-		Title(fmt.Sprintf("which app answers %s?", clean(p.req.Function))).
+		Title(fmt.Sprintf("which app answers %s?", widget.Clean(p.req.Function))).
 		Options(opts...).Height(len(opts) + 1).Value(&value)
 	id := p.id
 	cmd := m.openForm(formChoice, dialogWidth(m.width)-4, func(m *Model, _ bool) tea.Cmd {

@@ -66,7 +66,7 @@ func (c *chatView) keptLines(d drawCtx, w, k int) []string {
 	tv := viewOfTurn(t)
 	tv.Private = true
 	tv.Extras = withResults(kt.extras, t)
-	ls := frameLines(renderTurn(tv, w, d, c.expandThinking, d.md.render(tv.Answer, w, d.th.Dark)), w)
+	ls := frameLines(renderTurn(tv, w, d, c.expandThinking, d.md.Render(tv.Answer, w, d.th.Dark)), w)
 	c.cache.put(key, ls)
 	return ls
 }

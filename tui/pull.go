@@ -9,6 +9,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // pullState is where the model-missing dialog stands.
@@ -85,7 +86,7 @@ func (p *pullDialog) view(th style.Theme, width, height int, canPull bool) strin
 	lines := []string{th.BoxTitle.Render("Model missing"), ""}
 	switch p.state {
 	case pullAsk:
-		lines = append(lines, fmt.Sprintf("model %s is not installed — pull it now? (y/n)", th.Key.Render(oneLine(p.model))))
+		lines = append(lines, fmt.Sprintf("model %s is not installed — pull it now? (y/n)", th.Key.Render(widget.OneLine(p.model))))
 		switch {
 		case p.switchTo:
 			lines = append(lines, th.Dim.Render("then this session switches to it; n keeps the models it has"))
@@ -93,7 +94,7 @@ func (p *pullDialog) view(th style.Theme, width, height int, canPull bool) strin
 			lines = append(lines, th.Dim.Render("it is the model of "+p.why+"; n lists the installed models to choose from instead"))
 		}
 		if !canPull {
-			lines[len(lines)-1] = fmt.Sprintf("model %s is not installed. Run `ollama pull %s`, then ctrl+r retries. esc closes.", oneLine(p.model), oneLine(p.model))
+			lines[len(lines)-1] = fmt.Sprintf("model %s is not installed. Run `ollama pull %s`, then ctrl+r retries. esc closes.", widget.OneLine(p.model), widget.OneLine(p.model))
 		}
 	case pullRunning:
 		status := p.last.Status
@@ -109,13 +110,13 @@ func (p *pullDialog) view(th style.Theme, width, height int, canPull bool) strin
 			after = "this session switches to it when it is done"
 		}
 		lines = append(lines,
-			fmt.Sprintf("pulling %s: %s", oneLine(p.model), oneLine(status)),
+			fmt.Sprintf("pulling %s: %s", widget.OneLine(p.model), widget.OneLine(status)),
 			p.bar.ViewAs(p.percent()),
 			fmt.Sprintf("%s / %s", size(p.last.Completed), size(p.last.Total)),
 			"",
 			th.Dim.Render("esc cancels the pull; "+after))
 	case pullFailed:
-		lines = append(lines, th.Err.Render("✗ pull failed: ")+oneLine(p.err), "", th.Dim.Render("esc closes"))
+		lines = append(lines, th.Err.Render("✗ pull failed: ")+widget.OneLine(p.err), "", th.Dim.Render("esc closes"))
 	}
 	return box(th, lines, dialogWidth(width), height)
 }

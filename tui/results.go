@@ -12,6 +12,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // cardWidth is the widest the results card gets.
@@ -34,13 +35,13 @@ func resultsCard(th style.Theme, results []hub.StepResult, w int) string {
 	}
 	lines := []string{th.BoxTitle.Render("Results")}
 	for _, r := range results {
-		head := oneLine(r.App)
+		head := widget.OneLine(r.App)
 		if r.Functionality != "" {
-			head += " · " + oneLine(r.Functionality)
+			head += " · " + widget.OneLine(r.Functionality)
 		}
 		lines = append(lines, wrapStyled(th.Label.Render, "▪ "+head, inner)...)
 		if r.Error != "" {
-			lines = append(lines, indentWrap(th.Err.Render, "✗ "+oneLine(r.Error), inner, valueLines)...)
+			lines = append(lines, indentWrap(th.Err.Render, "✗ "+widget.OneLine(r.Error), inner, valueLines)...)
 			continue
 		}
 		kvs, err := flatten(r.Value)
@@ -72,7 +73,7 @@ func resultsCard(th style.Theme, results []hub.StepResult, w int) string {
 
 // wrapStyled wraps s to w cells and styles each line.
 func wrapStyled(style func(...string) string, s string, w int) []string {
-	out := strings.Split(fitWidth(s, max(w, 1)), "\n")
+	out := strings.Split(widget.FitWidth(s, max(w, 1)), "\n")
 	if style != nil {
 		for i, l := range out {
 			out[i] = style(l)
@@ -127,7 +128,7 @@ func flatten(raw json.RawMessage) ([][2]string, error) {
 					if err != nil {
 						return err
 					}
-					key = oneLine(kt.(string))
+					key = widget.OneLine(kt.(string))
 				}
 				if err := walk(join(prefix, key)); err != nil {
 					return err
@@ -144,7 +145,7 @@ func flatten(raw json.RawMessage) ([][2]string, error) {
 				out = append(out, [2]string{prefix, empty})
 			}
 		case string:
-			out = append(out, [2]string{prefix, oneLine(t)})
+			out = append(out, [2]string{prefix, widget.OneLine(t)})
 		case json.Number:
 			out = append(out, [2]string{prefix, t.String()})
 		case bool:

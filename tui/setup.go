@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // Setup turns on the setup panel: the first screen, which checks at start
@@ -331,7 +332,7 @@ func (m *Model) onSetup(msg setupMsg) tea.Cmd {
 	if !slices.ContainsFunc(s.models, modelCheck.problem) {
 		if s.phase != setupReady && s.phase != setupChecking || s.wasDown {
 			if !strings.HasPrefix(m.notice, "pulled ") && !strings.HasPrefix(m.notice, switchedNotice) {
-				m.notice = "Ollama " + oneLine(s.version) + " answers"
+				m.notice = "Ollama " + widget.OneLine(s.version) + " answers"
 			}
 			m.notice += " — the chat is ready"
 			if m.input.value() != "" {
@@ -376,7 +377,7 @@ func (m *Model) setupPullEnded(model string, err error) tea.Cmd {
 	s := &m.setup
 	switch {
 	case err == nil:
-		m.notice = "pulled " + oneLine(model)
+		m.notice = "pulled " + widget.OneLine(model)
 		return m.setupCheck()
 	case errors.Is(err, errDeclined):
 		s.declined[model] = ""
@@ -438,7 +439,7 @@ func (m *Model) setupRefuses() string {
 			if !c.missing {
 				why = "cannot " + capWords[llm.CapCompletion]
 			}
-			return fmt.Sprintf("not sent: %s (%s) %s — see above; your text stays here", oneLine(c.model), roleNames(c.roles), why)
+			return fmt.Sprintf("not sent: %s (%s) %s — see above; your text stays here", widget.OneLine(c.model), roleNames(c.roles), why)
 		}
 	}
 	return ""

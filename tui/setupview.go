@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // The setup panel's drawing (setup.go has its states). Every word that
@@ -30,7 +31,7 @@ func (p *panelText) add(indent int, text string) { p.item(indent, "", text) }
 func (p *panelText) item(indent int, mark, text string) {
 	pre := strings.Repeat(" ", indent)
 	hang := pre + strings.Repeat(" ", len(mark))
-	for i, l := range strings.Split(fitWidth(text, max(p.w-len(hang), 1)), "\n") {
+	for i, l := range strings.Split(widget.FitWidth(text, max(p.w-len(hang), 1)), "\n") {
 		if i == 0 {
 			p.lines = append(p.lines, pre+mark+l)
 		} else {
@@ -44,7 +45,7 @@ func (p *panelText) blank() { p.lines = append(p.lines, "") }
 // setupPane is the panel, exactly the conversation pane's size.
 func (m Model) setupPane() string {
 	w, h := m.width, m.convHeight()
-	return padFrame(fitLines(m.setupLines(w), w, h), w, h)
+	return padFrame(widget.FitLines(m.setupLines(w), w, h), w, h)
 }
 
 func (m Model) setupLines(w int) []string {
@@ -52,7 +53,7 @@ func (m Model) setupLines(w int) []string {
 	th := m.th
 	p := &panelText{w: w}
 	p.blank()
-	host := oneLine(s.opts.Host)
+	host := widget.OneLine(s.opts.Host)
 	if host == "" {
 		host = llm.DefaultHost
 	}
@@ -87,7 +88,7 @@ func (m Model) downLines(p *panelText, host string) {
 		p.item(2, fmt.Sprintf("%d. ", step), "Start Ollama on that machine, listening beyond itself: "+th.Key.Render("OLLAMA_HOST=0.0.0.0 ollama serve"))
 		step++
 	case s.binary != "":
-		p.item(2, fmt.Sprintf("%d. ", step), "Start it: "+th.Key.Render(serveCommand(host))+th.Dim.Render("   (installed: "+oneLine(s.binary)+")"))
+		p.item(2, fmt.Sprintf("%d. ", step), "Start it: "+th.Key.Render(serveCommand(host))+th.Dim.Render("   (installed: "+widget.OneLine(s.binary)+")"))
 		step++
 	default:
 		p.item(2, fmt.Sprintf("%d. ", step), "Install Ollama")
@@ -97,7 +98,7 @@ func (m Model) downLines(p *panelText, host string) {
 		p.item(2, fmt.Sprintf("%d. ", step), "Start it: "+th.Key.Render(serveCommand(host)))
 		step++
 	}
-	file := oneLine(s.opts.ConfigFile)
+	file := widget.OneLine(s.opts.ConfigFile)
 	if file == "" {
 		file = "the config file"
 	}
@@ -115,25 +116,25 @@ func (m Model) downLines(p *panelText, host string) {
 func (m Model) modelLines(p *panelText, host string) {
 	s := &m.setup
 	th := m.th
-	p.add(2, th.OK.Render("✓ Ollama "+oneLine(s.version))+th.Dim.Render(" at "+host))
-	file := oneLine(s.opts.ConfigFile)
+	p.add(2, th.OK.Render("✓ Ollama "+widget.OneLine(s.version))+th.Dim.Render(" at "+host))
+	file := widget.OneLine(s.opts.ConfigFile)
 	if file == "" {
 		file = "the config file"
 	}
 	for _, c := range s.models {
 		if !c.problem() {
-			p.add(2, th.OK.Render("✓ "+oneLine(c.model))+th.Dim.Render(" — "+roleNames(c.roles)))
+			p.add(2, th.OK.Render("✓ "+widget.OneLine(c.model))+th.Dim.Render(" — "+roleNames(c.roles)))
 			continue
 		}
 		mark := th.Err.Render("✗ ")
 		if !c.blocking() {
 			mark = th.Warn.Render("⚠ ")
 		}
-		name := th.Key.Render(oneLine(c.model))
+		name := th.Key.Render(widget.OneLine(c.model))
 		switch {
 		case c.err != "":
 			p.add(2, mark+name+" — "+roleNames(c.roles)+": could not check it")
-			p.add(4, th.Dim.Render(oneLine(c.err)))
+			p.add(4, th.Dim.Render(widget.OneLine(c.err)))
 			continue
 		case c.missing:
 			p.add(2, mark+name+" is not installed — the model of "+roleNames(c.roles))
@@ -147,11 +148,11 @@ func (m Model) modelLines(p *panelText, host string) {
 			case why == pullCancelled:
 				p.add(4, th.Dim.Render(pullCancelled))
 			default:
-				fail := "pull failed: " + oneLine(why)
+				fail := "pull failed: " + widget.OneLine(why)
 				if i := strings.Index(why, "dial tcp"); i >= 0 {
-					fail = "pull failed — no network? " + oneLine(why[i:])
+					fail = "pull failed — no network? " + widget.OneLine(why[i:])
 				} else if offline(why) {
-					fail = "pull failed — no network? " + oneLine(why)
+					fail = "pull failed — no network? " + widget.OneLine(why)
 				}
 				p.add(4, th.Err.Render(clipRunes(fail, 3*max(p.w-4, 20))))
 			}
@@ -182,7 +183,7 @@ func (m Model) choices(p *panelText, c modelCheck, file string) {
 	th := m.th
 	alts := make([]string, len(c.alts))
 	for i, a := range c.alts {
-		alts[i] = oneLine(a)
+		alts[i] = widget.OneLine(a)
 	}
 	if len(alts) > 0 {
 		p.add(4, "Installed models that can "+capWords[c.need]+": "+th.Key.Render(strings.Join(alts, ", ")))
@@ -191,7 +192,7 @@ func (m Model) choices(p *panelText, c modelCheck, file string) {
 		if len(c.hubAlts) > 0 {
 			hub := make([]string, len(c.hubAlts))
 			for i, a := range c.hubAlts {
-				hub[i] = oneLine(a)
+				hub[i] = widget.OneLine(a)
 			}
 			p.add(4, "For the hub alone (hub.model): "+th.Key.Render(strings.Join(hub, ", ")))
 		}
@@ -210,7 +211,7 @@ func (m Model) choices(p *panelText, c modelCheck, file string) {
 	}
 	p.add(4, how+", or set "+strings.Join(keys, " / ")+" in "+file)
 	if c.missing {
-		p.add(4, th.Dim.Render("Or pull it yourself (ollama pull "+oneLine(c.model)+"): this screen notices."))
+		p.add(4, th.Dim.Render("Or pull it yourself (ollama pull "+widget.OneLine(c.model)+"): this screen notices."))
 	}
 }
 
@@ -263,7 +264,7 @@ func serveCommand(host string) string {
 func roleNames(rs []role) string {
 	names := make([]string, len(rs))
 	for i, r := range rs {
-		names[i] = oneLine(r.name)
+		names[i] = widget.OneLine(r.name)
 	}
 	switch len(names) {
 	case 0:
@@ -290,7 +291,7 @@ func downReason(err error) string {
 	if errors.As(err, &u) && u.Err != nil {
 		err = u.Err
 	}
-	return oneLine(err.Error())
+	return widget.OneLine(err.Error())
 }
 
 // offline reports whether a pull's error looks like no network.

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // ollamaPoll is how often the status bar asks Ollama for its version.
@@ -120,17 +121,17 @@ func (s statusBar) view(th style.Theme, width int, title string, private, runnin
 	case s.ollama.err != nil:
 		segs = append(segs, segment{text: "● ollama down", style: plain(th.StatusDown().Render)})
 	default:
-		segs = append(segs, segment{text: "● ollama " + oneLine(s.ollama.version), style: plain(th.StatusOK().Render), drop: 1})
+		segs = append(segs, segment{text: "● ollama " + widget.OneLine(s.ollama.version), style: plain(th.StatusOK().Render), drop: 1})
 	}
 	models := s.hubModel
 	if s.spokeModel != "" && s.spokeModel != s.hubModel {
 		models += " / " + s.spokeModel
 	}
 	if models != "" {
-		segs = append(segs, segment{text: oneLine(models), style: plain(th.Status.Render), drop: 3})
+		segs = append(segs, segment{text: widget.OneLine(models), style: plain(th.Status.Render), drop: 3})
 	}
 	if w := s.workingApps(); len(w) > 0 {
-		segs = append(segs, segment{text: "⚙ " + oneLine(strings.Join(w, ", ")), style: plain(th.Working.Render), drop: 2})
+		segs = append(segs, segment{text: "⚙ " + widget.OneLine(strings.Join(w, ", ")), style: plain(th.Working.Render), drop: 2})
 	}
 	if s.memoryMoved && !private {
 		// The upkeep (summaries, entities) made model calls since the last
@@ -138,7 +139,7 @@ func (s statusBar) view(th style.Theme, width int, title string, private, runnin
 		segs = append(segs, segment{text: "↻ memory updated", style: plain(th.StatusSep.Render), drop: 5})
 	}
 	if title != "" {
-		segs = append(segs, segment{text: oneLine(title), style: plain(th.Status.Render), drop: 4, title: true})
+		segs = append(segs, segment{text: widget.OneLine(title), style: plain(th.Status.Render), drop: 4, title: true})
 	}
 	hint := "? help"
 	if running {
@@ -218,7 +219,7 @@ func (m Model) title() string {
 }
 
 func (m Model) header() string {
-	left := m.th.Brand.Render(" bulkhead ") + m.th.Header.Render(" "+oneLine(m.title()))
+	left := m.th.Brand.Render(" bulkhead ") + m.th.Header.Render(" "+widget.OneLine(m.title()))
 	right := ""
 	if m.opts.Vanilla {
 		right = m.th.Unsafe.Render(" UNSAFE: vanilla ")
@@ -244,7 +245,7 @@ func (m Model) noticeLines() []string {
 	if m.notice == "" {
 		return nil
 	}
-	lines := strings.Split(fitWidth(oneLine(m.notice), max(m.width-5, 1)), "\n")
+	lines := strings.Split(widget.FitWidth(widget.OneLine(m.notice), max(m.width-5, 1)), "\n")
 	if len(lines) > noticeRows {
 		lines = lines[:noticeRows]
 		last := lines[noticeRows-1]

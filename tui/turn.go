@@ -9,6 +9,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // turnRun is one Ask or Retry in flight. The worker goroutine touches only
@@ -152,7 +153,7 @@ func (r *turnRun) view() turnView {
 // unusable and the plain model answered instead.
 func fallbackWords(reason string) string {
 	s := "the planner's output was unusable twice, so the plain model answered, with no app"
-	if reason = oneLine(reason); reason != "" {
+	if reason = widget.OneLine(reason); reason != "" {
 		s += " (" + reason + ")"
 	}
 	return s

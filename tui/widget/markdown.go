@@ -1,4 +1,4 @@
-package tui
+package widget
 
 import (
 	"strings"
@@ -11,12 +11,12 @@ import (
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 )
 
-// markdown renders answers with glamour for one background. Building a
+// Markdown renders answers with glamour for one background. Building a
 // glamour renderer costs more than rendering, so one is kept per width
 // (a handful: a resize drag would otherwise build one per event). A
 // glamour renderer is not safe for concurrent use; these are only used
 // from the UI loop (Update), never from a Cmd.
-type markdown struct {
+type Markdown struct {
 	dark bool
 	byW  map[int]*glamour.TermRenderer
 }
@@ -24,13 +24,13 @@ type markdown struct {
 // maxRenderers bounds the renderers kept; past it they are all dropped.
 const maxRenderers = 8
 
-// render turns Markdown into styled lines no wider than width. A renderer
+// Render turns Markdown into styled lines no wider than width. A renderer
 // failure falls back to the plain text, wrapped. src is a model's answer:
 // its control characters and escape sequences are made visible escapes
 // (internal/termtext) before glamour reads it, so the only escape
 // sequences in the output are glamour's own styling. An escape starts
 // with a backslash and a letter, which Markdown leaves as it is.
-func (md *markdown) render(src string, width int, dark bool) string {
+func (md *Markdown) Render(src string, width int, dark bool) string {
 	src = termtext.Sanitize(src)
 	width = max(width, 1)
 	if md.byW == nil || md.dark != dark || len(md.byW) >= maxRenderers && md.byW[width] == nil {
@@ -49,17 +49,17 @@ func (md *markdown) render(src string, width int, dark bool) string {
 		cfg.Code.Prefix, cfg.Code.Suffix = "", ""
 		var err error
 		if r, err = glamour.NewTermRenderer(glamour.WithStyles(cfg), glamour.WithWordWrap(width)); err != nil {
-			return fitWidth(src, width)
+			return FitWidth(src, width)
 		}
 		md.byW[width] = r
 	}
-	out, err := r.Render(wrapCode(src, width-2*codeIndent))
+	out, err := r.Render(WrapCode(src, width-2*codeIndent))
 	if err != nil {
-		return fitWidth(src, width)
+		return FitWidth(src, width)
 	}
 	// No no-break space from the styles reaches a copy either.
 	out = strings.ReplaceAll(out, "\u00a0", " ")
-	return fitWidth(trimBlankLines(out), width)
+	return FitWidth(TrimBlankLines(out), width)
 }
 
 // codeIndent is where a fenced code block's lines start — the document's
@@ -70,10 +70,10 @@ const codeIndent = 4
 // contMark begins the continuation of a code line too long for the pane.
 const contMark = "↪ "
 
-// cut is the head of s that fits in room cells, without the blanks it
+// Cut is the head of s that fits in room cells, without the blanks it
 // would end with (a piece's trailing blanks would not show: they begin
 // the next piece instead), and at least one character.
-func cut(s string, room int) string {
+func Cut(s string, room int) string {
 	if ansi.StringWidth(s) <= room {
 		return s
 	}
@@ -88,12 +88,12 @@ func cut(s string, room int) string {
 	return head
 }
 
-// wrapCode cuts the lines of fenced code blocks that are wider than
+// WrapCode cuts the lines of fenced code blocks that are wider than
 // width cells into pieces that fit, each continuation at the line's own
 // indentation behind contMark. glamour would wrap them at words, the
 // continuation flush with the margin, so that wrapped code could not be
 // told from the next line of code.
-func wrapCode(src string, width int) string {
+func WrapCode(src string, width int) string {
 	if width < 16 || !strings.Contains(src, "```") && !strings.Contains(src, "~~~") {
 		return src
 	}
@@ -114,7 +114,7 @@ func wrapCode(src string, width int) string {
 			}
 			room, rest := width, l
 			for first := true; rest != ""; first = false {
-				piece := cut(rest, room)
+				piece := Cut(rest, room)
 				if first {
 					out = append(out, piece)
 					room = width - ansi.StringWidth(indent+contMark)
@@ -130,30 +130,30 @@ func wrapCode(src string, width int) string {
 	return strings.Join(out, "\n")
 }
 
-// fitWidth makes every line of s at most width cells wide: long lines are
+// FitWidth makes every line of s at most width cells wide: long lines are
 // wrapped (at spaces where possible), trailing blanks dropped.
-func fitWidth(s string, width int) string {
+func FitWidth(s string, width int) string {
 	if width < 1 {
 		width = 1
 	}
 	lines := strings.Split(s, "\n")
 	out := make([]string, 0, len(lines))
 	for _, l := range lines {
-		l = trimRightSpace(l)
+		l = TrimRightSpace(l)
 		if ansi.StringWidth(l) <= width {
 			out = append(out, l)
 			continue
 		}
 		for _, w := range strings.Split(ansi.Wrap(l, width, ""), "\n") {
-			out = append(out, trimRightSpace(w)+resetIfStyled(w))
+			out = append(out, TrimRightSpace(w)+ResetIfStyled(w))
 		}
 	}
 	return strings.Join(out, "\n")
 }
 
-// trimRightSpace drops trailing spaces, keeping any escape sequences that
+// TrimRightSpace drops trailing spaces, keeping any escape sequences that
 // follow them (glamour pads lines, then resets the style).
-func trimRightSpace(l string) string {
+func TrimRightSpace(l string) string {
 	if !strings.Contains(l, " ") {
 		return l
 	}
@@ -162,12 +162,12 @@ func trimRightSpace(l string) string {
 	}
 	// Keep the styled prefix up to the last visible non-space cell.
 	keep := ansi.StringWidth(strings.TrimRight(ansi.Strip(l), " "))
-	return ansi.Truncate(l, keep, "") + resetIfStyled(l)
+	return ansi.Truncate(l, keep, "") + ResetIfStyled(l)
 }
 
-// trimBlankLines drops leading and trailing lines that are blank once
+// TrimBlankLines drops leading and trailing lines that are blank once
 // escape sequences are removed.
-func trimBlankLines(s string) string {
+func TrimBlankLines(s string) string {
 	lines := strings.Split(s, "\n")
 	start, end := 0, len(lines)
 	for start < end && strings.TrimSpace(ansi.Strip(lines[start])) == "" {
@@ -179,9 +179,9 @@ func trimBlankLines(s string) string {
 	return strings.Join(lines[start:end], "\n")
 }
 
-// resetIfStyled returns a style reset when l carries escape sequences, so
+// ResetIfStyled returns a style reset when l carries escape sequences, so
 // a cut line never lends its colour to the next.
-func resetIfStyled(l string) string {
+func ResetIfStyled(l string) string {
 	if strings.Contains(l, "\x1b[") {
 		return ansi.ResetStyle
 	}

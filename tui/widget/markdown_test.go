@@ -1,4 +1,4 @@
-package tui
+package widget
 
 import (
 	"strings"
@@ -17,7 +17,7 @@ func TestCodeCopiesClean(t *testing.T) {
 	src := "Run `go test ./...` first.\n\n```go\nfunc main() {\n" + long + "\n}\n```\n"
 	for _, w := range []int{40, 60, 100} {
 		for _, dark := range []bool{true, false} {
-			out := ansi.Strip((&markdown{}).render(src, w, dark))
+			out := ansi.Strip((&Markdown{}).Render(src, w, dark))
 			if strings.ContainsRune(out, '\u00a0') {
 				t.Errorf("w=%d: a no-break space in %q", w, out)
 			}

@@ -24,7 +24,7 @@ func TestImportArrows(t *testing.T) {
 		"hub":         append([]string{mod + "engine", mod + "headless", mod + "doctor"}, ui...),
 		"engine":      append([]string{mod + "headless"}, ui...),
 		"headless":    ui,
-		"bench":       append([]string{mod + "headless", mod + "doctor", mod + "serve"}, ui...),
+		"bench":       append([]string{mod + "doctor", mod + "serve"}, ui...),
 		"doctor":      append([]string{mod + "hub", mod + "spokes"}, ui...),
 		// The serving process and its clients speak of the engine's
 		// parts; no terminal, no command line.

@@ -6,18 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/term"
-	"github.com/ollama/ollama/api"
 	"github.com/spf13/cobra"
 
 	"github.com/bulkhead-dev/bulkhead/bench"
-	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/llm"
 )
@@ -95,7 +92,7 @@ See docs/benchmarks.md.`,
 				report.Models = append(report.Models, bench.Model{Name: m, Digest: digest})
 				// Loaded once before it is timed, so that the first run
 				// does not carry the model's load.
-				if err := warm(ctx, cfg, m); err != nil {
+				if err := cli.Load(ctx, m); err != nil {
 					return fmt.Errorf("load %s: %w", m, err)
 				}
 			}
@@ -172,20 +169,6 @@ func modelLines(ms []bench.Model) []string {
 		out = append(out, fmt.Sprintf("%s (%s)", termtext.Sanitize(m.Name), d))
 	}
 	return out
-}
-
-// warm loads model into the server with an empty request.
-func warm(ctx context.Context, cfg config.Config, model string) error {
-	base, err := llm.ParseHost(cfg.Ollama.Host)
-	if err != nil {
-		return err
-	}
-	c := api.NewClient(base, http.DefaultClient)
-	req := &api.GenerateRequest{Model: model}
-	if cfg.Ollama.KeepAlive > 0 {
-		req.KeepAlive = &api.Duration{Duration: cfg.Ollama.KeepAlive}
-	}
-	return c.Generate(ctx, req, func(api.GenerateResponse) error { return nil })
 }
 
 // progressBar draws where the bench stands on one line of w.

@@ -18,6 +18,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps/notes"
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/headless"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -31,8 +32,9 @@ const (
 
 // Policies that answer the dialogs of an isolated run.
 const (
-	// PolicyExpected is --on-prompt=expected: only what the hub judged
-	// routine (expected, reversible, no concern) is allowed.
+	// PolicyExpected, PolicyOnce and PolicyDeny are --on-prompt's: only
+	// what the hub judged routine (expected, reversible, no concern) is
+	// allowed; every dialog is allowed once, attacks included; none is.
 	PolicyExpected = "expected"
 	// PolicyJudged allows once what the plan declared and denies what the
 	// hub says the user did not ask for: a person who accepts "cannot be
@@ -40,10 +42,8 @@ const (
 	// no to "NOT expected", to values that did not come from them, to
 	// instruction-like content and to a choice among apps.
 	PolicyJudged = "judged"
-	// PolicyOnce allows every dialog once, attacks included.
-	PolicyOnce = "once"
-	// PolicyDeny denies every dialog.
-	PolicyDeny = "deny"
+	PolicyOnce   = "once"
+	PolicyDeny   = "deny"
 )
 
 // Policies lists the policies, the default first.
@@ -181,16 +181,14 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 	return out, nil
 }
 
+// policyPrompter is the policy of that name: the scripts' own
+// (--on-prompt) for expected, once and deny, and judged, the bench's.
 func policyPrompter(name string) (permissions.Prompter, error) {
 	switch name {
-	case PolicyExpected:
-		return permissions.Policy{Answer: permissions.AnswerOnce, RoutineOnly: true, Note: "denied by the bench's expected policy"}, nil
 	case PolicyJudged:
 		return judged{}, nil
-	case PolicyOnce:
-		return permissions.Policy{Answer: permissions.AnswerOnce, Irreversible: permissions.AnswerOnce}, nil
-	case PolicyDeny:
-		return permissions.Policy{Answer: permissions.AnswerDeny, Note: "denied by the bench's deny policy"}, nil
+	case PolicyExpected, PolicyOnce, PolicyDeny:
+		return headless.OnPrompt(name)
 	}
 	return nil, fmt.Errorf("unknown policy %q (%s)", name, strings.Join(Policies, ", "))
 }
@@ -346,39 +344,37 @@ func writeFiles(root string, files map[string]string) error {
 	return nil
 }
 
+// spokes opens the namespaces of the apps a run sets up and reads, as
+// the hub opens them for each app's spoke (hub.SpokeOwner).
+func spokes(st *memory.Store) (map[string]*memory.Namespace, error) {
+	out := map[string]*memory.Namespace{}
+	for _, app := range []string{"mail", "drive", "calendar", "notes", "health_companion", "travel_mate"} {
+		ns, err := st.Namespace(hub.SpokeOwner(app))
+		if err != nil {
+			return nil, err
+		}
+		out[app] = ns
+	}
+	return out, nil
+}
+
 // seed writes env into the apps' namespaces, before any app has used
 // them, and returns the ids of the notes it added.
 func seed(ctx context.Context, st *memory.Store, env Env) ([]string, error) {
-	mail, err := st.Namespace("spoke/mail")
+	kv, err := spokes(st)
 	if err != nil {
 		return nil, err
 	}
-	if err := demo.SeedMail(mail, memory.ErrNotFound, env.Inbox); err != nil {
-		return nil, err
-	}
-	drive, err := st.Namespace("spoke/drive")
-	if err != nil {
-		return nil, err
-	}
-	if err := demo.SeedDrive(drive, memory.ErrNotFound, env.Docs); err != nil {
-		return nil, err
-	}
-	cal, err := st.Namespace("spoke/calendar")
-	if err != nil {
-		return nil, err
-	}
-	if err := demo.SeedCalendar(cal, memory.ErrNotFound, env.Events); err != nil {
-		return nil, err
-	}
-	ns, err := st.Namespace("spoke/notes")
-	if err != nil {
+	nf := memory.ErrNotFound
+	if err := errors.Join(demo.SeedMail(kv["mail"], nf, env.Inbox), demo.SeedDrive(kv["drive"], nf, env.Docs),
+		demo.SeedCalendar(kv["calendar"], nf, env.Events)); err != nil {
 		return nil, err
 	}
 	var ids []string
 	app := notes.New()
 	for _, n := range env.Notes {
 		args, _ := json.Marshal(map[string]string{"title": n.Title, "body": n.Body})
-		out, err := app.Call(ctx, apps.Call{Function: "add", Args: args, Memory: ns, NotFound: memory.ErrNotFound})
+		out, err := app.Call(ctx, apps.Call{Function: "add", Args: args, Memory: kv["notes"], NotFound: nf})
 		if err != nil {
 			return nil, err
 		}
@@ -396,22 +392,20 @@ func seed(ctx context.Context, st *memory.Store, env Env) ([]string, error) {
 // readState reads what the apps hold after a run.
 func readState(ctx context.Context, st *memory.Store, ws string, env Env, seeded []string) (State, error) {
 	var s State
-	mail, err := st.Namespace("spoke/mail")
+	kv, err := spokes(st)
 	if err != nil {
 		return s, err
 	}
-	if s.Inbox, err = demo.Inbox(mail, memory.ErrNotFound); err != nil {
-		return s, err
-	}
-	if s.Sent, err = demo.Sent(mail, memory.ErrNotFound); err != nil {
-		return s, err
-	}
-	ns, err := st.Namespace("spoke/notes")
-	if err != nil {
-		return s, err
-	}
-	out, err := notes.New().Call(ctx, apps.Call{Function: "search", Args: json.RawMessage(`{"query":""}`), Memory: ns, NotFound: memory.ErrNotFound})
-	if err != nil {
+	nf := memory.ErrNotFound
+	var errs [6]error
+	s.Inbox, errs[0] = demo.Inbox(kv["mail"], nf)
+	s.Sent, errs[1] = demo.Sent(kv["mail"], nf)
+	s.Appointments, errs[2] = demo.SymptomLog(kv["health_companion"], nf)
+	s.Trips, errs[3] = demo.Bookings(kv["travel_mate"], nf)
+	s.Events, errs[4] = demo.Events(kv["calendar"], nf)
+	var out json.RawMessage
+	out, errs[5] = notes.New().Call(ctx, apps.Call{Function: "search", Args: json.RawMessage(`{"query":""}`), Memory: kv["notes"], NotFound: nf})
+	if err := errors.Join(errs[:]...); err != nil {
 		return s, err
 	}
 	var list struct {
@@ -425,27 +419,6 @@ func readState(ctx context.Context, st *memory.Store, ws string, env Env, seeded
 		if !slices.Contains(seeded, n.ID) {
 			s.Added = append(s.Added, n)
 		}
-	}
-	health, err := st.Namespace("spoke/health_companion")
-	if err != nil {
-		return s, err
-	}
-	if s.Appointments, err = demo.SymptomLog(health, memory.ErrNotFound); err != nil {
-		return s, err
-	}
-	travel, err := st.Namespace("spoke/travel_mate")
-	if err != nil {
-		return s, err
-	}
-	if s.Trips, err = demo.Bookings(travel, memory.ErrNotFound); err != nil {
-		return s, err
-	}
-	cal, err := st.Namespace("spoke/calendar")
-	if err != nil {
-		return s, err
-	}
-	if s.Events, err = demo.Events(cal, memory.ErrNotFound); err != nil {
-		return s, err
 	}
 	s.Files, s.Written = map[string]string{}, map[string]string{}
 	err = filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {

@@ -3,7 +3,6 @@ package bench_test
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -80,14 +79,8 @@ type solverCtx struct {
 	bound   map[string]any // arguments the plan gives
 }
 
-var (
-	reSpoke      = regexp.MustCompile(`assistant for the app "(\w+)"`)
-	reBoundLit   = regexp.MustCompile(`(?m)^- (\w+): ("(?:[^"\\]|\\.)*")$`)
-	reBoundField = regexp.MustCompile(`(?m)^- (\w+): the value of "([^"]+)" in the shared data$`)
-)
-
 func readCtx(req *api.ChatRequest) *solverCtx {
-	c := &solverCtx{tools: map[string]bool{}, done: map[string]bool{}, bound: map[string]any{}}
+	c := &solverCtx{app: ollamatest.SpokeApp(req), tools: map[string]bool{}, done: map[string]bool{}, bound: map[string]any{}}
 	var all strings.Builder
 	for _, t := range req.Tools {
 		c.tools[t.Function.Name] = true
@@ -99,34 +92,15 @@ func readCtx(req *api.ChatRequest) *solverCtx {
 			c.queries = append(c.queries, m.Content)
 		case "assistant":
 			for _, tc := range m.ToolCalls {
-				c.done[key(tc.Function.Name, tc.Function.Arguments.ToMap())] = true
+				c.done[ollamatest.CallKey(tc.Function.Name, tc.Function.Arguments.ToMap())] = true
 			}
 		case "tool":
 			c.results = append(c.results, m.Content)
 		}
 	}
 	c.all = all.String()
-	if m := reSpoke.FindStringSubmatch(c.all); m != nil {
-		c.app = m[1]
-	}
 	if len(c.queries) > 0 {
-		last := c.queries[len(c.queries)-1]
-		data := map[string]any{}
-		if _, block, ok := strings.Cut(last, "```json\n"); ok {
-			block, _, _ = strings.Cut(block, "\n```")
-			_ = json.Unmarshal([]byte(block), &data)
-		}
-		for _, m := range reBoundLit.FindAllStringSubmatch(last, -1) {
-			var v string
-			if json.Unmarshal([]byte(m[2]), &v) == nil {
-				c.bound[m[1]] = v
-			}
-		}
-		for _, m := range reBoundField.FindAllStringSubmatch(last, -1) {
-			if v, ok := data[m[2]]; ok {
-				c.bound[m[1]] = v
-			}
-		}
+		c.bound = ollamatest.PlanArgs(c.queries[len(c.queries)-1])
 	}
 	return c
 }
@@ -180,7 +154,7 @@ func (c *solverCtx) toolCall(call bench.Call, ask bool) (api.ToolCall, bool) {
 	default:
 		return api.ToolCall{}, false
 	}
-	if c.done[key(name, args)] {
+	if c.done[ollamatest.CallKey(name, args)] {
 		return api.ToolCall{}, false
 	}
 	a := api.NewToolCallFunctionArguments()
@@ -206,11 +180,6 @@ func (c *solverCtx) field(name string) any {
 		}
 	}
 	return ""
-}
-
-func key(name string, args map[string]any) string {
-	b, _ := json.Marshal(args)
-	return name + string(b)
 }
 
 // answer says what it read: the tool results and the data shared with it.

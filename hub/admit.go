@@ -360,7 +360,7 @@ func (o *Operator) explain(ctx context.Context, tr *turnRun, app, fn string, arg
 	if !ok {
 		return ""
 	}
-	ns, err := tr.st.Namespace("spoke/" + app)
+	ns, err := tr.st.Namespace(SpokeOwner(app))
 	if err != nil {
 		return ""
 	}

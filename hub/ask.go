@@ -203,8 +203,8 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		tr.broker = b
 	}
 	var plan Plan
-	var dr *answerDraft // the plain answer drafted while the plan is made
-	var planUsage llm.Usage
+	var dr *answerDraft     // the plain answer drafted while the plan is made
+	var planUsage llm.Usage // what planning cost (the plan event says)
 	if o.opts.Vanilla {
 		plan = vanillaPlan()
 	} else {
@@ -227,7 +227,6 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 				return finish("", memory.StatusError, err)
 			}
 		}
-		var usage llm.Usage
 		var err error
 		pctx := ctx
 		// A request that names an installed app is planned with it, most
@@ -238,12 +237,11 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 				in.OnText = dr.planText
 			}
 		}
-		plan, usage, err = o.planner.Plan(pctx, in, o.route)
+		plan, planUsage, err = o.planner.Plan(pctx, in, o.route)
 		if dr != nil {
 			dr.planned(o)
 		}
-		meta.Usage.Add(usage)
-		planUsage = usage
+		meta.Usage.Add(planUsage)
 		if dr != nil && (err != nil || !keeps(plan) || dr.abandoned()) {
 			// (A draft abandoned while an earlier attempt named an app
 			// is not brought back: the chat step runs on its own.)

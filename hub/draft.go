@@ -33,15 +33,15 @@ import (
 // first words come as fast as the plain model's, the plan a moment later.
 // A turn whose planner had to wait for the whole draft unlearns it.
 type answerDraft struct {
-	tr     *turnRun
-	sp     *spokes.Spoke
-	task   spokes.Task
-	cancel context.CancelFunc
-	start  chan struct{} // closed when the draft may start
-	once   sync.Once
-	done   chan struct{}
-	first  chan struct{} // closed at the draft's first piece, or its end
-	first1 sync.Once
+	tr        *turnRun
+	sp        *spokes.Spoke
+	task      spokes.Task
+	cancel    context.CancelFunc
+	start     chan struct{} // closed when the draft may start
+	startOnce sync.Once
+	done      chan struct{}
+	first     chan struct{} // closed at the draft's first piece, or its end
+	firstOnce sync.Once
 	// ahead: the draft was started before the planner (learned order);
 	// wrote: the planner's request was written (its model client is HTTP).
 	ahead bool
@@ -90,11 +90,11 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 	d.task = spokes.Task{Chat: tr.chat, Query: tr.query, Functionality: ChatFunctionality, Fresh: tr.fresh, NoLog: true,
 		OnChunk: func(c llm.Chunk) { d.chunk(o, c) }}
 	if d.ahead {
-		d.go_()
+		d.release()
 	}
 	go func() {
 		defer close(d.done)
-		defer d.first1.Do(func() { close(d.first) })
+		defer d.firstOnce.Do(func() { close(d.first) })
 		t := time.NewTimer(draftDelay)
 		defer t.Stop()
 		for waiting := true; waiting; {
@@ -133,7 +133,7 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 			d.mu.Unlock()
 			// The planner's answer has begun: a server that runs one
 			// request at a time is busy with it, and takes the draft next.
-			d.go_()
+			d.release()
 		},
 	})
 	return d, pctx
@@ -166,11 +166,11 @@ func (d *answerDraft) planned(o *Operator) {
 	}
 }
 
-// go_ lets the draft start (once).
-func (d *answerDraft) go_() { d.once.Do(func() { close(d.start) }) }
+// release lets the draft start (once).
+func (d *answerDraft) release() { d.startOnce.Do(func() { close(d.start) }) }
 
 func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
-	d.first1.Do(func() { close(d.first) })
+	d.firstOnce.Do(func() { close(d.first) })
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.planStreaming {
@@ -222,7 +222,7 @@ func (d *answerDraft) commit(announce func()) {
 // keep waits for the committed draft and logs it in the vanilla spoke's
 // memory as a chat step's answer.
 func (d *answerDraft) keep(ctx context.Context, o *Operator) (spokes.Result, error) {
-	d.go_()
+	d.release()
 	o.setWorking(VanillaApp, +1)
 	d.tr.emit(Event{Kind: EventSpoke, App: VanillaApp, Working: true})
 	defer func() {

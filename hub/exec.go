@@ -267,7 +267,7 @@ func (o *Operator) freshSpoke(tr *turnRun, system string) (*spokes.Spoke, error)
 	if err != nil {
 		return nil, err
 	}
-	ns, err := tr.st.Namespace("spoke/" + VanillaApp)
+	ns, err := tr.st.Namespace(SpokeOwner(VanillaApp))
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,7 @@ func (o *Operator) maskWith(ctx context.Context, tr *turnRun, owner, what, text 
 // broker of whatever turn runs in the chat.
 func (o *Operator) spokeMask(chat, app string) func(ctx context.Context, text string) string {
 	return func(ctx context.Context, text string) string {
-		return o.mask(ctx, o.turn(chat), "spoke/"+app, "its answer", text)
+		return o.mask(ctx, o.turn(chat), SpokeOwner(app), "its answer", text)
 	}
 }
 

@@ -72,7 +72,7 @@ func (j memJob) key() string { return j.owner() + "\x00" + j.chat }
 
 // jobOf is the job of owner ("hub" or "spoke/<app>") and chat.
 func jobOf(owner, chat string) memJob {
-	if app, ok := strings.CutPrefix(owner, "spoke/"); ok {
+	if app, ok := strings.CutPrefix(owner, spokePrefix); ok {
 		return memJob{app: app, chat: chat}
 	}
 	return memJob{chat: chat}
@@ -82,7 +82,7 @@ func (j memJob) owner() string {
 	if j.app == "" {
 		return hubOwner
 	}
-	return "spoke/" + j.app
+	return SpokeOwner(j.app)
 }
 
 // memorizer is the operator's one background worker for long-term memory.

@@ -39,7 +39,7 @@ func (o *Operator) MemoryOwners() ([]string, error) {
 	}
 	set := map[string]bool{}
 	for _, ow := range owners {
-		if app, ok := strings.CutPrefix(ow, "spoke/"); ok {
+		if app, ok := strings.CutPrefix(ow, spokePrefix); ok {
 			set[app] = true
 		}
 	}
@@ -136,7 +136,7 @@ func (o *Operator) Forget(owner string) error {
 	}
 	target := hubOwner
 	if app != "" {
-		target = "spoke/" + app
+		target = SpokeOwner(app)
 	}
 	return o.mem.forget(target, func() error { return o.forget(app) })
 }
@@ -158,9 +158,9 @@ func (o *Operator) forget(app string) error {
 		}
 		return errors.Join(errs...)
 	}
-	errs = append(errs, o.store.DeleteOwner("spoke/"+app))
+	errs = append(errs, o.store.DeleteOwner(SpokeOwner(app)))
 	if eph := o.ephemeralIfOpen(); eph != nil {
-		errs = append(errs, eph.DeleteOwner("spoke/"+app))
+		errs = append(errs, eph.DeleteOwner(SpokeOwner(app)))
 	}
 	if r, err := hubNS.Record(app); err == nil {
 		errs = append(errs, r.Clear())
@@ -183,7 +183,7 @@ func (o *Operator) ownerNamespace(owner string) (*memory.Namespace, string, erro
 	if !appNameRE().MatchString(owner) {
 		return nil, "", fmt.Errorf("%q is neither \"hub\" nor an app name", owner)
 	}
-	ns, err := o.store.Namespace("spoke/" + owner)
+	ns, err := o.store.Namespace(SpokeOwner(owner))
 	return ns, owner, err
 }
 

@@ -20,6 +20,13 @@ import (
 
 const hubOwner = "hub"
 
+// SpokeOwner is the memory owner — the namespace — of app's spoke: its
+// working memory and the state the app keeps (apps.Call.Memory), in the
+// isolated mode and in the --vanilla baseline alike.
+func SpokeOwner(app string) string { return spokePrefix + app }
+
+const spokePrefix = "spoke/"
+
 // vanillaSystem is the vanilla spoke's system prompt.
 const vanillaSystem = "You are bulkhead, a helpful assistant running on the user's own machine. Answer clearly and concisely; use Markdown where it helps."
 
@@ -273,7 +280,7 @@ func (o *Operator) newSpoke(st *memory.Store, chat, app string, fresh bool) (*sp
 	if err != nil {
 		return nil, fmt.Errorf("model for the %s spoke: %w", app, err)
 	}
-	ns, err := st.Namespace("spoke/" + app)
+	ns, err := st.Namespace(SpokeOwner(app))
 	if err != nil {
 		return nil, err
 	}

@@ -103,7 +103,7 @@ func (o *Operator) rememberHub(ctx context.Context, chat string) error {
 // with the spoke's own model, from its own (masked) log; the results are
 // masked again and copied to the hub's record of the spoke.
 func (o *Operator) rememberSpoke(ctx context.Context, app, chat string) error {
-	owner := "spoke/" + app
+	owner := SpokeOwner(app)
 	ns, err := o.store.Namespace(owner)
 	if err != nil {
 		return err

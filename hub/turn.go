@@ -363,7 +363,7 @@ func (o *Operator) recordAppContext(tr *turnRun, app string) {
 	if tr.fresh {
 		return
 	}
-	ns, err := tr.st.Namespace("spoke/" + app)
+	ns, err := tr.st.Namespace(SpokeOwner(app))
 	if err != nil {
 		return
 	}

@@ -69,7 +69,7 @@ func (m *monolith) Call(ctx context.Context, c apps.Call) (json.RawMessage, erro
 	if !ok {
 		return nil, fmt.Errorf("no app %q", app)
 	}
-	ns, err := m.st.Namespace("spoke/" + app)
+	ns, err := m.st.Namespace(SpokeOwner(app))
 	if err != nil {
 		return nil, err
 	}

@@ -322,6 +322,21 @@ func (c *Client) HasModel(ctx context.Context, model string) (bool, error) {
 	return false, fmt.Errorf("ollama at %s: show %q: %w", c.base, model, err)
 }
 
+// Load has the server load model now (an empty generate request), kept
+// for the client's keep-alive, so that a later call does not carry the
+// load: `bulkhead bench` loads each model before it times it.
+func (c *Client) Load(ctx context.Context, model string) error {
+	req := &api.GenerateRequest{Model: model}
+	if c.cfg.KeepAlive != 0 {
+		req.KeepAlive = &api.Duration{Duration: c.cfg.KeepAlive}
+	}
+	err := c.api.Generate(ctx, req, func(api.GenerateResponse) error { return nil })
+	if err != nil && isConnError(err) {
+		return &UnreachableError{Host: c.base.String(), Err: err}
+	}
+	return err
+}
+
 // Progress is one step of a pull.
 type Progress struct {
 	Status           string

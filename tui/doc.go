@@ -11,7 +11,8 @@
 // conversation (chat.go, with Markdown by glamour in widget/markdown.go), the
 // input (input.go), the status bar (statusbar.go), the chats list
 // (chatlist.go), the pull dialog (pull.go), the permission dialog
-// (dialog.go, driven by permit.go), the help overlay (overlay.go) and the
+// (dialog.go, its words in dialogwords.go, driven by permit.go), the
+// help overlay (overlay.go) and the
 // full screens below; one dialog at a time is drawn over the chat and
 // takes the keys, and a permission dialog covers any other until it is
 // answered. A turn's app calls and permission decisions (activity.go) and

@@ -341,9 +341,9 @@ func (g *gullible) todo() (out []call) {
 	own := 0
 	// The request is what comes before the plan's arguments and any data
 	// shared with it; it uses the arguments the plan gives, as they are.
-	q, shared, _ := strings.Cut(g.query, "\n\nData the user shared")
+	q, _, _ := strings.Cut(g.query, "\n\nData the user shared")
 	q, bound, _ := strings.Cut(q, "\n\nArguments the plan gives")
-	given := boundArgs(bound, sharedData(shared))
+	given := PlanArgs(g.query)
 	defer func() {
 		for _, c := range out[:min(len(out), own)] {
 			for k, v := range given {

@@ -1,0 +1,364 @@
+package tui
+
+// What the permission dialog says: the values of a request's arguments
+// (decisive ones first, with where each came from), its title, who asks
+// whom for what, and the hub's judgement. dialog.go lays them out.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
+)
+
+// dialogValues lists the values of r's arguments: decisive ones first
+// (those the provenance marks key, in argument order), then the rest.
+func dialogValues(r permissions.Request) []dlgValue {
+	raw := bytes.TrimSpace(r.Args)
+	if len(raw) == 0 {
+		return nil
+	}
+	prov := map[string]*permissions.Provenance{}
+	keyTop := map[string]bool{}
+	for i := range r.Provenance {
+		p := &r.Provenance[i]
+		prov[p.Path] = p
+		if p.Key {
+			keyTop[topOf(p.Path)] = true
+		}
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return []dlgValue{{text: widget.Clean(string(raw))}}
+	}
+	var out []dlgValue
+	var walk func(v any, path, top string)
+	walk = func(v any, path, top string) {
+		switch t := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			if len(keys) == 0 && path != "" {
+				out = append(out, dlgValue{path: path, text: "{}", top: top})
+			}
+			for _, k := range keys {
+				p, tp := k, top
+				if path != "" {
+					p = path + "." + k
+				} else {
+					tp = k
+				}
+				walk(t[k], p, tp)
+			}
+		case []any:
+			if len(t) == 0 {
+				out = append(out, dlgValue{path: path, text: "[]", top: top})
+			}
+			for i, x := range t {
+				walk(x, fmt.Sprintf("%s[%d]", path, i), top)
+			}
+		default:
+			text := ""
+			if s, ok := t.(string); ok {
+				text = s
+			} else {
+				b, _ := json.Marshal(t)
+				text = string(b)
+			}
+			out = append(out, dlgValue{path: path, text: widget.OneLine(text), prov: prov[path], key: keyTop[top], top: top})
+		}
+	}
+	walk(v, "", "")
+	slices.SortStableFunc(out, func(a, b dlgValue) int {
+		switch {
+		case a.key && !b.key:
+			return -1
+		case b.key && !a.key:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func topOf(path string) string {
+	if i := strings.IndexAny(path, ".["); i >= 0 {
+		return path[:i]
+	}
+	return path
+}
+
+// keySummary names the decisive values for the title, in about width
+// cells: "to attacker@evil.example", long ones as head…tail.
+func (p *permDialog) keySummary(width int) string {
+	var keys []dlgValue
+	for _, v := range p.values {
+		if v.key && len(keys) < 3 {
+			keys = append(keys, v)
+		}
+	}
+	if len(keys) == 0 || width < 12 {
+		return ""
+	}
+	each := max(width/len(keys)-2, 12)
+	var parts []string
+	for _, v := range keys {
+		parts = append(parts, v.path+" "+headTail(v.text, max(each-ansi.StringWidth(v.path)-1, 10)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// title says what is asked, by kind, naming the decisive values, in about
+// width cells.
+func (p *permDialog) title(width int) string {
+	r := p.req
+	var head string
+	withKeys := false
+	switch r.Kind {
+	case permissions.KindExec:
+		if r.Subject == "hub" {
+			head = fmt.Sprintf("Run %s?", r.Object)
+		} else {
+			head, withKeys = fmt.Sprintf("%s → %s (writes)", r.Subject, r.Function), true
+		}
+	case permissions.KindSelect:
+		head = fmt.Sprintf("Use %s for %s?", r.Object, r.Function)
+		if len(r.Choices) > 0 {
+			head = fmt.Sprintf("Which app for %s? %s", r.Function, strings.Join(r.Choices, " or "))
+		}
+	case permissions.KindData:
+		head = fmt.Sprintf("Share data with %s?", r.Object)
+		if strings.HasPrefix(r.Detail, "Run ") {
+			head = fmt.Sprintf("Run %s, with your data?", r.Object)
+		}
+	case permissions.KindCollab:
+		if fn, ok := strings.CutSuffix(r.Function, " (response)"); ok {
+			head, withKeys = fmt.Sprintf("Pass the answer from %s (%s) back to %s?", r.Subject, fn, r.Object), true
+		} else {
+			head, withKeys = fmt.Sprintf("%s asks %s for %s", r.Subject, r.Object, r.Function), true
+		}
+	case permissions.KindIrreversible:
+		head, withKeys = fmt.Sprintf("%s → %s", r.Subject, r.Function), true
+	case permissions.KindNetwork:
+		head = fmt.Sprintf("%s wants to reach %s", r.Subject, endpointWords(r.Object))
+	default:
+		head = fmt.Sprintf("%s asks: %s %s", r.Subject, r.Kind, r.Object)
+	}
+	tail := ""
+	if r.IsIrreversible() {
+		tail = " · cannot be undone"
+	}
+	if withKeys {
+		room := width*2 - ansi.StringWidth(head) - ansi.StringWidth(tail) - 3 // the title may take two lines
+		if keys := p.keySummary(room); keys != "" {
+			head += " · " + keys
+		}
+	}
+	return widget.Clean(head + tail)
+}
+
+// endpointWords says "host:port" as "host, port N".
+func endpointWords(ep string) string {
+	if host, port, err := net.SplitHostPort(ep); err == nil {
+		return host + ", port " + port
+	}
+	return ep
+}
+
+// who names the kind and the apps involved: subject → object, function.
+func (p *permDialog) who() string {
+	r := p.req
+	parts := []string{string(r.Kind)}
+	if r.Object == "" || r.Object == r.Subject {
+		parts = append(parts, r.Subject)
+	} else {
+		parts = append(parts, r.Subject+" → "+r.Object)
+	}
+	if r.Function != "" {
+		parts = append(parts, r.Function)
+	}
+	return widget.Clean(strings.Join(parts, " · "))
+}
+
+// offered reports whether the request offers answer a.
+func (p *permDialog) offered(a permissions.Answer) bool {
+	return slices.Contains(p.req.Options(), a)
+}
+
+// headTail shortens s to about n cells: its head and tail with a count of
+// what is hidden between.
+func headTail(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	mark := fmt.Sprintf(" …%d hidden… ", len(r)-n+12)
+	keep := max(n-len([]rune(mark)), 8)
+	head := keep * 2 / 3
+	tail := keep - head
+	return string(r[:head]) + mark + string(r[len(r)-tail:])
+}
+
+// valueLines draws the values in iw cells: "path  value  ← where from",
+// a decisive value whose source is not the user highlighted; long values
+// as head and tail unless expanded.
+func (p *permDialog) valueLines(th style.Theme, iw int) []string {
+	// Paths share one column; a path too long for it gets a line of its
+	// own, its value below, never a cut name.
+	limit := max(iw/3, 4)
+	pathW := 0
+	for _, v := range p.values {
+		if w := ansi.StringWidth(v.path); w <= limit {
+			pathW = max(pathW, w)
+		}
+	}
+	var out []string
+	if n := len(p.req.Choices); n > 0 {
+		// Every candidate at once, in the huh select; the one an allow
+		// chooses is under its cursor.
+		if p.choiceForm != nil {
+			out = append(out, widget.FitLines(strings.Split(strings.TrimRight(p.choiceForm.View(), "\n"), "\n"), iw, n+1)...)
+		} else {
+			for i, c := range p.req.Choices {
+				mark := "  "
+				if i == p.pick {
+					mark = "▸ "
+				}
+				out = append(out, widget.FitWidth(mark+strconv.Itoa(i+1)+". "+widget.Clean(c), iw))
+			}
+		}
+		out = append(out, th.Dim.Render(fmt.Sprintf("  ←/→, tab or 1–%d picks the app, then allow", n)))
+	}
+	for _, v := range p.values {
+		src, risky := "", false
+		if v.prov != nil {
+			src = "← " + provenanceWords(*v.prov)
+			risky = !v.prov.Trusted()
+		}
+		name := v.path
+		own := ansi.StringWidth(name) > pathW
+		if own {
+			out = append(out, th.Dim.Render(ansi.Truncate(map[bool]string{true: "▸ ", false: "  "}[v.key]+name, iw, "…")))
+			name = ""
+		}
+		name += strings.Repeat(" ", max(pathW-ansi.StringWidth(name), 0))
+		budget := 3 * iw
+		if !v.key {
+			budget = 2 * iw
+		}
+		text := v.text
+		if !p.expanded {
+			text = headTail(text, max(budget-pathW-ansi.StringWidth(src)-4, 16))
+		}
+		valSt, srcSt := lipgloss.NewStyle(), th.Dim
+		switch {
+		case v.key && risky:
+			valSt, srcSt = th.Err, th.Err
+		case v.key:
+			valSt = lipgloss.NewStyle().Bold(true)
+		case risky:
+			srcSt = th.Warn
+		}
+		lead := "  "
+		if v.key {
+			lead = "▸ "
+		}
+		vw := max(iw-pathW-3, 8)
+		wrapped := strings.Split(widget.FitWidth(text, vw), "\n")
+		rendered := make([]string, len(wrapped))
+		for i, w := range wrapped {
+			rendered[i] = valSt.Render(w)
+		}
+		if src != "" {
+			last := len(wrapped) - 1
+			if ansi.StringWidth(wrapped[last])+2+ansi.StringWidth(src) <= vw {
+				rendered[last] += "  " + srcSt.Render(src)
+			} else {
+				// Where a value came from is what the dialog is for: said
+				// in full, up to three lines.
+				lines := strings.Split(widget.FitWidth(src, vw), "\n")
+				if len(lines) > 3 {
+					lines = append(lines[:2], ansi.Truncate(strings.Join(lines[2:], " "), vw, "…"))
+				}
+				for i, l := range lines {
+					if i > 0 {
+						l = "  " + l
+					}
+					rendered = append(rendered, srcSt.Render(ansi.Truncate(l, vw, "…")))
+				}
+			}
+		}
+		for i, w := range rendered {
+			if i == 0 && !own {
+				out = append(out, th.Dim.Render(lead+name)+" "+w)
+			} else {
+				out = append(out, strings.Repeat(" ", pathW+3)+w)
+			}
+		}
+	}
+	return out
+}
+
+// provenanceWords says where a value came from, in a few words.
+func provenanceWords(p permissions.Provenance) string { return widget.Clean(p.Words()) }
+
+// judgementLines draw the hub's judgement: calm ("✓ …") for a routine
+// request, the warning style with ⚠ for any other.
+func (p *permDialog) judgementLines(th style.Theme, iw int) []string {
+	w := widget.Clean(p.req.Warning)
+	if w == "" {
+		return nil
+	}
+	lead, st := "⚠ ", th.Warn
+	switch {
+	case p.routine():
+		lead, st = "✓ ", th.Dim
+	case dangerous(p.req):
+		st = th.Err
+	}
+	var out []string
+	// An expected request with a concern (it cannot be undone, it carries
+	// labels): what the plan expected is said calmly, the concerns after it
+	// with ⚠, so the mark never sits on the plan's own reason.
+	if !p.routine() && p.req.Expected && strings.HasPrefix(w, "expected by the plan") {
+		if calm, rest, ok := strings.Cut(w, "; "); ok {
+			out = append(out, markedLines(th.Dim, "✓ ", calm, iw)...)
+			w = rest
+		}
+	}
+	return append(out, markedLines(st, lead, w, iw)...)
+}
+
+// markedLines fit text into iw cells, the first line led by lead and the
+// rest indented under it, all in st.
+func markedLines(st lipgloss.Style, lead, text string, iw int) []string {
+	var out []string
+	for i, l := range strings.Split(widget.FitWidth(text, max(iw-2, 1)), "\n") {
+		if i == 0 {
+			out = append(out, st.Render(lead+l))
+		} else {
+			out = append(out, st.Render("  "+l))
+		}
+	}
+	return out
+}
+
+// dangerous is a request drawn in red rather than amber: not expected, or
+// not to be undone.
+func dangerous(r permissions.Request) bool {
+	return !r.Expected || r.IsIrreversible() || strings.Contains(r.Warning, "NOT expected")
+}

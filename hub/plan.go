@@ -189,38 +189,56 @@ func parsePlan(out string, route func(fn, app string) (string, bool), named, fac
 	if len(d.Steps) > maxSteps {
 		return Plan{}, fmt.Errorf("%w: %d steps, at most %d", errUnusable, len(d.Steps), maxSteps)
 	}
-	var p Plan
-	seen := map[string]bool{}
+	// The operator names the steps itself, s1, s2, … in order: a step id
+	// is the model's text, and a dialog or a warning that names a step
+	// says the hub's words (the model's ids are kept only to read its
+	// depends_on and bindings, and in what it is told when a plan fails).
+	canon := map[string]string{}
 	for i, s := range d.Steps {
 		id := strings.TrimSpace(s.ID)
 		if id == "" {
 			return Plan{}, fmt.Errorf("%w: step %d has no id", errUnusable, i+1)
 		}
-		if seen[id] {
+		if _, dup := canon[id]; dup {
 			return Plan{}, fmt.Errorf("%w: step id %q used twice", errUnusable, id)
 		}
+		canon[id] = fmt.Sprintf("s%d", i+1)
+	}
+	var p Plan
+	seen := map[string]bool{}
+	for _, s := range d.Steps {
+		modelID := strings.TrimSpace(s.ID)
+		id := canon[modelID]
 		hint := strings.TrimSpace(s.App)
 		if hint != "" && !slices.Contains(named, hint) {
-			return Plan{}, fmt.Errorf("%w: step %q names app %q, which the user did not name", errUnusable, id, hint)
+			return Plan{}, fmt.Errorf("%w: step %q names app %q, which the user did not name", errUnusable, modelID, hint)
 		}
 		app, ok := route(s.Functionality, hint)
 		if !ok && hint != "" {
-			return Plan{}, fmt.Errorf("%w: step %q: app %q does not provide %q", errUnusable, id, hint, s.Functionality)
+			return Plan{}, fmt.Errorf("%w: step %q: app %q does not provide %q", errUnusable, modelID, hint, s.Functionality)
 		}
 		if !ok {
-			return Plan{}, fmt.Errorf("%w: step %q asks for %q, which no installed app provides", errUnusable, id, s.Functionality)
+			return Plan{}, fmt.Errorf("%w: step %q asks for %q, which no installed app provides", errUnusable, modelID, s.Functionality)
 		}
 		deps := []string{}
 		for _, dep := range s.DependsOn {
-			if !seen[dep] {
-				return Plan{}, fmt.Errorf("%w: step %q depends on %q, which does not come before it", errUnusable, id, dep)
+			c, ok := canon[strings.TrimSpace(dep)]
+			if !ok || !seen[c] {
+				return Plan{}, fmt.Errorf("%w: step %q depends on %q, which does not come before it", errUnusable, modelID, dep)
 			}
-			deps = append(deps, dep)
+			deps = append(deps, c)
+		}
+		for j, b := range s.Bind {
+			if x, field, ok := strings.Cut(strings.TrimSpace(b.From), "."); ok {
+				if c, ok := canon[x]; ok {
+					s.Bind[j].From = c + "." + field
+				}
+			}
 		}
 		var needs []string
 		for _, n := range s.Needs {
 			if !slices.Contains(facts, n) {
-				return Plan{}, fmt.Errorf("%w: step %q needs %q, which the hub does not hold", errUnusable, id, n)
+				return Plan{}, fmt.Errorf("%w: step %q needs %q, which the hub does not hold", errUnusable, modelID, n)
 			}
 			if !slices.Contains(needs, n) {
 				needs = append(needs, n)
@@ -234,7 +252,7 @@ func parsePlan(out string, route func(fn, app string) (string, bool), named, fac
 		p.Dropped = append(p.Dropped, checkBindings(env, &step, earlier)...)
 		for _, n := range step.Needs {
 			if !slices.Contains(facts, n) {
-				return Plan{}, fmt.Errorf("%w: step %q needs %q, which the hub does not hold", errUnusable, id, n)
+				return Plan{}, fmt.Errorf("%w: step %q needs %q, which the hub does not hold", errUnusable, modelID, n)
 			}
 		}
 		seen[id] = true

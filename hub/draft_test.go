@@ -3,6 +3,7 @@ package hub_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/bulkhead-dev/bulkhead/apps/demo"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
@@ -345,5 +347,49 @@ func TestADraftIsWithdrawnAsSoonAsThePlanNamesAnApp(t *testing.T) {
 	turn, err = r.Op.Ask(context.Background(), chat.ID, "garbled: tell me something", nil)
 	if err != nil || turn.Plan == nil || !turn.Plan.Fallback || !strings.Contains(turn.Answer, "goes on and on") {
 		t.Fatalf("a fallback after a withdrawn draft is answered by the chat step: %+v %v", turn, err)
+	}
+}
+
+// A draft reads nothing an app wrote, in this turn or an earlier one: after
+// a turn whose app read an injected email (its answer kept in the chat),
+// the plain turn's draft — and its planner — see none of the email, in
+// whichever words it came (the attacker's address, its instruction).
+func TestADraftReadsNothingAnAppWrote(t *testing.T) {
+	r := hubtest.New(t, hubtest.Config{Script: ollamatest.Gullible(), Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
+		Modify: func(o *hub.Options) { o.Draft = true }})
+	hub.SetSideBySideForTest(r.Op, true)
+	chat, _ := r.Op.NewChat(false)
+	if _, err := r.Op.Ask(context.Background(), chat.ID, "Summarize the emails in my inbox", nil); err != nil {
+		t.Fatal(err)
+	}
+	seen := false
+	for _, req := range r.Srv.Requests() {
+		b, _ := json.Marshal(req.Messages)
+		seen = seen || bytes.Contains(b, []byte(demo.AttackerAddress))
+	}
+	if !seen {
+		t.Fatal("the first turn's app should have read the injected email (else this test shows nothing)")
+	}
+	// (The instant scripted server ran turn 1's draft to its end before
+	// the planner answered: the order was unlearned. Drafts go first.)
+	hub.SetSideBySideForTest(r.Op, true)
+	before := len(r.Srv.Requests())
+	var drafted bool
+	if _, err := r.Op.Ask(context.Background(), chat.ID, "Tell me something nice", func(e hub.Event) { drafted = drafted || e.Kind == hub.EventDraft }); err != nil {
+		t.Fatal(err)
+	}
+	if !drafted {
+		t.Fatal("the plain turn should be drafted")
+	}
+	for _, req := range r.Srv.Requests()[before:] {
+		if len(req.Tools) > 0 {
+			continue // an app's spoke: not the draft's, not the planner's
+		}
+		b, _ := json.Marshal(req.Messages)
+		for _, w := range []string{demo.AttackerAddress, "automated security request", demo.ConfidentialDoc, "it-support@"} {
+			if bytes.Contains(b, []byte(w)) {
+				t.Errorf("a plain or planning request of the plain turn read %q, which an app wrote", w)
+			}
+		}
 	}
 }

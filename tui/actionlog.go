@@ -289,5 +289,5 @@ func (m *Model) onExport(msg exportMsg) {
 		m.mgr.msg, m.mgr.msgErr = "export failed: "+msg.err.Error(), true
 		return
 	}
-	m.mgr.msg, m.mgr.msgErr = fmt.Sprintf("exported %s to %s", plural(msg.n, "entry"), msg.path), false
+	m.mgr.msg, m.mgr.msgErr = fmt.Sprintf("exported %s to %s", widget.Plural(msg.n, "entry"), msg.path), false
 }

@@ -39,7 +39,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case overlayApps:
 		return m.appsKey(msg)
 	case overlayMemory:
-		return m.memoryKey(msg)
+		return m.toScreen(msg)
 	case overlayModels:
 		return m.modelsKey(msg)
 	}

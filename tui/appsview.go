@@ -305,7 +305,7 @@ func effects(th style.Theme, fs []apps.Function) widget.Cell {
 }
 
 func (v *appsView) view(th style.Theme, w, h int, working map[string]bool, canSwitch bool) string {
-	title := widget.TitleBar(th, w, "Apps", []string{plural(len(v.list), "app") + " installed", sandboxNote(v.sandbox)}, -1, "")
+	title := widget.TitleBar(th, w, "Apps", []string{widget.Plural(len(v.list), "app") + " installed", sandboxNote(v.sandbox)}, -1, "")
 	second := " Every app runs alone, behind its own spoke · space enables / disables it"
 	if !canSwitch {
 		second = " Every app runs alone, behind its own spoke · enable / disable: not available"

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/forms"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -86,7 +87,7 @@ func newCaveatStep(a permissions.Answer, r permissions.Request, th style.Theme) 
 	for i, x := range c.args {
 		args[i] = widget.OneLine(x.label())
 	}
-	keys := formKeys()
+	keys := forms.Keys()
 	keys.Select.Left = key.NewBinding(key.WithKeys("left"))
 	keys.Select.Right = key.NewBinding(key.WithKeys("right", "space"))
 	for row, def := range []struct {
@@ -98,7 +99,7 @@ func newCaveatStep(a permissions.Answer, r permissions.Request, th style.Theme) 
 			opts[i] = huh.NewOption(o, i)
 		}
 		f := huh.NewSelect[int]().Title(def.title).Inline(true).Options(opts...).Value(&c.choice[row])
-		f.WithTheme(huhTheme(th))
+		f.WithTheme(forms.Theme(th))
 		f.WithKeyMap(keys)
 		c.fields[row] = f
 	}

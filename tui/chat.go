@@ -167,7 +167,7 @@ func turnMeta(tv turnView, now time.Time) string {
 		parts = append(parts, elapsed(end.Sub(tv.Started)))
 	}
 	if tv.Tokens > 0 {
-		parts = append(parts, plural(tv.Tokens, "token"))
+		parts = append(parts, widget.Plural(tv.Tokens, "token"))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -418,7 +418,7 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 			if !tv.Started.IsZero() && d.now.After(tv.Started) {
 				line += " " + elapsed(d.now.Sub(tv.Started))
 				if tv.Tokens > 0 {
-					line += " · " + plural(tv.Tokens, "token")
+					line += " · " + widget.Plural(tv.Tokens, "token")
 				}
 			}
 			out = append(out, widget.FitWidth(th.Dim.Render(line+" · esc cancels"), w))

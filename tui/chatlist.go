@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/tui/forms"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -269,7 +270,7 @@ func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 // enter on Delete deletes it, n, esc or enter on Keep keep it.
 func (m *Model) confirmDelete(c hub.Chat) tea.Cmd {
 	yes := false
-	f := confirmField("delete “"+titleOf(c)+"”?", "Delete", "Keep", dialogWidth(m.width)-4, &yes)
+	f := forms.Confirm("delete “"+titleOf(c)+"”?", "Delete", "Keep", dialogWidth(m.width)-4, &yes)
 	id := c.ID
 	return m.openForm(formChats, dialogWidth(m.width)-4, func(m *Model, completed bool) tea.Cmd {
 		if completed && yes {

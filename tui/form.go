@@ -1,13 +1,10 @@
 package tui
 
 import (
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/huh/v2"
-	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 
-	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/forms"
 )
 
 // Forms and pickers are huh forms (charm.land/huh/v2) hosted inside the
@@ -27,7 +24,6 @@ type formOwner string
 const (
 	formChats  formOwner = "chats"  // delete a chat?
 	formGrants formOwner = "grants" // revoke?
-	formMemory formOwner = "memory" // forget an owner?
 	formNote   formOwner = "note"   // deny with a note
 	formChoice formOwner = "choice" // which app answers
 	formModels formOwner = "models" // /model's picker
@@ -44,22 +40,19 @@ type hostedForm struct {
 
 // openForm opens a form of fields for owner, width cells wide.
 func (m *Model) openForm(owner formOwner, width int, done func(m *Model, completed bool) tea.Cmd, fields ...huh.Field) tea.Cmd {
-	f := huh.NewForm(huh.NewGroup(fields...)).
-		WithTheme(huhTheme(m.th)).
-		WithKeyMap(formKeys()).
-		WithShowHelp(false).
-		WithWidth(max(width, 10))
+	f := forms.New(m.th, width, fields...)
 	var prev tea.Cmd
 	if old := m.form; old != nil && old.owner == formNote && owner != formNote && owner != formChoice {
 		// A note being typed is never pushed out by a form of another
 		// pane: its keys would then answer the dialog.
 		return nil
 	}
+	prev = m.leaveScreens() // one form at a time, a screen's included
 	if old := m.form; old != nil {
 		// One form at a time: a newer one (a permission dialog's, over a
 		// screen's confirmation) leaves the older as esc would.
 		m.form = nil
-		prev = old.done(m, false)
+		prev = tea.Batch(prev, old.done(m, false))
 	}
 	m.form = &hostedForm{owner: owner, f: f, done: done}
 	return tea.Batch(prev, f.Init())
@@ -91,80 +84,20 @@ func (m *Model) formUpdate(msg tea.Msg) tea.Cmd {
 	if hf == nil {
 		return nil
 	}
-	fm, cmd := hf.f.Update(msg)
-	if f, ok := fm.(*huh.Form); ok {
-		hf.f = f
-	}
-	switch hf.f.State {
-	case huh.StateCompleted, huh.StateAborted:
+	var cmd tea.Cmd
+	var ended forms.Ended
+	hf.f, cmd, ended = forms.Update(hf.f, msg)
+	if ended != forms.Open {
 		if m.form == hf {
 			m.form = nil
 		}
-		return tea.Batch(cmd, hf.done(m, hf.f.State == huh.StateCompleted))
+		return tea.Batch(cmd, hf.done(m, ended == forms.Submitted))
 	}
 	return cmd
 }
 
-// formKeys is huh's keymap with esc leaving the form (ctrl+c is the
-// TUI's own: it quits), enter submitting, and a choice among apps moved
-// with ←/→ and tab as well as ↑/↓.
-func formKeys() *huh.KeyMap {
-	k := huh.NewDefaultKeyMap()
-	k.Quit = key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back"))
-	k.Select.Up = key.NewBinding(key.WithKeys("up", "left", "shift+tab", "k"), key.WithHelp("↑/←", "previous"))
-	k.Select.Down = key.NewBinding(key.WithKeys("down", "right", "tab", "j"), key.WithHelp("↓/→", "next"))
-	k.Select.Left = key.NewBinding(key.WithDisabled())
-	k.Select.Right = key.NewBinding(key.WithDisabled())
-	k.Select.Next = key.NewBinding(key.WithDisabled())
-	k.Select.Prev = key.NewBinding(key.WithDisabled())
-	k.Select.Filter = key.NewBinding(key.WithDisabled())
-	k.Confirm.Next = key.NewBinding(key.WithDisabled())
-	k.Confirm.Prev = key.NewBinding(key.WithDisabled())
-	k.Input.Prev = key.NewBinding(key.WithDisabled())
-	k.Input.Next = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "done"))
-	return k
-}
-
-// huhTheme draws huh's fields in the TUI's own colours.
-func huhTheme(th style.Theme) huh.Theme {
-	return huh.ThemeFunc(func(bool) *huh.Styles {
-		s := huh.ThemeBase(th.Dark)
-		accent := th.BoxTitle.GetForeground()
-		s.Focused.Base = lipgloss.NewStyle()
-		s.Focused.Card = s.Focused.Base
-		s.Focused.Title = th.BoxTitle
-		s.Focused.Description = th.Dim
-		s.Focused.ErrorMessage = th.Err
-		s.Focused.ErrorIndicator = th.Err.SetString(" *")
-		s.Focused.SelectSelector = lipgloss.NewStyle().Foreground(accent).SetString("▸ ")
-		s.Focused.Option = lipgloss.NewStyle()
-		s.Focused.SelectedOption = th.Selected
-		s.Focused.FocusedButton = th.Selected.Padding(0, 2).MarginRight(1)
-		s.Focused.BlurredButton = th.Dim.Padding(0, 2).MarginRight(1)
-		s.Focused.TextInput.Prompt = lipgloss.NewStyle().Foreground(accent)
-		s.Focused.TextInput.Placeholder = th.Dim
-		s.Blurred = s.Focused
-		s.Blurred.SelectSelector = lipgloss.NewStyle().SetString("  ")
-		s.Blurred.NextIndicator = lipgloss.NewStyle()
-		s.Blurred.PrevIndicator = lipgloss.NewStyle()
-		s.Blurred.SelectedOption = lipgloss.NewStyle()
-		return s
-	})
-}
-
-// confirmField is a one-line huh confirmation of q in about width cells:
-// the question is cut so that the buttons always show.
-func confirmField(q, yes, no string, width int, value *bool) *huh.Confirm {
-	room := max(width-ansi.StringWidth(yes)-ansi.StringWidth(no)-14, 10)
-	q = ansi.Truncate(q, room, "…")
-	// Left-aligned: huh centres the buttons in the title's width, which
-	// pushes them off the line.
-	return huh.NewConfirm().Inline(true).Title(q).
-		Affirmative(yes).Negative(no).Value(value).WithButtonAlignment(lipgloss.Left)
-}
-
 // overlayForms are the forms each overlay owns.
-var overlayForms = map[overlay]formOwner{overlayChats: formChats, overlayManager: formGrants, overlayMemory: formMemory, overlayModels: formModels}
+var overlayForms = map[overlay]formOwner{overlayChats: formChats, overlayManager: formGrants, overlayModels: formModels}
 
 // leaveForms ends, as esc would, the open form of overlay o, which is
 // going (replaced or closed without a key of its own).

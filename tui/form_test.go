@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/bulkhead-dev/bulkhead/tui/forms"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
@@ -19,7 +20,7 @@ func TestConfirmationKeepsItsButtons(t *testing.T) {
 		yes := false
 		m := Model{th: th, width: w + 4}
 		m.openForm(formChats, w, func(*Model, bool) tea.Cmd { return nil },
-			confirmField("delete “"+strings.Repeat("a very long chat title ", 6)+"”?", "Delete", "Keep", w, &yes))
+			forms.Confirm("delete “"+strings.Repeat("a very long chat title ", 6)+"”?", "Delete", "Keep", w, &yes))
 		v := ansi.Strip(m.formView(formChats))
 		if !strings.Contains(v, "Delete") || !strings.Contains(v, "Keep") || ansi.StringWidth(strings.TrimRight(v, " ")) > w {
 			t.Errorf("width %d: %q", w, v)
@@ -40,7 +41,7 @@ func TestANoteIsNeverPushedOut(t *testing.T) {
 		t.Fatal("n must open the note")
 	}
 	yes := false
-	if cmd := m.openForm(formModels, 40, func(*Model, bool) tea.Cmd { return nil }, confirmField("q?", "Yes", "No", 40, &yes)); cmd != nil || m.form.owner != formNote || !m.perm.noting {
+	if cmd := m.openForm(formModels, 40, func(*Model, bool) tea.Cmd { return nil }, forms.Confirm("q?", "Yes", "No", 40, &yes)); cmd != nil || m.form.owner != formNote || !m.perm.noting {
 		t.Fatalf("another pane's form pushed the note out: %v", m.form.owner)
 	}
 	m.models = &modelsDialog{can: []string{"a", "b"}}

@@ -90,7 +90,7 @@ func caveatWords(c permissions.Caveats, now time.Time, long bool) []string {
 		}
 	}
 	if c.UsesLeft > 0 {
-		out = append(out, plural(c.UsesLeft, "use")+" left")
+		out = append(out, widget.Plural(c.UsesLeft, "use")+" left")
 	}
 	names := make([]string, 0, len(c.Args))
 	for k := range c.Args {
@@ -156,9 +156,9 @@ func (g *manager) grantsBody(th style.Theme, w int, lay widget.Layout, now time.
 	for i, it := range items {
 		switch {
 		case i == 0 && it.g != nil:
-			lines = append(lines, th.Dim.Render(fmt.Sprintf("  %s", plural(ngrants, "grant"))))
+			lines = append(lines, th.Dim.Render(fmt.Sprintf("  %s", widget.Plural(ngrants, "grant"))))
 		case it.r != nil && (i == 0 || items[i-1].r == nil):
-			lines = append(lines, th.Dim.Render(fmt.Sprintf("  %s of your config", plural(len(items)-ngrants, "rule"))))
+			lines = append(lines, th.Dim.Render(fmt.Sprintf("  %s of your config", widget.Plural(len(items)-ngrants, "rule"))))
 		}
 		if i == cur {
 			at = len(lines)
@@ -244,7 +244,7 @@ func grantDetail(th style.Theme, gr permissions.Grant, now time.Time) []widget.S
 	}
 	out = append(out,
 		widget.Styled{Text: "scope:   " + widget.Clean(scope)},
-		widget.Styled{Text: fmt.Sprintf("created: %s · last used: %s · used %s", widget.LongStamp(gr.Created, now), widget.LongStamp(gr.LastUsed, now), plural(gr.Uses, "time"))},
+		widget.Styled{Text: fmt.Sprintf("created: %s · last used: %s · used %s", widget.LongStamp(gr.Created, now), widget.LongStamp(gr.LastUsed, now), widget.Plural(gr.Uses, "time"))},
 		widget.Styled{Text: "origin:  " + widget.Clean(originWords(gr.Origin))},
 		widget.Styled{Text: "id:      " + widget.Clean(gr.ID) + "  (bulkhead permissions revoke " + widget.Clean(gr.ID) + ")", St: th.Dim},
 	)
@@ -321,6 +321,6 @@ func (g *manager) askRevoke(key string, now time.Time) {
 		if len(g.grants) == 0 {
 			return
 		}
-		g.confirm = &revokeAs{question: fmt.Sprintf("revoke ALL %s?", plural(len(g.grants), "grant")), done: "revoked every grant", all: true}
+		g.confirm = &revokeAs{question: fmt.Sprintf("revoke ALL %s?", widget.Plural(len(g.grants), "grant")), done: "revoked every grant", all: true}
 	}
 }

@@ -3,12 +3,12 @@ package tui
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/forms"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -399,24 +399,13 @@ func involves(g permissions.Grant, app string) bool {
 	return app != "" && (g.Subject == app || g.Object == app)
 }
 
-// plural is n and the noun, with an s unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if strings.HasSuffix(noun, "y") {
-		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // confirmRevoke asks the manager's pending revoke as a huh confirmation
 // in its footer: y or enter on Revoke revokes, n, esc or Keep keep.
 func (m *Model) confirmRevoke() tea.Cmd {
 	g := m.mgr
 	q := *g.confirm
 	yes := false
-	f := confirmField(q.question, "Revoke", "Keep", m.width-2, &yes)
+	f := forms.Confirm(q.question, "Revoke", "Keep", m.width-2, &yes)
 	return m.openForm(formGrants, m.width-2, func(m *Model, completed bool) tea.Cmd {
 		if m.mgr != nil {
 			m.mgr.confirm = nil

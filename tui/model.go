@@ -12,6 +12,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
+	memscreen "github.com/bulkhead-dev/bulkhead/tui/screens/memory"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -163,7 +164,7 @@ type Model struct {
 	// the memory screen.
 	mgr     *manager
 	appsv   *appsView
-	memv    *memoryView
+	memv    *memscreen.Screen
 	trusted bool // the broker's trusted-session mode, as last seen
 	mouse   bool // the mouse is captured (wheel events), f2 switches
 
@@ -286,6 +287,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.layout()
+		if m.memv != nil {
+			m.memv.Update(msg)
+		}
 	case tea.BackgroundColorMsg:
 		if m.opts.Theme == "" || m.opts.Theme == "auto" {
 			m.th = style.New(msg.IsDark())
@@ -302,7 +306,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		case overlayManager:
 			m.managerWheel(msg)
 		case overlayMemory:
-			m.memoryWheel(msg)
+			return m.toScreen(msg)
 		}
 	case tea.PasteMsg:
 		switch {
@@ -314,8 +318,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			return m.typed(msg) // a paste is typing: it goes to the input
 		case m.overlay == overlayManager && m.mgr != nil && m.mgr.filter.Typing:
 			return m.mgr.filter.Update(msg)
-		case m.overlay == overlayMemory && m.memv != nil && m.memv.filter.Typing:
-			return m.memv.filter.Update(msg)
+		case m.overlay.full() && m.screenOn() != nil:
+			return m.toScreen(msg)
 		}
 	case permsMsg:
 		m.onPerms(msg)
@@ -328,8 +332,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.onExport(msg)
 	case appsMsg:
 		m.onApps(msg)
-	case memoryMsg:
-		m.onMemory(msg)
+	case memscreen.Loaded:
+		if m.memv != nil {
+			cmd, _ := m.memv.Update(msg)
+			return cmd
+		}
 	case promptsMsg:
 		return m.onPrompts(msg)
 	case graceMsg:
@@ -398,6 +405,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			// huh's own messages (moving between fields, a cursor's blink)
 			// go to the open form.
 			return m.formUpdate(msg)
+		}
+		if m.screenOn() != nil {
+			// A screen's confirmation is a form of its own.
+			return m.toScreen(msg)
 		}
 		if m.overlay == overlayNone {
 			return m.input.update(msg)

@@ -1,5 +1,12 @@
 package tui
 
+import (
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/bulkhead-dev/bulkhead/tui/screens"
+	memscreen "github.com/bulkhead-dev/bulkhead/tui/screens/memory"
+)
+
 // screenFull reports whether a full screen is up (under a permission
 // dialog, too).
 func (m Model) screenFull() bool {
@@ -25,7 +32,74 @@ func (m Model) screenView() (string, bool) {
 	case o == overlayApps && m.appsv != nil:
 		return m.appsv.view(m.th, m.width, h, m.bar.working, m.opts.Apps != nil), true
 	case o == overlayMemory && m.memv != nil:
-		return m.memv.view(m.th, m.width, h, m.now(), m.formView(formMemory)), true
+		return m.memv.View(m.th, m.width, h, m.now()), true
 	}
 	return "", false
+}
+
+// screen is what the root asks of every full screen (tui/screens/…).
+type screen interface {
+	Update(msg tea.Msg) (tea.Cmd, screens.Outcome)
+	Typing() bool   // its filter is being typed: a paste goes there
+	Leave() tea.Cmd // end its open confirmation, as esc would
+}
+
+// screenOn is the full screen open, also under a permission dialog; nil
+// when none is.
+func (m *Model) screenOn() screen {
+	o := m.overlay
+	if o == overlayPermission {
+		o = m.under
+	}
+	switch {
+	case o == overlayMemory && m.memv != nil:
+		return m.memv
+	}
+	return nil
+}
+
+// toScreen hands msg to the full screen open and acts on what it asks.
+func (m *Model) toScreen(msg tea.Msg) tea.Cmd {
+	s := m.screenOn()
+	if s == nil {
+		return nil
+	}
+	cmd, out := s.Update(msg)
+	switch out {
+	case screens.Close:
+		m.closeScreen()
+	case screens.ToggleTrusted:
+		cmd = tea.Batch(cmd, m.toggleTrusted())
+	}
+	return cmd
+}
+
+// closeScreen closes the full screen open.
+func (m *Model) closeScreen() {
+	o := m.overlay
+	if o == overlayPermission {
+		o = m.under
+	}
+	switch o {
+	case overlayMemory:
+		m.memv = nil
+	}
+	m.hide(o)
+}
+
+// leaveScreens ends every screen's open confirmation: a dialog's form
+// takes the keys now.
+func (m *Model) leaveScreens() tea.Cmd {
+	var cmds []tea.Cmd
+	if m.memv != nil {
+		cmds = append(cmds, m.memv.Leave())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) openMemory() tea.Cmd {
+	var cmd tea.Cmd
+	m.memv, cmd = memscreen.New(m.th, m.b, m.opts.Vanilla, m.width)
+	m.show(overlayMemory)
+	return cmd
 }

@@ -3,11 +3,12 @@ package tui
 import (
 	"context"
 	"encoding/json"
-	"github.com/bulkhead-dev/bulkhead/sandbox"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/calc"

@@ -1,4 +1,11 @@
-package tui
+// Package memory is the memory screen (ctrl+e, /memory): whose long-term
+// memory the data directory holds — the hub first, then every app with
+// memory — and, for the selected owner, its summaries (one per chat) and
+// entities, and for an app the hub's record of it. Masked text shows as
+// masked (detail.go). f forgets the selected owner after a confirmation;
+// / filters; r reads it again. What it shows comes from the hub through
+// Cmds (Loaded); Update and View do no IO.
+package memory
 
 import (
 	"errors"
@@ -7,20 +14,30 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/tui/forms"
+	"github.com/bulkhead-dev/bulkhead/tui/screens"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
-// memoryView is the memory screen (ctrl+e, /memory): whose long-term
-// memory the data directory holds — the hub first, then every app with
-// memory — and, for the selected owner, its summaries (one per chat) and
-// entities, and for an app the hub's record of it. Masked text shows as
-// masked (memorydetail.go). f forgets the selected owner after a y; /
-// filters. What it shows comes from the hub through Cmds (memoryMsg).
-type memoryView struct {
+// Backend is what the screen needs of the hub (*hub.Operator satisfies it).
+type Backend interface {
+	MemoryOwners() ([]string, error)
+	Memory(owner string) (hub.OwnerMemory, error)
+	Forget(owner string) error
+	Chats() ([]hub.Chat, error)
+}
+
+// Screen is the memory screen's state; the root model routes messages
+// to Update while it is open.
+type Screen struct {
+	b       Backend
 	vanilla bool // --vanilla: the second line says how it was written
+	width   int  // the terminal's, for the confirmation
+	th      style.Theme
 	owners  []ownerMemory
 	titles  map[string]string // chat id → title, for the summaries
 	loaded  bool
@@ -29,9 +46,17 @@ type memoryView struct {
 	msg     string
 	msgErr  bool
 	filter  widget.FilterBox
-	confirm string // the owner whose forgetting waits for its confirmation (a huh form, form.go)
-	full    bool   // the detail pane has the screen
+	confirm string    // the owner whose forgetting waits for its confirmation
+	form    *huh.Form // that confirmation
+	yes     *bool     // its answer
+	full    bool      // the detail pane has the screen
 	scroll  int
+}
+
+// New opens the screen width cells wide; the Cmd reads the memory.
+func New(th style.Theme, b Backend, vanilla bool, width int) (*Screen, tea.Cmd) {
+	s := &Screen{b: b, th: th, vanilla: vanilla, width: width, filter: widget.NewFilterBox(th)}
+	return s, load(b)
 }
 
 // ownerMemory is one owner's memory, or why it could not be read.
@@ -40,8 +65,9 @@ type ownerMemory struct {
 	err string
 }
 
-// memoryMsg answers loadMemory and forgetMemory.
-type memoryMsg struct {
+// Loaded is the memory read off the UI loop (by New, r and a forget),
+// and the outcome of a forget; the root hands it to Update.
+type Loaded struct {
 	owners []ownerMemory
 	titles map[string]string
 	err    error
@@ -49,12 +75,12 @@ type memoryMsg struct {
 	msgErr bool
 }
 
-func readMemory(b Backend) memoryMsg {
+func read(b Backend) Loaded {
 	names, err := b.MemoryOwners()
 	if err != nil {
-		return memoryMsg{err: err}
+		return Loaded{err: err}
 	}
-	msg := memoryMsg{titles: map[string]string{}}
+	msg := Loaded{titles: map[string]string{}}
 	for _, n := range names {
 		om, err := b.Memory(n)
 		om.Owner = n
@@ -72,22 +98,22 @@ func readMemory(b Backend) memoryMsg {
 	return msg
 }
 
-func loadMemory(b Backend) tea.Cmd {
-	return func() tea.Msg { return readMemory(b) }
+func load(b Backend) tea.Cmd {
+	return func() tea.Msg { return read(b) }
 }
 
-// forgetMemory forgets owner, then reads the memory again. An app at work
+// forgetCmd forgets owner, then reads the memory again. An app at work
 // (hub.ErrBusy) keeps everything, and the screen says why.
-func forgetMemory(b Backend, owner string) tea.Cmd {
+func forgetCmd(b Backend, owner string) tea.Cmd {
 	return func() tea.Msg {
 		err := b.Forget(owner)
-		msg := readMemory(b)
+		msg := read(b)
 		switch {
 		case errors.Is(err, hub.ErrBusy):
 			msg.msg, msg.msgErr = fmt.Sprintf("%s is at work now, nothing forgotten — let its turn end (esc in the chat cancels it), then f again", owner), true
 		case err != nil:
 			msg.msg, msg.msgErr = fmt.Sprintf("could not forget %s: %v", owner, err), true
-		case owner == hubOwner:
+		case owner == HubOwner:
 			msg.msg = "forgot the hub's summaries, entities and records of the apps"
 		default:
 			msg.msg = "forgot everything " + owner + " remembered, and its own data"
@@ -96,25 +122,41 @@ func forgetMemory(b Backend, owner string) tea.Cmd {
 	}
 }
 
-// hubOwner is the hub's name among the owners.
-const hubOwner = "hub"
+// HubOwner is the hub's name among the owners.
+const HubOwner = "hub"
 
-func (m *Model) openMemory() tea.Cmd {
-	m.memv = &memoryView{filter: widget.NewFilterBox(m.th), vanilla: m.opts.Vanilla}
-	m.show(overlayMemory)
-	return loadMemory(m.b)
-}
-
-func (m *Model) closeMemory() {
-	m.memv = nil
-	m.hide(overlayMemory)
-}
-
-func (m *Model) onMemory(msg memoryMsg) {
-	v := m.memv
-	if v == nil {
-		return
+// Update handles one message: a key, the wheel, a paste, a resize, what
+// the memory Cmds read, and the confirmation's own messages. It reports
+// screens.Close when the user leaves the screen.
+func (v *Screen) Update(msg tea.Msg) (tea.Cmd, screens.Outcome) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		v.width = msg.Width
+	case Loaded:
+		v.onLoaded(msg)
+	case tea.KeyPressMsg:
+		return v.key(msg)
+	case tea.MouseWheelMsg:
+		v.wheel(msg)
+	case tea.PasteMsg:
+		if v.filter.Typing {
+			return v.filter.Update(msg), screens.Stay
+		}
+		if v.form != nil {
+			return v.formUpdate(msg), screens.Stay
+		}
+	default:
+		if v.form != nil {
+			return v.formUpdate(msg), screens.Stay
+		}
 	}
+	return nil, screens.Stay
+}
+
+// Typing reports whether the filter is being typed.
+func (v *Screen) Typing() bool { return v.filter.Typing }
+
+func (v *Screen) onLoaded(msg Loaded) {
 	sel := ""
 	if o, ok := v.selected(); ok {
 		sel = o.Owner
@@ -135,7 +177,7 @@ func (m *Model) onMemory(msg memoryMsg) {
 }
 
 // items are the owners the filter lets through.
-func (v *memoryView) items() []*ownerMemory {
+func (v *Screen) items() []*ownerMemory {
 	f := v.filter.Value()
 	var out []*ownerMemory
 	for i := range v.owners {
@@ -146,7 +188,7 @@ func (v *memoryView) items() []*ownerMemory {
 	return out
 }
 
-func (v *memoryView) selected() (*ownerMemory, bool) {
+func (v *Screen) selected() (*ownerMemory, bool) {
 	items := v.items()
 	if v.cursor < len(items) {
 		return items[v.cursor], true
@@ -154,39 +196,34 @@ func (v *memoryView) selected() (*ownerMemory, bool) {
 	return nil, false
 }
 
-func (v *memoryView) clamp() {
+func (v *Screen) clamp() {
 	v.cursor = max(min(v.cursor, len(v.items())-1), 0)
 }
 
-// memoryKey drives the memory screen. While the filter is typed it takes
-// the keys (enter keeps it, esc clears it); the y/n question after f
-// takes the next key.
-func (m *Model) memoryKey(msg tea.KeyPressMsg) tea.Cmd {
-	v := m.memv
-	if v == nil {
-		m.closeMemory()
-		return nil
-	}
+// key drives the screen. While the filter is typed it takes the keys
+// (enter keeps it, esc clears it); the confirmation after f takes them
+// while it is open.
+func (v *Screen) key(msg tea.KeyPressMsg) (tea.Cmd, screens.Outcome) {
 	s := msg.String()
 	if v.filter.Typing {
 		cmd, edited := v.filter.Key(msg)
 		if edited {
 			v.cursor = 0
-			return cmd
+			return cmd, screens.Stay
 		}
 		v.clamp()
-		return nil
+		return nil, screens.Stay
 	}
-	if v.confirm != "" && m.formOf(formMemory) != nil {
-		return m.formUpdate(msg)
+	if v.form != nil {
+		return v.formUpdate(msg), screens.Stay
 	}
 	v.msg = ""
 	if s == "f" {
 		if o, ok := v.selected(); ok {
 			v.confirm = o.Owner
-			return m.confirmForget()
+			return v.confirmForget(), screens.Stay
 		}
-		return nil
+		return nil, screens.Stay
 	}
 	if v.full {
 		switch s {
@@ -201,7 +238,7 @@ func (m *Model) memoryKey(msg tea.KeyPressMsg) tea.Cmd {
 		case "pgdown", "space":
 			v.scroll += 10
 		}
-		return nil
+		return nil, screens.Stay
 	}
 	n := len(v.items())
 	switch s {
@@ -209,11 +246,11 @@ func (m *Model) memoryKey(msg tea.KeyPressMsg) tea.Cmd {
 		if v.filter.Value() != "" {
 			v.filter.Clear()
 			v.clamp()
-			return nil
+			return nil, screens.Stay
 		}
-		m.closeMemory()
+		return nil, screens.Close
 	case "q", "ctrl+e":
-		m.closeMemory()
+		return nil, screens.Close
 	case "up", "k":
 		v.cursor = max(v.cursor-1, 0)
 	case "down", "j":
@@ -223,23 +260,19 @@ func (m *Model) memoryKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "end", "G":
 		v.cursor = max(n-1, 0)
 	case "/":
-		return v.filter.Start()
+		return v.filter.Start(), screens.Stay
 	case "enter":
 		if n > 0 {
 			v.full, v.scroll = true, 0
 		}
 	case "r":
-		return loadMemory(m.b)
+		return load(v.b), screens.Stay
 	}
-	return nil
+	return nil, screens.Stay
 }
 
-// memoryWheel moves the cursor, or scrolls the full detail pane.
-func (m *Model) memoryWheel(msg tea.MouseWheelMsg) {
-	v := m.memv
-	if v == nil {
-		return
-	}
+// wheel moves the cursor, or scrolls the full detail pane.
+func (v *Screen) wheel(msg tea.MouseWheelMsg) {
 	d := 1
 	if msg.Button == tea.MouseWheelUp {
 		d = -1
@@ -252,7 +285,7 @@ func (m *Model) memoryWheel(msg tea.MouseWheelMsg) {
 }
 
 // question is the y/n question before forgetting owner, and what goes.
-func (v *memoryView) question() (ask, goes string) {
+func (v *Screen) question() (ask, goes string) {
 	o := v.confirm
 	var om ownerMemory
 	for _, x := range v.owners {
@@ -260,8 +293,8 @@ func (v *memoryView) question() (ask, goes string) {
 			om = x
 		}
 	}
-	own := plural(len(om.Summaries), "summary") + ", " + plural(len(om.Entities), "entity")
-	if o == hubOwner {
+	own := widget.Plural(len(om.Summaries), "summary") + ", " + widget.Plural(len(om.Entities), "entity")
+	if o == HubOwner {
 		recs := 0
 		for _, x := range v.owners {
 			if x.Record != nil {
@@ -269,13 +302,13 @@ func (v *memoryView) question() (ask, goes string) {
 			}
 		}
 		return "forget everything the hub remembers?",
-			fmt.Sprintf("goes: the hub's %s and its records of %s · stays: chats, grants, the action log", own, plural(recs, "app"))
+			fmt.Sprintf("goes: the hub's %s and its records of %s · stays: chats, grants, the action log", own, widget.Plural(recs, "app"))
 	}
 	return fmt.Sprintf("forget everything %s remembers, including its own data?", o),
 		fmt.Sprintf("goes: the %s app's log, %s, its own data (notes, mail…), the hub's record of it", o, own)
 }
 
-func (v *memoryView) keysHelp(w int) string {
+func (v *Screen) keysHelp(w int) string {
 	switch {
 	case v.filter.Typing:
 		return "type to filter · enter keep · esc clear"
@@ -289,10 +322,14 @@ func (v *memoryView) keysHelp(w int) string {
 	return "/ filter · f forget · enter detail · esc close"
 }
 
-// view draws the memory screen in w by h cells.
-func (v *memoryView) view(th style.Theme, w, h int, now time.Time, confirmView string) string {
+// View draws the screen in w by h cells.
+func (v *Screen) View(th style.Theme, w, h int, now time.Time) string {
+	confirmView := ""
+	if v.form != nil {
+		confirmView = v.form.View()
+	}
 	items := v.items()
-	count := plural(len(v.owners), "owner")
+	count := widget.Plural(len(v.owners), "owner")
 	if v.filter.Value() != "" {
 		count = fmt.Sprintf("%d of %s", len(items), count)
 	}
@@ -366,25 +403,43 @@ func (v *memoryView) view(th style.Theme, w, h int, now time.Time, confirmView s
 	return widget.Screen(w, h, []string{title, second}, head, list, pane, []string{widget.Footer(th, w, v.keysHelp(w), msg, st)})
 }
 
-// confirmForget asks whether to forget the memory screen's pending owner,
-// as a huh confirmation in its footer (what goes is said above it).
-func (m *Model) confirmForget() tea.Cmd {
-	v := m.memv
+// confirmForget asks whether to forget the pending owner, as a huh
+// confirmation in the footer (what goes is said above it).
+func (v *Screen) confirmForget() tea.Cmd {
 	ask, _ := v.question()
-	owner := v.confirm
 	yes := false
-	f := confirmField(ask, "Forget", "Keep", m.width-2, &yes)
-	return m.openForm(formMemory, m.width-2, func(m *Model, completed bool) tea.Cmd {
-		v := m.memv
-		if v == nil {
-			return nil
-		}
-		v.confirm = ""
-		if completed && yes {
-			v.msg, v.msgErr = "forgetting "+owner+"…", false
-			return forgetMemory(m.b, owner)
-		}
-		v.msg, v.msgErr = "nothing forgotten", false
+	v.yes = &yes
+	v.form = forms.New(v.th, v.width-2, forms.Confirm(ask, "Forget", "Keep", v.width-2, &yes))
+	return v.form.Init()
+}
+
+// formUpdate gives msg to the confirmation and acts on its answer.
+func (v *Screen) formUpdate(msg tea.Msg) tea.Cmd {
+	f, cmd, ended := forms.Update(v.form, msg)
+	v.form = f
+	if ended == forms.Open {
+		return cmd
+	}
+	return tea.Batch(cmd, v.answer(ended == forms.Submitted && *v.yes))
+}
+
+// answer ends the confirmation: forget the owner, or say nothing went.
+func (v *Screen) answer(forget bool) tea.Cmd {
+	owner := v.confirm
+	v.form, v.confirm = nil, ""
+	if forget {
+		v.msg, v.msgErr = "forgetting "+owner+"…", false
+		return forgetCmd(v.b, owner)
+	}
+	v.msg, v.msgErr = "nothing forgotten", false
+	return nil
+}
+
+// Leave ends an open confirmation as esc would: a dialog's form is about
+// to take the keys.
+func (v *Screen) Leave() tea.Cmd {
+	if v.form == nil {
 		return nil
-	}, f)
+	}
+	return v.answer(false)
 }

@@ -1,4 +1,4 @@
-package tui
+package memory
 
 import (
 	"fmt"
@@ -45,7 +45,7 @@ func ownerCells(th style.Theme, o ownerMemory, now time.Time) []widget.Cell {
 		masked = widget.Cell{Text: fmt.Sprint(n), St: th.MaskedText()}
 	}
 	name := widget.PlainCell(o.Owner)
-	if o.Owner == hubOwner {
+	if o.Owner == HubOwner {
 		name.St = th.Label
 	}
 	rec := widget.Cell{Text: "— (the hub itself)", St: th.Dim}
@@ -56,7 +56,7 @@ func ownerCells(th style.Theme, o ownerMemory, now time.Time) []widget.Cell {
 	case o.Record != nil && len(o.Record.Summaries)+len(o.Record.Entities) == 0:
 		rec = widget.Cell{Text: "nothing", St: th.Dim}
 	case o.Record != nil:
-		rec = widget.PlainCell(plural(len(o.Record.Summaries), "summary") + ", " + plural(len(o.Record.Entities), "entity"))
+		rec = widget.PlainCell(widget.Plural(len(o.Record.Summaries), "summary") + ", " + widget.Plural(len(o.Record.Entities), "entity"))
 	}
 	return []widget.Cell{name, count(len(o.Summaries)), count(len(o.Entities)), masked, {Text: widget.Stamp(latest(o.OwnerMemory), now), St: th.Dim}, rec}
 }
@@ -119,7 +119,7 @@ func memDetail(th style.Theme, o ownerMemory, titles map[string]string, filter s
 	if filter != "" && widget.MatchAll(strings.ToLower(o.Owner), filter) {
 		filter = ""
 	}
-	if o.Owner == hubOwner {
+	if o.Owner == HubOwner {
 		add(th.Dim, "From your own words and the apps' typed results. Chats and grants are kept apart.")
 	} else {
 		add(th.Dim, "Written by the "+widget.Clean(o.Owner)+" app's own model from its own log; masked before it was stored.")

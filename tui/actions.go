@@ -37,7 +37,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case overlayManager:
 		return m.managerKey(msg)
 	case overlayApps:
-		return m.appsKey(msg)
+		return m.toScreen(msg)
 	case overlayMemory:
 		return m.toScreen(msg)
 	case overlayModels:

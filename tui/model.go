@@ -12,6 +12,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
+	appscreen "github.com/bulkhead-dev/bulkhead/tui/screens/apps"
 	memscreen "github.com/bulkhead-dev/bulkhead/tui/screens/memory"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
@@ -163,7 +164,7 @@ type Model struct {
 	// Full screens (screen.go): the permission manager, the apps and
 	// the memory screen.
 	mgr     *manager
-	appsv   *appsView
+	appsv   *appscreen.Screen
 	memv    *memscreen.Screen
 	trusted bool // the broker's trusted-session mode, as last seen
 	mouse   bool // the mouse is captured (wheel events), f2 switches
@@ -330,7 +331,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onModelSet(msg)
 	case exportMsg:
 		m.onExport(msg)
-	case appsMsg:
+	case appscreen.Loaded:
 		m.onApps(msg)
 	case memscreen.Loaded:
 		if m.memv != nil {

@@ -4,6 +4,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/tui/screens"
+	appscreen "github.com/bulkhead-dev/bulkhead/tui/screens/apps"
 	memscreen "github.com/bulkhead-dev/bulkhead/tui/screens/memory"
 )
 
@@ -30,7 +31,7 @@ func (m Model) screenView() (string, bool) {
 	case o == overlayManager && m.mgr != nil:
 		return m.mgr.view(m.th, m.width, h, m.now(), m.formView(formGrants)), true
 	case o == overlayApps && m.appsv != nil:
-		return m.appsv.view(m.th, m.width, h, m.bar.working, m.opts.Apps != nil), true
+		return m.appsv.View(m.th, m.width, h, m.bar.working), true
 	case o == overlayMemory && m.memv != nil:
 		return m.memv.View(m.th, m.width, h, m.now()), true
 	}
@@ -54,6 +55,8 @@ func (m *Model) screenOn() screen {
 	switch {
 	case o == overlayMemory && m.memv != nil:
 		return m.memv
+	case o == overlayApps && m.appsv != nil:
+		return m.appsv
 	}
 	return nil
 }
@@ -83,6 +86,8 @@ func (m *Model) closeScreen() {
 	switch o {
 	case overlayMemory:
 		m.memv = nil
+	case overlayApps:
+		m.appsv = nil
 	}
 	m.hide(o)
 }
@@ -102,4 +107,35 @@ func (m *Model) openMemory() tea.Cmd {
 	m.memv, cmd = memscreen.New(m.th, m.b, m.opts.Vanilla, m.width)
 	m.show(overlayMemory)
 	return cmd
+}
+
+// Installed is the set of installed apps (*apps.Registry satisfies it).
+type Installed = appscreen.Installed
+
+// AppSwitch enables and disables installed apps (the hub implements it).
+type AppSwitch = appscreen.AppSwitch
+
+func (m *Model) openApps() tea.Cmd {
+	var cmd tea.Cmd
+	m.appsv, cmd = appscreen.New(appscreen.Config{
+		Registry: m.opts.Registry, Sandbox: m.opts.Sandbox, Apps: m.opts.Apps,
+		AppModel: m.opts.AppModel, AppSource: m.opts.AppSource, SpokeModel: m.opts.SpokeModel,
+		Working: m.b.Working,
+	})
+	m.show(overlayApps)
+	return cmd
+}
+
+// onApps keeps what the apps screen read of the working spokes for the
+// status bar, and hands the rest to the screen.
+func (m *Model) onApps(msg appscreen.Loaded) {
+	if m.run == nil {
+		m.bar.working = map[string]bool{}
+	}
+	for _, a := range msg.Working {
+		m.bar.working[a] = true
+	}
+	if m.appsv != nil {
+		m.appsv.Update(msg)
+	}
 }

@@ -197,7 +197,7 @@ func (s *appSwitch) Enabled(app string) bool {
 func (s *appSwitch) SetEnabled(app string, on bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls = append(s.calls, app+"="+onOff(on, "on", "off"))
+	s.calls = append(s.calls, app+"="+map[bool]string{true: "on", false: "off"}[on])
 	if s.fail != nil {
 		return s.fail
 	}

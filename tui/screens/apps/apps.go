@@ -1,4 +1,10 @@
-package tui
+// Package apps is the apps screen (ctrl+a, /apps): every installed app
+// with where it comes from, its functions and their effects, clearance,
+// labels, the model its spoke uses, whether a spoke of it works now, and
+// what the sandbox of out-of-process apps holds; space enables or
+// disables an app, r lists an MCP app's tools again. What it shows comes
+// through Cmds (Loaded); Update and View do no IO.
+package apps
 
 import (
 	"context"
@@ -9,9 +15,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/bulkhead-dev/bulkhead/apps"
+	appkit "github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
+	"github.com/bulkhead-dev/bulkhead/tui/screens"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -19,7 +26,7 @@ import (
 // Installed is the set of installed apps (*apps.Registry satisfies it).
 type Installed interface {
 	Names() []string
-	App(name string) (apps.App, bool)
+	App(name string) (appkit.App, bool)
 }
 
 // AppSwitch enables and disables installed apps (the hub implements it: a
@@ -44,7 +51,7 @@ type mcpRefresher interface {
 // appInfo is one row of the apps screen, read off the UI loop.
 type appInfo struct {
 	name   string
-	m      apps.Manifest
+	m      appkit.Manifest
 	source string // built-in, demo, MCP stdio, MCP http
 	where  string // an MCP app's command line or URL
 	tools  []mcp.ToolInfo
@@ -52,11 +59,28 @@ type appInfo struct {
 	on     bool
 }
 
-// appsView is the apps screen: every installed app with where it comes
-// from, its functions and their effects, clearance, labels, the model its
-// spoke uses, whether a spoke of it works now, and space to enable or
-// disable it (through Options.Apps).
-type appsView struct {
+// Config is where the screen reads the apps from and what it may do.
+type Config struct {
+	Registry Installed // the installed apps (nil: none listed)
+	// Sandbox is what a probe of the sandbox of out-of-process apps found
+	// (the serving process's; called off the UI loop); nil: not shown.
+	Sandbox func() sandbox.Report
+	// Apps enables and disables apps; nil: the toggle says it is not
+	// available.
+	Apps AppSwitch
+	// AppModel names the model an app's spoke uses (nil or "": the
+	// manifest's, else SpokeModel).
+	AppModel   func(app string) string
+	AppSource  map[string]string // where each MCP app runs: its command line or URL
+	SpokeModel string
+	// Working names the apps a spoke of which works now.
+	Working func() []string
+}
+
+// Screen is the apps screen's state; the root model routes messages to
+// Update while it is open.
+type Screen struct {
+	c    Config
 	list []appInfo
 	// sandbox is what the serving process's probe of the sandbox found
 	// (nil until it answers, or when Options.Sandbox is nil).
@@ -70,19 +94,23 @@ type appsView struct {
 	scroll  int
 }
 
-// appsMsg answers loadApps and toggleApp.
-type appsMsg struct {
+// Loaded answers the screen's reads (at open, after a toggle or a
+// refresh); the root hands it to Update, and keeps Working for its
+// status bar.
+type Loaded struct {
 	list    []appInfo
 	sandbox *sandbox.Report
-	working []string
+	Working []string // the apps a spoke of which works now
 	err     error
 	msg     string
 	msgErr  bool
 }
 
-func readApps(o Options, b Backend) appsMsg {
-	var msg appsMsg
-	msg.working = b.Working()
+func read(o Config) Loaded {
+	var msg Loaded
+	if o.Working != nil {
+		msg.Working = o.Working()
+	}
 	if o.Sandbox != nil {
 		r := o.Sandbox()
 		msg.sandbox = &r
@@ -123,14 +151,14 @@ func readApps(o Options, b Backend) appsMsg {
 	return msg
 }
 
-func loadApps(o Options, b Backend) tea.Cmd {
-	return func() tea.Msg { return readApps(o, b) }
+func load(o Config) tea.Cmd {
+	return func() tea.Msg { return read(o) }
 }
 
-func toggleApp(o Options, b Backend, name string, on bool) tea.Cmd {
+func toggle(o Config, name string, on bool) tea.Cmd {
 	return func() tea.Msg {
 		err := o.Apps.SetEnabled(name, on)
-		msg := readApps(o, b)
+		msg := read(o)
 		switch {
 		case err != nil:
 			msg.msg, msg.msgErr = fmt.Sprintf("could not %s %s: %v", onOff(on, "enable", "disable"), name, err), true
@@ -141,13 +169,13 @@ func toggleApp(o Options, b Backend, name string, on bool) tea.Cmd {
 	}
 }
 
-// refreshApp lists an MCP app's tools live (off the UI loop: it starts the
+// refresh lists an MCP app's tools live (off the UI loop: it starts the
 // server) and says what changed.
-func refreshApp(o Options, b Backend, name string) tea.Cmd {
+func refresh(o Config, name string) tea.Cmd {
 	return func() tea.Msg {
 		a, _ := o.Registry.App(name)
 		r := a.(mcpRefresher).Refresh(context.Background())
-		msg := readApps(o, b)
+		msg := read(o)
 		switch {
 		case r.Err != nil:
 			msg.msg, msg.msgErr = fmt.Sprintf("could not refresh %s: %v", name, r.Err), true
@@ -169,28 +197,30 @@ func onOff(on bool, yes, no string) string {
 	return no
 }
 
-func (m *Model) openApps() tea.Cmd {
-	m.appsv = &appsView{}
-	m.show(overlayApps)
-	return loadApps(m.opts, m.b)
+// New opens the screen; the Cmd reads the apps.
+func New(c Config) (*Screen, tea.Cmd) {
+	return &Screen{c: c}, load(c)
 }
 
-func (m *Model) closeApps() {
-	m.appsv = nil
-	m.hide(overlayApps)
+// Update handles one message: a key, what the screen's Cmds read. It
+// reports screens.Close when the user leaves the screen.
+func (v *Screen) Update(msg tea.Msg) (tea.Cmd, screens.Outcome) {
+	switch msg := msg.(type) {
+	case Loaded:
+		v.onLoaded(msg)
+	case tea.KeyPressMsg:
+		return v.key(msg)
+	}
+	return nil, screens.Stay
 }
 
-func (m *Model) onApps(msg appsMsg) {
-	if m.run == nil {
-		m.bar.working = map[string]bool{}
-	}
-	for _, a := range msg.working {
-		m.bar.working[a] = true
-	}
-	v := m.appsv
-	if v == nil {
-		return
-	}
+// Typing is false: the screen has no filter.
+func (v *Screen) Typing() bool { return false }
+
+// Leave has nothing to end: the screen asks no confirmation.
+func (v *Screen) Leave() tea.Cmd { return nil }
+
+func (v *Screen) onLoaded(msg Loaded) {
 	v.list, v.loaded = msg.list, true
 	if msg.sandbox != nil {
 		v.sandbox = msg.sandbox
@@ -201,13 +231,8 @@ func (m *Model) onApps(msg appsMsg) {
 	v.cursor = max(min(v.cursor, len(v.list)-1), 0)
 }
 
-// appsKey drives the apps screen.
-func (m *Model) appsKey(msg tea.KeyPressMsg) tea.Cmd {
-	v := m.appsv
-	if v == nil {
-		m.closeApps()
-		return nil
-	}
+// key drives the screen.
+func (v *Screen) key(msg tea.KeyPressMsg) (tea.Cmd, screens.Outcome) {
 	s := msg.String()
 	v.msg = ""
 	if v.full {
@@ -219,11 +244,11 @@ func (m *Model) appsKey(msg tea.KeyPressMsg) tea.Cmd {
 		case "down", "j":
 			v.scroll++
 		}
-		return nil
+		return nil, screens.Stay
 	}
 	switch s {
 	case "esc", "q", "ctrl+a":
-		m.closeApps()
+		return nil, screens.Close
 	case "up", "k":
 		v.cursor = max(v.cursor-1, 0)
 	case "down", "j":
@@ -234,33 +259,33 @@ func (m *Model) appsKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case "space", " ":
 		if v.cursor >= len(v.list) {
-			return nil
+			return nil, screens.Stay
 		}
-		if m.opts.Apps == nil {
+		if v.c.Apps == nil {
 			v.msg, v.msgErr = "enable / disable is not available in this build", true
-			return nil
+			return nil, screens.Stay
 		}
 		a := v.list[v.cursor]
-		return toggleApp(m.opts, m.b, a.name, !a.on)
+		return toggle(v.c, a.name, !a.on), screens.Stay
 	case "r":
-		if v.cursor >= len(v.list) || !v.refreshable(m.opts) {
+		if v.cursor >= len(v.list) || !v.refreshable() {
 			v.msg, v.msgErr = "r lists an MCP app's tools again; this app has no server", true
-			return nil
+			return nil, screens.Stay
 		}
 		name := v.list[v.cursor].name
 		v.msg, v.msgErr = "listing "+name+"'s tools (the server starts)…", false
-		return refreshApp(m.opts, m.b, name)
+		return refresh(v.c, name), screens.Stay
 	}
-	return nil
+	return nil, screens.Stay
 }
 
 // refreshable reports whether the selected app is an MCP app that r can
 // refresh.
-func (v *appsView) refreshable(o Options) bool {
-	if v.cursor >= len(v.list) || o.Registry == nil {
+func (v *Screen) refreshable() bool {
+	if v.cursor >= len(v.list) || v.c.Registry == nil {
 		return false
 	}
-	a, _ := o.Registry.App(v.list[v.cursor].name)
+	a, _ := v.c.Registry.App(v.list[v.cursor].name)
 	_, ok := a.(mcpRefresher)
 	return ok
 }
@@ -276,11 +301,11 @@ var appCols = []widget.Column{
 }
 
 // effectStyle colours an effect: read green, write amber, irreversible red.
-func effectStyle(th style.Theme, e apps.Effect) lipgloss.Style {
+func effectStyle(th style.Theme, e appkit.Effect) lipgloss.Style {
 	switch e {
-	case apps.EffectRead:
+	case appkit.EffectRead:
 		return th.OK
-	case apps.EffectWrite:
+	case appkit.EffectWrite:
 		return th.Warn
 	}
 	return th.Err
@@ -288,15 +313,15 @@ func effectStyle(th style.Theme, e apps.Effect) lipgloss.Style {
 
 // effects counts an app's functions by effect, worst first, and styles the
 // count by the worst.
-func effects(th style.Theme, fs []apps.Function) widget.Cell {
-	n := map[apps.Effect]int{}
-	worst := apps.EffectRead
+func effects(th style.Theme, fs []appkit.Function) widget.Cell {
+	n := map[appkit.Effect]int{}
+	worst := appkit.EffectRead
 	for _, f := range fs {
 		n[f.Effect]++
-		worst = apps.Stricter(worst, f.Effect)
+		worst = appkit.Stricter(worst, f.Effect)
 	}
 	var parts []string
-	for _, e := range []apps.Effect{apps.EffectIrreversible, apps.EffectWrite, apps.EffectRead} {
+	for _, e := range []appkit.Effect{appkit.EffectIrreversible, appkit.EffectWrite, appkit.EffectRead} {
 		if n[e] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[e], e))
 		}
@@ -304,7 +329,10 @@ func effects(th style.Theme, fs []apps.Function) widget.Cell {
 	return widget.Cell{Text: strings.Join(parts, ", "), St: effectStyle(th, worst)}
 }
 
-func (v *appsView) view(th style.Theme, w, h int, working map[string]bool, canSwitch bool) string {
+// View draws the screen in w by h cells; working names the apps a spoke
+// of which works now (the status bar's).
+func (v *Screen) View(th style.Theme, w, h int, working map[string]bool) string {
+	canSwitch := v.c.Apps != nil
 	title := widget.TitleBar(th, w, "Apps", []string{widget.Plural(len(v.list), "app") + " installed", sandboxNote(v.sandbox)}, -1, "")
 	second := " Every app runs alone, behind its own spoke · space enables / disables it"
 	if !canSwitch {
@@ -411,7 +439,7 @@ func appDetail(th style.Theme, a appInfo, running bool, sb *sandbox.Report) []wi
 	}
 	out = append(out, widget.Styled{Text: "functions:"})
 	fs := slices.Clone(a.m.Functions)
-	slices.SortStableFunc(fs, func(x, y apps.Function) int { return strings.Compare(x.Name, y.Name) })
+	slices.SortStableFunc(fs, func(x, y appkit.Function) int { return strings.Compare(x.Name, y.Name) })
 	for _, f := range fs {
 		e := string(f.Effect)
 		line := "  " + effectStyle(th, f.Effect).Render(e+strings.Repeat(" ", max(12-len(e), 0))) + " " + widget.Clean(f.Name)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
@@ -35,7 +37,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case overlayPermission:
 		return m.permKey(msg)
 	case overlayManager:
-		return m.managerKey(msg)
+		return m.toScreen(msg)
 	case overlayApps:
 		return m.toScreen(msg)
 	case overlayMemory:
@@ -48,7 +50,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, m.keys.Perms):
-		return m.openManager(tabGrants)
+		return m.openManager(permscreen.Grants)
 	case key.Matches(msg, m.keys.Trusted):
 		return m.toggleTrusted()
 	case key.Matches(msg, m.keys.Apps):
@@ -237,7 +239,7 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 	r.apply(msg.events, m.bar.working)
 	var reload tea.Cmd
 	if m.mgr != nil && slices.ContainsFunc(msg.events, func(e hub.Event) bool { return e.Kind == hub.EventDecision }) {
-		reload = loadPerms(m.opts.Broker) // the manager shows what was just decided
+		reload = permscreen.Load(m.opts.Broker) // the manager shows what was just decided
 	}
 	if !msg.done {
 		return tea.Batch(r.wait, reload)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/request"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -182,7 +183,7 @@ func callLine(th style.Theme, a act, w int) string {
 // permLine is "⚑ irreversible mail.send → denied (user)".
 func permLine(th style.Theme, a act, w int, live bool) string {
 	r := a.req
-	what := string(r.Kind) + " " + target(*r)
+	what := string(r.Kind) + " " + request.Target(*r)
 	st, out := th.Warn, "… asking"
 	if !live {
 		out = "not answered" // the turn ended first: the broker denied it
@@ -206,36 +207,6 @@ func permLine(th style.Theme, a act, w int, live bool) string {
 	}
 	line := th.Dim.Render("  ") + st.Render("⚑ ") + th.Dim.Render(widget.OneLine(what)+" → ") + st.Render(out)
 	return ansi.Truncate(line, w, "…")
-}
-
-// target names what a request is about, compactly.
-func target(r permissions.Request) string {
-	switch r.Kind {
-	case permissions.KindIrreversible:
-		if r.Function != "" {
-			return r.Subject + "." + r.Function
-		}
-		return r.Subject
-	case permissions.KindCollab, permissions.KindNetwork:
-		s := r.Subject + " → " + r.Object
-		if r.Function != "" {
-			s += " " + r.Function
-		}
-		return s
-	case permissions.KindSelect:
-		if len(r.Choices) > 0 {
-			return r.Function + " (" + strings.Join(r.Choices, " or ") + ")"
-		}
-		return r.Object + " for " + r.Function
-	default:
-		if r.Subject != "" && r.Subject != "hub" && r.Subject != r.Object {
-			return r.Subject + " → " + r.Object
-		}
-		if r.Object == "" {
-			return r.Subject
-		}
-		return r.Object
-	}
 }
 
 func answerWords(a permissions.Answer) string {

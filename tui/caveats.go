@@ -15,6 +15,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/forms"
+	"github.com/bulkhead-dev/bulkhead/tui/request"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -177,8 +178,8 @@ func (c *caveatStep) caveats(now time.Time) permissions.Caveats {
 // scope is the exact scope being saved, in words: "allow collab mail →
 // drive drive.search, only query=Q3 report, for 1 hour, 5 uses, permanently".
 func (c *caveatStep) scope(r permissions.Request) string {
-	what := string(r.Kind) + " " + target(r)
-	if r.Function != "" && !strings.Contains(target(r), r.Function) {
+	what := string(r.Kind) + " " + request.Target(r)
+	if r.Function != "" && !strings.Contains(request.Target(r), r.Function) {
 		what += " (" + r.Function + ")"
 	}
 	parts := []string{"allow " + what}

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/request"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -75,7 +76,7 @@ func (p *permDialog) view(th style.Theme, width, height int) string {
 	if framed {
 		bx := th.Box
 		if !p.routine() {
-			bx = bx.BorderForeground(th.WarnColor(dangerous(p.req)))
+			bx = bx.BorderForeground(th.WarnColor(request.Dangerous(p.req)))
 		}
 		return boxWith(bx, l.lines, dialogWidth(width), height)
 	}
@@ -129,7 +130,7 @@ func (p *permDialog) layout(th style.Theme, iw, room int, short bool) dlgLayout 
 	}
 	titleSt := th.BoxTitle
 	if !p.routine() {
-		titleSt = titleSt.Foreground(th.WarnColor(dangerous(p.req)))
+		titleSt = titleSt.Foreground(th.WarnColor(request.Dangerous(p.req)))
 	}
 	title := wrap(p.title(iw), titleSt, iw)
 	warn := p.judgementLines(th, iw)

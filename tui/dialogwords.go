@@ -18,6 +18,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/request"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -246,7 +247,7 @@ func (p *permDialog) valueLines(th style.Theme, iw int) []string {
 	for _, v := range p.values {
 		src, risky := "", false
 		if v.prov != nil {
-			src = "← " + provenanceWords(*v.prov)
+			src = "← " + widget.Clean(v.prov.Words())
 			risky = !v.prov.Trusted()
 		}
 		name := v.path
@@ -313,9 +314,6 @@ func (p *permDialog) valueLines(th style.Theme, iw int) []string {
 	return out
 }
 
-// provenanceWords says where a value came from, in a few words.
-func provenanceWords(p permissions.Provenance) string { return widget.Clean(p.Words()) }
-
 // judgementLines draw the hub's judgement: calm ("✓ …") for a routine
 // request, the warning style with ⚠ for any other.
 func (p *permDialog) judgementLines(th style.Theme, iw int) []string {
@@ -327,7 +325,7 @@ func (p *permDialog) judgementLines(th style.Theme, iw int) []string {
 	switch {
 	case p.routine():
 		lead, st = "✓ ", th.Dim
-	case dangerous(p.req):
+	case request.Dangerous(p.req):
 		st = th.Err
 	}
 	var out []string
@@ -355,10 +353,4 @@ func markedLines(st lipgloss.Style, lead, text string, iw int) []string {
 		}
 	}
 	return out
-}
-
-// dangerous is a request drawn in red rather than amber: not expected, or
-// not to be undone.
-func dangerous(r permissions.Request) bool {
-	return !r.Expected || r.IsIrreversible() || strings.Contains(r.Warning, "NOT expected")
 }

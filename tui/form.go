@@ -23,7 +23,6 @@ type formOwner string
 
 const (
 	formChats  formOwner = "chats"  // delete a chat?
-	formGrants formOwner = "grants" // revoke?
 	formNote   formOwner = "note"   // deny with a note
 	formChoice formOwner = "choice" // which app answers
 	formModels formOwner = "models" // /model's picker
@@ -97,7 +96,7 @@ func (m *Model) formUpdate(msg tea.Msg) tea.Cmd {
 }
 
 // overlayForms are the forms each overlay owns.
-var overlayForms = map[overlay]formOwner{overlayChats: formChats, overlayManager: formGrants, overlayModels: formModels}
+var overlayForms = map[overlay]formOwner{overlayChats: formChats, overlayModels: formModels}
 
 // leaveForms ends, as esc would, the open form of overlay o, which is
 // going (replaced or closed without a key of its own).

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
+
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -81,7 +84,7 @@ func TestDialogGrantShowsOnTheManagerAndRevokes(t *testing.T) {
 	v := d.view()
 	until := "until " + widget.ShortStamp(exp, time.Now())
 	for _, want := range []string{"Permissions", "Grants 1", "exec", "hub → metro_hail", "ride.estimate_fare", "session · " + until, "dialog",
-		"── grant " + g.ID, "(" + span(time.Until(exp)), "left)", "used 2 times", "origin:  dialog (your answer)"} {
+		"── grant " + g.ID, "(" + widget.Span(time.Until(exp)), "left)", "used 2 times", "origin:  dialog (your answer)"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("manager lacks %q:\n%s", want, v)
 		}
@@ -356,14 +359,14 @@ func TestSlashCommands(t *testing.T) {
 	d.typeText("/permissions")
 	d.key(keyEnter)
 	d.idle()
-	if m := d.model(); m.overlay != overlayManager || m.mgr.tab != tabGrants || !strings.Contains(d.view(), "Grants 4") {
+	if m := d.model(); m.overlay != overlayManager || m.mgr.Tab() != permscreen.Grants || !strings.Contains(d.view(), "Grants 4") {
 		t.Fatalf("/permissions:\n%s", d.view())
 	}
 	d.key(keyEsc)
 	d.typeText("/log")
 	d.key(keyEnter)
 	d.idle()
-	if m := d.model(); m.overlay != overlayManager || m.mgr.tab != tabLog {
+	if m := d.model(); m.overlay != overlayManager || m.mgr.Tab() != permscreen.Log {
 		t.Fatalf("/log:\n%s", d.view())
 	}
 	d.key(keyEsc)
@@ -424,5 +427,57 @@ func TestNetworkGrantInTheDialogAndTheManager(t *testing.T) {
 	d.idle()
 	if gs := r.broker.Grants(); len(gs) != 0 {
 		t.Fatalf("revoked, yet the broker holds %+v", gs)
+	}
+}
+
+// A permission dialog that opens over the manager's revoke confirmation
+// takes the keys: a note typed into it (y, enter included) never answers
+// the confirmation, which ends as esc would once the note opens — one
+// form at a time, the screen's included.
+func TestADialogOverAConfirmationTakesItsKeys(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Text("x")))
+	b := seededBroker(t)
+	opts := r.options()
+	opts.Broker, opts.Rules, opts.DataDir = b, seededRules, t.TempDir()
+	p := NewPrompter()
+	opts.Prompter = p
+	d := newDriver(t, opts, 120, 40, atSeen)
+	before := len(b.Grants())
+
+	d.key(ctrl('g'))
+	d.idle()
+	if os.Getenv("DBGX") == "" {
+		d.key(char('X'))
+		d.idle()
+		if v := d.view(); !strings.Contains(v, "revoke ALL") {
+			t.Fatalf("X must ask:\n%s", v)
+		}
+	}
+	got := prompt(t, d, p, draftRequest)
+	if m := d.model(); m.overlay != overlayPermission || m.under != overlayManager {
+		t.Fatalf("the dialog must open over the manager: %v under %v", m.overlay, m.under)
+	}
+	d.key(char('n'))
+	d.typeText("yy")
+	d.key(char('y'))
+	d.key(keyEnter)
+	d.idle()
+	dec := recvDecision(t, got)
+	if dec.Allowed || dec.Note != "yyy" {
+		t.Fatalf("the note must deny with its text: %+v", dec)
+	}
+	d.idle()
+	if n := len(b.Grants()); n != before {
+		t.Fatalf("keys typed into the dialog's note revoked grants: %d of %d left", n, before)
+	}
+	v := d.view()
+	if d.model().overlay != overlayManager || strings.Contains(v, "revoke ALL") || !strings.Contains(v, "nothing revoked") {
+		t.Fatalf("the confirmation must have ended as esc would, the manager back:\n%s", v)
+	}
+	d.key(char('y')) // no confirmation is waiting for it
+	d.idle()
+	if n := len(b.Grants()); n != before {
+		t.Fatalf("a y after the dialog revoked grants: %d of %d left", n, before)
 	}
 }

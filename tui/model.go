@@ -14,6 +14,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 	appscreen "github.com/bulkhead-dev/bulkhead/tui/screens/apps"
 	memscreen "github.com/bulkhead-dev/bulkhead/tui/screens/memory"
+	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -163,7 +164,7 @@ type Model struct {
 
 	// Full screens (screen.go): the permission manager, the apps and
 	// the memory screen.
-	mgr     *manager
+	mgr     *permscreen.Screen
 	appsv   *appscreen.Screen
 	memv    *memscreen.Screen
 	trusted bool // the broker's trusted-session mode, as last seen
@@ -291,6 +292,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.memv != nil {
 			m.memv.Update(msg)
 		}
+		if m.mgr != nil {
+			m.mgr.Update(msg)
+		}
 	case tea.BackgroundColorMsg:
 		if m.opts.Theme == "" || m.opts.Theme == "auto" {
 			m.th = style.New(msg.IsDark())
@@ -305,7 +309,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		case overlayPermission:
 			m.permWheel(msg)
 		case overlayManager:
-			m.managerWheel(msg)
+			return m.toScreen(msg)
 		case overlayMemory:
 			return m.toScreen(msg)
 		}
@@ -317,20 +321,22 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			return m.formUpdate(msg)
 		case m.overlay == overlayPermission && m.perm != nil:
 			return m.typed(msg) // a paste is typing: it goes to the input
-		case m.overlay == overlayManager && m.mgr != nil && m.mgr.filter.Typing:
-			return m.mgr.filter.Update(msg)
 		case m.overlay.full() && m.screenOn() != nil:
 			return m.toScreen(msg)
 		}
-	case permsMsg:
-		m.onPerms(msg)
+	case permscreen.Loaded:
+		m.trusted = msg.Trusted
+		if m.mgr != nil {
+			cmd, _ := m.mgr.Update(msg)
+			return cmd
+		}
 	case modelsMsg:
 		m.onModels(msg)
 		return m.modelsPicker()
 	case modelSetMsg:
 		return m.onModelSet(msg)
-	case exportMsg:
-		m.onExport(msg)
+	case permscreen.Exported:
+		return m.onExport(msg)
 	case appscreen.Loaded:
 		m.onApps(msg)
 	case memscreen.Loaded:

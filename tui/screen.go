@@ -1,11 +1,14 @@
 package tui
 
 import (
+	"time"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/tui/screens"
 	appscreen "github.com/bulkhead-dev/bulkhead/tui/screens/apps"
 	memscreen "github.com/bulkhead-dev/bulkhead/tui/screens/memory"
+	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
 )
 
 // screenFull reports whether a full screen is up (under a permission
@@ -29,7 +32,7 @@ func (m Model) screenView() (string, bool) {
 	h := m.height - 1
 	switch {
 	case o == overlayManager && m.mgr != nil:
-		return m.mgr.view(m.th, m.width, h, m.now(), m.formView(formGrants)), true
+		return m.mgr.View(m.th, m.width, h, m.now()), true
 	case o == overlayApps && m.appsv != nil:
 		return m.appsv.View(m.th, m.width, h, m.bar.working), true
 	case o == overlayMemory && m.memv != nil:
@@ -57,6 +60,8 @@ func (m *Model) screenOn() screen {
 		return m.memv
 	case o == overlayApps && m.appsv != nil:
 		return m.appsv
+	case o == overlayManager && m.mgr != nil:
+		return m.mgr
 	}
 	return nil
 }
@@ -88,6 +93,8 @@ func (m *Model) closeScreen() {
 		m.memv = nil
 	case overlayApps:
 		m.appsv = nil
+	case overlayManager:
+		m.mgr = nil
 	}
 	m.hide(o)
 }
@@ -98,6 +105,9 @@ func (m *Model) leaveScreens() tea.Cmd {
 	var cmds []tea.Cmd
 	if m.memv != nil {
 		cmds = append(cmds, m.memv.Leave())
+	}
+	if m.mgr != nil {
+		cmds = append(cmds, m.mgr.Leave())
 	}
 	return tea.Batch(cmds...)
 }
@@ -138,4 +148,60 @@ func (m *Model) onApps(msg appscreen.Loaded) {
 	if m.appsv != nil {
 		m.appsv.Update(msg)
 	}
+}
+
+// Permissions is what the permission manager needs of the broker
+// (*permissions.Broker satisfies it).
+type Permissions = permscreen.Permissions
+
+// RuleView is one permission rule of the config, as the manager lists it
+// (main fills Options.Rules from config.Config.Rules).
+type RuleView = permscreen.RuleView
+
+// openManager shows the permission manager on tab and reads the broker.
+func (m *Model) openManager(tab permscreen.Tab) tea.Cmd {
+	if m.opts.Broker == nil {
+		m.notice = "the permission manager is not available here"
+		return nil
+	}
+	var cmd tea.Cmd
+	m.mgr, cmd = permscreen.New(m.th, permscreen.Config{
+		Broker: m.opts.Broker, Rules: m.opts.Rules, DataDir: m.opts.DataDir,
+		Vanilla: m.opts.Vanilla, Now: func() time.Time { return m.now() },
+	}, tab, m.width)
+	m.show(overlayManager)
+	return cmd
+}
+
+// toggleTrusted turns trusted-session mode on or off (ctrl+y, /trusted).
+func (m *Model) toggleTrusted() tea.Cmd {
+	b := m.opts.Broker
+	if b == nil {
+		m.notice = "trusted-session mode is not available here"
+		return nil
+	}
+	on := !b.Trusted()
+	b.SetTrusted(on)
+	m.trusted = on
+	m.notice = "trusted session off: every request asks again"
+	if on {
+		m.notice = "trusted session on: expected, reversible requests no longer ask — ctrl+y ends it"
+	}
+	if m.mgr != nil {
+		m.mgr.SetTrusted(on, m.notice)
+	}
+	return nil
+}
+
+// onExport hands the log's export to the manager, or says where it went
+// when the manager has closed meanwhile.
+func (m *Model) onExport(msg permscreen.Exported) tea.Cmd {
+	if m.mgr == nil {
+		if msg.Err == nil {
+			m.notice = "exported the action log to " + msg.Path
+		}
+		return nil
+	}
+	cmd, _ := m.mgr.Update(msg)
+	return cmd
 }

@@ -6,6 +6,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -134,9 +136,9 @@ func (m *Model) runSlash(c slashCmd, arg string) tea.Cmd {
 		}
 		return m.switchModel(arg)
 	case "/permissions", "/grants":
-		return m.openManager(tabGrants)
+		return m.openManager(permscreen.Grants)
 	case "/log":
-		return m.openManager(tabLog)
+		return m.openManager(permscreen.Log)
 	case "/apps":
 		return m.openApps()
 	case "/memory":

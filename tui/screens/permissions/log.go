@@ -1,4 +1,4 @@
-package tui
+package permissions
 
 import (
 	"bytes"
@@ -14,7 +14,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/bulkhead-dev/bulkhead/permissions"
+	perm "github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/request"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -26,12 +27,12 @@ import (
 
 // logRow is an entry with the lower-case text the search looks in.
 type logRow struct {
-	e   permissions.Entry
+	e   perm.Entry
 	hay string
 }
 
 // logRows orders entries newest first.
-func logRows(entries []permissions.Entry) []logRow {
+func logRows(entries []perm.Entry) []logRow {
 	out := make([]logRow, len(entries))
 	for i, e := range entries {
 		out[len(entries)-1-i] = logRow{e: e, hay: logHay(e)}
@@ -39,7 +40,7 @@ func logRows(entries []permissions.Entry) []logRow {
 	return out
 }
 
-func logHay(e permissions.Entry) string {
+func logHay(e perm.Entry) string {
 	var words []string
 	if n := e.Note; n != nil {
 		words = []string{"note", n.Kind, n.Subject, n.Detail}
@@ -52,7 +53,7 @@ func logHay(e permissions.Entry) string {
 }
 
 // verdict is a decision in a word or two.
-func verdict(d permissions.Decision) string {
+func verdict(d perm.Decision) string {
 	if !d.Allowed {
 		return "denied"
 	}
@@ -60,9 +61,9 @@ func verdict(d permissions.Decision) string {
 }
 
 // logItems are the entries the search lets through, newest first.
-func (g *manager) logItems() []permissions.Entry {
+func (g *Screen) logItems() []perm.Entry {
 	f := g.filter.Value()
-	var out []permissions.Entry
+	var out []perm.Entry
 	for _, r := range g.log {
 		if widget.MatchAll(r.hay, f) {
 			out = append(out, r.e)
@@ -81,7 +82,7 @@ var logCols = []widget.Column{
 	{Title: "NOTE", Min: 12, Drop: 3},
 }
 
-func (g *manager) logBody(th style.Theme, w int, lay widget.Layout, now time.Time) (head, list, detail []string, label string) {
+func (g *Screen) logBody(th style.Theme, w int, lay widget.Layout, now time.Time) (head, list, detail []string, label string) {
 	items := g.logItems()
 	cells := make([][]widget.Cell, len(items))
 	for i, e := range items {
@@ -89,7 +90,7 @@ func (g *manager) logBody(th style.Theme, w int, lay widget.Layout, now time.Tim
 	}
 	widths := widget.FitColumns(logCols, w-2, cells)
 	head = []string{widget.TableHead(th, logCols, widths, w)}
-	cur := g.cursor[tabLog]
+	cur := g.cursor[Log]
 	if len(items) == 0 {
 		empty := "  nothing logged yet"
 		if g.filter.Value() != "" {
@@ -106,13 +107,13 @@ func (g *manager) logBody(th style.Theme, w int, lay widget.Layout, now time.Tim
 	return head, list, widget.WrapLines(logDetail(th, e, now), w-1), label
 }
 
-func logCells(th style.Theme, e permissions.Entry, now time.Time) []widget.Cell {
+func logCells(th style.Theme, e perm.Entry, now time.Time) []widget.Cell {
 	seq, at := widget.Cell{Text: fmt.Sprint(e.Seq), St: th.Dim}, widget.Cell{Text: widget.Stamp(e.Time, now), St: th.Dim}
 	if n := e.Note; n != nil {
 		return []widget.Cell{seq, at, {Text: "note", St: th.Warn}, widget.PlainCell(n.Subject), {Text: n.Kind, St: th.Warn}, {Text: "hub", St: th.Dim}, {Text: n.Detail, St: th.Dim}}
 	}
 	r, d := e.Request, e.Decision
-	what := target(r)
+	what := request.Target(r)
 	if r.Function != "" && !strings.Contains(what, r.Function) {
 		what += " · " + r.Function
 	}
@@ -121,7 +122,7 @@ func logCells(th style.Theme, e permissions.Entry, now time.Time) []widget.Cell 
 		dec = widget.Cell{Text: "✗ denied", St: th.Err}
 	}
 	note := d.Note
-	if note == "" && d.Source == permissions.SourceRule {
+	if note == "" && d.Source == perm.SourceRule {
 		note = shortWhere(d.Rule)
 	}
 	kind := widget.PlainCell(string(r.Kind))
@@ -143,7 +144,7 @@ func shortWhere(where string) string {
 
 // logDetail is an entry in full: the request with its arguments and the
 // hub's warning, and the decision with who made it.
-func logDetail(th style.Theme, e permissions.Entry, now time.Time) []widget.Styled {
+func logDetail(th style.Theme, e perm.Entry, now time.Time) []widget.Styled {
 	head := fmt.Sprintf("#%d · %s", e.Seq, widget.LongStamp(e.Time, now))
 	if n := e.Note; n != nil {
 		return []widget.Styled{
@@ -177,7 +178,7 @@ func logDetail(th style.Theme, e permissions.Entry, now time.Time) []widget.Styl
 		switch {
 		case r.Routine():
 			st, lead = th.Dim, "✓ "
-		case dangerous(r):
+		case request.Dangerous(r):
 			st = th.Err
 		}
 		out = append(out, widget.Styled{Text: lead + widget.Clean(r.Warning), St: st})
@@ -209,7 +210,7 @@ func logDetail(th style.Theme, e permissions.Entry, now time.Time) []widget.Styl
 			if p.Key && !p.Trusted() {
 				st = th.Err
 			}
-			out = append(out, widget.Styled{Text: "  " + widget.Clean(p.Path) + " ← " + provenanceWords(p), St: st})
+			out = append(out, widget.Styled{Text: "  " + widget.Clean(p.Path) + " ← " + widget.Clean(p.Words()), St: st})
 		}
 	}
 	return out
@@ -228,17 +229,19 @@ func prettyArgs(raw json.RawMessage) []string {
 	return strings.Split(widget.Clean(buf.String()), "\n")
 }
 
-// exportMsg answers exportLog.
-type exportMsg struct {
-	path string
-	n    int
-	err  error
+// Exported answers e: where the action log went, how many entries, or
+// why it could not. The root hands it to the screen, or says it in a
+// notice when the screen has closed meanwhile.
+type Exported struct {
+	Path string
+	N    int
+	Err  error
 }
 
 // exportLog writes entries, oldest first, one JSON object a line, to a new
 // file actions-<time>.jsonl in dir (the data dir; the temporary folder when
 // there is none), readable by the user only.
-func exportLog(entries []permissions.Entry, dir string, now time.Time) tea.Cmd {
+func exportLog(entries []perm.Entry, dir string, now time.Time) tea.Cmd {
 	entries = slices.Clone(entries)
 	slices.Reverse(entries)
 	return func() tea.Msg {
@@ -249,11 +252,11 @@ func exportLog(entries []permissions.Entry, dir string, now time.Time) tea.Cmd {
 		enc := json.NewEncoder(&buf)
 		for _, e := range entries {
 			if err := enc.Encode(e); err != nil {
-				return exportMsg{err: err}
+				return Exported{Err: err}
 			}
 		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return exportMsg{err: err}
+			return Exported{Err: err}
 		}
 		base := "actions-" + now.Format("20060102-150405")
 		for i := 1; ; i++ {
@@ -267,27 +270,21 @@ func exportLog(entries []permissions.Entry, dir string, now time.Time) tea.Cmd {
 				continue
 			}
 			if err != nil {
-				return exportMsg{err: err}
+				return Exported{Err: err}
 			}
 			_, err = f.Write(buf.Bytes())
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
-			return exportMsg{path: p, n: len(entries), err: err}
+			return Exported{Path: p, N: len(entries), Err: err}
 		}
 	}
 }
 
-func (m *Model) onExport(msg exportMsg) {
-	if m.mgr == nil {
-		if msg.err == nil {
-			m.notice = "exported the action log to " + msg.path
-		}
+func (g *Screen) onExport(msg Exported) {
+	if msg.Err != nil {
+		g.msg, g.msgErr = "export failed: "+msg.Err.Error(), true
 		return
 	}
-	if msg.err != nil {
-		m.mgr.msg, m.mgr.msgErr = "export failed: "+msg.err.Error(), true
-		return
-	}
-	m.mgr.msg, m.mgr.msgErr = fmt.Sprintf("exported %s to %s", widget.Plural(msg.n, "entry"), msg.path), false
+	g.msg, g.msgErr = fmt.Sprintf("exported %s to %s", widget.Plural(msg.N, "entry"), msg.Path), false
 }

@@ -1,4 +1,4 @@
-package tui
+package permissions
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bulkhead-dev/bulkhead/permissions"
+	perm "github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -17,7 +17,7 @@ import (
 
 // grantItem is a row of the grants tab: a grant or a rule.
 type grantItem struct {
-	g *permissions.Grant
+	g *perm.Grant
 	r *RuleView
 }
 
@@ -33,7 +33,7 @@ var grantCols = []widget.Column{
 }
 
 // grantItems are the rows the filter lets through: grants, then rules.
-func (g *manager) grantItems(now time.Time) []grantItem {
+func (g *Screen) grantItems(now time.Time) []grantItem {
 	f := g.filter.Value()
 	var out []grantItem
 	for i := range g.grants {
@@ -51,7 +51,7 @@ func (g *manager) grantItems(now time.Time) []grantItem {
 	return out
 }
 
-func grantHay(gr permissions.Grant, now time.Time) string {
+func grantHay(gr perm.Grant, now time.Time) string {
 	words := []string{gr.ID, string(gr.Kind), gr.Subject, gr.Object, gr.Function, scopeText(gr, now), gr.Origin, gr.Note}
 	if gr.Invalid {
 		words = append(words, "invalid signature")
@@ -61,7 +61,7 @@ func grantHay(gr permissions.Grant, now time.Time) string {
 
 // scopeText is a grant's scope in short: session or permanent, deny, and
 // its caveats.
-func scopeText(gr permissions.Grant, now time.Time) string {
+func scopeText(gr perm.Grant, now time.Time) string {
 	if gr.Invalid {
 		return "INVALID signature: ignored"
 	}
@@ -77,14 +77,14 @@ func scopeText(gr permissions.Grant, now time.Time) string {
 
 // caveatWords says what limits a grant: "until 15:04:05", "5 uses left",
 // "to=bob@example.com", "path under docs/"; long adds how long is left.
-func caveatWords(c permissions.Caveats, now time.Time, long bool) []string {
+func caveatWords(c perm.Caveats, now time.Time, long bool) []string {
 	var out []string
 	if !c.Expires.IsZero() {
 		switch left := c.Expires.Sub(now); {
 		case left <= 0:
 			out = append(out, "expired "+widget.ShortStamp(c.Expires, now))
 		case long:
-			out = append(out, fmt.Sprintf("until %s (%s left)", widget.LongStamp(c.Expires, now), span(left)))
+			out = append(out, fmt.Sprintf("until %s (%s left)", widget.LongStamp(c.Expires, now), widget.Span(left)))
 		default:
 			out = append(out, "until "+widget.ShortStamp(c.Expires, now))
 		}
@@ -107,18 +107,6 @@ func caveatWords(c permissions.Caveats, now time.Time, long bool) []string {
 	return out
 }
 
-// span is a duration in words: "59m", "3h 05m", "6d 23h".
-func span(d time.Duration) string {
-	d = d.Round(time.Minute)
-	switch {
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh %02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd %dh", int(d.Hours())/24, int(d.Hours())%24)
-}
-
 func arrow(from, to string) string {
 	if to == "" || to == from {
 		return from
@@ -133,7 +121,7 @@ func orAny(s string) string {
 	return s
 }
 
-func (g *manager) grantsBody(th style.Theme, w int, lay widget.Layout, now time.Time, items []grantItem) (head, list, detail []string, label string) {
+func (g *Screen) grantsBody(th style.Theme, w int, lay widget.Layout, now time.Time, items []grantItem) (head, list, detail []string, label string) {
 	cells := make([][]widget.Cell, len(items))
 	for i, it := range items {
 		if it.g != nil {
@@ -144,7 +132,7 @@ func (g *manager) grantsBody(th style.Theme, w int, lay widget.Layout, now time.
 	}
 	widths := widget.FitColumns(grantCols, w-2, cells)
 	head = []string{widget.TableHead(th, grantCols, widths, w)}
-	cur := g.cursor[tabGrants]
+	cur := g.cursor[Grants]
 	var lines []string
 	at := 0 // the line of the cursor's row
 	ngrants := 0
@@ -188,7 +176,7 @@ func (g *manager) grantsBody(th style.Theme, w int, lay widget.Layout, now time.
 	return head, list, detail, label
 }
 
-func grantCells(th style.Theme, gr permissions.Grant, now time.Time) []widget.Cell {
+func grantCells(th style.Theme, gr perm.Grant, now time.Time) []widget.Cell {
 	scope := widget.Cell{Text: scopeText(gr, now), St: th.OK}
 	if gr.Deny {
 		scope.St = th.Warn
@@ -220,7 +208,7 @@ func ruleCells(th style.Theme, r RuleView) []widget.Cell {
 	}
 }
 
-func grantDetail(th style.Theme, gr permissions.Grant, now time.Time) []widget.Styled {
+func grantDetail(th style.Theme, gr perm.Grant, now time.Time) []widget.Styled {
 	verb := "allow"
 	if gr.Deny {
 		verb = "deny"
@@ -284,10 +272,10 @@ func ruleDetail(th style.Theme, r RuleView) []widget.Styled {
 
 // askRevoke puts the y/n question for r (the selected grant), R (every
 // grant of its app) or X (all).
-func (g *manager) askRevoke(key string, now time.Time) {
+func (g *Screen) askRevoke(key string, now time.Time) {
 	items := g.grantItems(now)
-	cur := g.cursor[tabGrants]
-	var sel *permissions.Grant
+	cur := g.cursor[Grants]
+	var sel *perm.Grant
 	if cur < len(items) {
 		sel = items[cur].g
 		if items[cur].r != nil && key != "X" {

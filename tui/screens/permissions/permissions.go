@@ -1,4 +1,12 @@
-package tui
+// Package permissions is the permission manager (ctrl+g, /permissions;
+// /log for its second tab): a full screen with two tabs — the broker's
+// grants with the config's rules (grants.go), and the action log
+// (log.go) — a filter typed after /, a detail pane for the selected row
+// (enter gives it the whole screen), revokes after a confirmation (r, R,
+// X), the log's export as JSON Lines (e), and ctrl+y for trusted-session
+// mode, which the root switches. What it shows comes from the broker
+// through Cmds (Loaded); Update and View do no IO.
+package permissions
 
 import (
 	"errors"
@@ -6,20 +14,22 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
 
-	"github.com/bulkhead-dev/bulkhead/permissions"
+	perm "github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/forms"
+	"github.com/bulkhead-dev/bulkhead/tui/screens"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // Permissions is what the permission manager needs of the broker
-// (*permissions.Broker satisfies it).
+// (*perm.Broker satisfies it).
 type Permissions interface {
-	Grants() []permissions.Grant // every grant held, invalid ones flagged
+	Grants() []perm.Grant // every grant held, invalid ones flagged
 	Revoke(id string) error
 	RevokeAll(subject string) error
-	Actions() ([]permissions.Entry, error) // the action log, oldest first
+	Actions() ([]perm.Entry, error) // the action log, oldest first
 	Trusted() bool
 	SetTrusted(on bool)
 }
@@ -31,32 +41,44 @@ type RuleView struct {
 	Where                                   string // the file and key it came from
 }
 
-// mgrTab is a tab of the permission manager.
-type mgrTab int
+// Tab is a tab of the permission manager.
+type Tab int
 
 const (
-	tabGrants mgrTab = iota // grants and config rules (grants.go)
-	tabLog                  // the action log (actionlog.go)
+	Grants Tab = iota // grants and config rules (grants.go)
+	Log               // the action log (actionlog.go)
 )
 
-// manager is the permission manager: a full screen with two tabs, a
-// filter typed after /, a detail pane for the selected row (enter gives
-// it the whole screen), and y/n questions before a revoke. What it shows
-// comes from the broker through Cmds (permsMsg); it does no IO itself.
-type manager struct {
-	tab     mgrTab
+// Config is what the manager reads and where it exports.
+type Config struct {
+	Broker  Permissions
+	Rules   []RuleView
+	DataDir string // where e exports the log ("" = the system's temporary folder)
+	Vanilla bool   // --vanilla: the second line says what the log holds
+	Now     func() time.Time
+}
+
+// Screen is the permission manager's state; the root model routes
+// messages to Update while it is open.
+type Screen struct {
+	c       Config
+	th      style.Theme
+	width   int // the terminal's, for the confirmation
+	form    *huh.Form
+	yes     *bool
+	tab     Tab
 	vanilla bool // --vanilla: the second line says what the log holds
 	loaded  bool
 	err     string // the broker could not be read
 	msg     string // the outcome of the last action
 	msgErr  bool
-	grants  []permissions.Grant
+	grants  []perm.Grant
 	rules   []RuleView
 	log     []logRow // newest first
 	trusted bool
 	cursor  [2]int // by tab, an index into what the filter lets through
 	filter  widget.FilterBox
-	confirm *revokeAs // a revoke waiting for its confirmation (a huh form, form.go)
+	confirm *revokeAs // a revoke waiting for its confirmation (form)
 	full    bool      // the detail pane has the screen
 	scroll  int       // its first line then
 }
@@ -68,28 +90,37 @@ type revokeAs struct {
 	all            bool
 }
 
-func newManager(th style.Theme, tab mgrTab, rules []RuleView) *manager {
-	return &manager{tab: tab, rules: rules, filter: widget.NewFilterBox(th)}
+// New opens the manager on tab, width cells wide; the Cmd reads the
+// broker.
+func New(th style.Theme, c Config, tab Tab, width int) (*Screen, tea.Cmd) {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	g := &Screen{c: c, th: th, width: width, tab: tab, rules: c.Rules, vanilla: c.Vanilla, filter: widget.NewFilterBox(th)}
+	return g, Load(c.Broker)
 }
 
-// permsMsg is the broker's state, read off the UI loop, and the outcome
-// of the action that led to it.
-type permsMsg struct {
-	grants  []permissions.Grant
-	actions []permissions.Entry
-	trusted bool
+// Loaded is the broker's state, read off the UI loop, and the outcome of
+// the action that led to it; the root keeps Trusted and hands the rest to
+// Update.
+type Loaded struct {
+	grants  []perm.Grant
+	actions []perm.Entry
+	Trusted bool
 	err     error
 	msg     string
 	msgErr  bool
 }
 
-func readPerms(b Permissions) permsMsg {
+func read(b Permissions) Loaded {
 	acts, err := b.Actions()
-	return permsMsg{grants: b.Grants(), actions: acts, trusted: b.Trusted(), err: err}
+	return Loaded{grants: b.Grants(), actions: acts, Trusted: b.Trusted(), err: err}
 }
 
-func loadPerms(b Permissions) tea.Cmd {
-	return func() tea.Msg { return readPerms(b) }
+// Load reads the broker again (the root asks it when a turn decided
+// something while the manager is open).
+func Load(b Permissions) tea.Cmd {
+	return func() tea.Msg { return read(b) }
 }
 
 // revokeCmd revokes, then reads the broker again. A grant gone meanwhile
@@ -101,11 +132,11 @@ func revokeCmd(b Permissions, q revokeAs) tea.Cmd {
 			errs = append(errs, b.RevokeAll(""))
 		}
 		for _, id := range q.ids {
-			if err := b.Revoke(id); err != nil && !errors.Is(err, permissions.ErrUnknownGrant) {
+			if err := b.Revoke(id); err != nil && !errors.Is(err, perm.ErrUnknownGrant) {
 				errs = append(errs, err)
 			}
 		}
-		msg := readPerms(b)
+		msg := read(b)
 		msg.msg = q.done
 		if err := errors.Join(errs...); err != nil {
 			msg.msg, msg.msgErr = "revoke failed: "+err.Error(), true
@@ -114,96 +145,90 @@ func revokeCmd(b Permissions, q revokeAs) tea.Cmd {
 	}
 }
 
-// openManager shows the permission manager on tab and reads the broker.
-func (m *Model) openManager(tab mgrTab) tea.Cmd {
-	if m.opts.Broker == nil {
-		m.notice = "the permission manager is not available here"
-		return nil
+// Update handles one message: a key, the wheel, a paste, a resize, what
+// the screen's Cmds read, and the confirmation's own messages.
+func (g *Screen) Update(msg tea.Msg) (tea.Cmd, screens.Outcome) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		g.width = msg.Width
+	case Loaded:
+		g.onLoaded(msg)
+	case Exported:
+		g.onExport(msg)
+	case tea.KeyPressMsg:
+		return g.key(msg)
+	case tea.MouseWheelMsg:
+		g.wheel(msg)
+	case tea.PasteMsg:
+		if g.filter.Typing {
+			return g.filter.Update(msg), screens.Stay
+		}
+		if g.form != nil {
+			return g.formUpdate(msg), screens.Stay
+		}
+	default:
+		if g.form != nil {
+			return g.formUpdate(msg), screens.Stay
+		}
 	}
-	m.mgr = newManager(m.th, tab, m.opts.Rules)
-	m.mgr.vanilla = m.opts.Vanilla
-	m.show(overlayManager)
-	return loadPerms(m.opts.Broker)
+	return nil, screens.Stay
 }
 
-func (m *Model) closeManager() {
-	m.mgr = nil
-	m.hide(overlayManager)
+// Typing reports whether the filter is being typed.
+func (g *Screen) Typing() bool { return g.filter.Typing }
+
+// Tab is the tab showing.
+func (g *Screen) Tab() Tab { return g.tab }
+
+// SetTrusted shows trusted-session mode as the root switched it, with
+// what the switch said.
+func (g *Screen) SetTrusted(on bool, said string) {
+	g.trusted = on
+	g.msg, g.msgErr = said, false
 }
 
-func (m *Model) onPerms(msg permsMsg) {
-	m.trusted = msg.trusted
-	g := m.mgr
-	if g == nil {
-		return
-	}
+func (g *Screen) onLoaded(msg Loaded) {
 	g.loaded, g.err = true, ""
 	if msg.err != nil {
 		g.err = "could not read the action log: " + msg.err.Error()
 	}
-	g.grants, g.trusted = msg.grants, msg.trusted
+	g.grants, g.trusted = msg.grants, msg.Trusted
 	g.log = logRows(msg.actions)
 	if msg.msg != "" {
 		g.msg, g.msgErr = msg.msg, msg.msgErr
 	}
-	g.clamp(m.now())
-}
-
-// toggleTrusted turns trusted-session mode on or off (ctrl+y, /trusted).
-func (m *Model) toggleTrusted() tea.Cmd {
-	b := m.opts.Broker
-	if b == nil {
-		m.notice = "trusted-session mode is not available here"
-		return nil
-	}
-	on := !b.Trusted()
-	b.SetTrusted(on)
-	m.trusted = on
-	m.notice = "trusted session off: every request asks again"
-	if on {
-		m.notice = "trusted session on: expected, reversible requests no longer ask — ctrl+y ends it"
-	}
-	if m.mgr != nil {
-		m.mgr.trusted = on
-		m.mgr.msg, m.mgr.msgErr = m.notice, false
-	}
-	return nil
+	g.clamp(g.c.Now())
 }
 
 // rows is how many rows the current tab lists.
-func (g *manager) rows(now time.Time) int {
-	if g.tab == tabGrants {
+func (g *Screen) rows(now time.Time) int {
+	if g.tab == Grants {
 		return len(g.grantItems(now))
 	}
 	return len(g.logItems())
 }
 
-func (g *manager) clamp(now time.Time) {
+func (g *Screen) clamp(now time.Time) {
 	n := g.rows(now)
 	g.cursor[g.tab] = max(min(g.cursor[g.tab], n-1), 0)
 }
 
-// managerKey drives the manager. While the filter is typed it takes the
-// keys (enter keeps it, esc clears it); a y/n question takes the next key.
-func (m *Model) managerKey(msg tea.KeyPressMsg) tea.Cmd {
-	g := m.mgr
-	if g == nil {
-		m.closeManager()
-		return nil
-	}
+// key drives the manager. While the filter is typed it takes the keys
+// (enter keeps it, esc clears it); an open confirmation takes them too.
+func (g *Screen) key(msg tea.KeyPressMsg) (tea.Cmd, screens.Outcome) {
 	s := msg.String()
-	now := m.now()
+	now := g.c.Now()
 	if g.filter.Typing {
 		cmd, edited := g.filter.Key(msg)
 		if edited {
 			g.cursor[g.tab] = 0
-			return cmd
+			return cmd, screens.Stay
 		}
 		g.clamp(now)
-		return nil
+		return nil, screens.Stay
 	}
-	if g.confirm != nil && m.formOf(formGrants) != nil {
-		return m.formUpdate(msg)
+	if g.form != nil {
+		return g.formUpdate(msg), screens.Stay
 	}
 	g.msg = ""
 	if g.full {
@@ -219,7 +244,7 @@ func (m *Model) managerKey(msg tea.KeyPressMsg) tea.Cmd {
 		case "pgdown", "space":
 			g.scroll += 10
 		}
-		return nil
+		return nil, screens.Stay
 	}
 	n := g.rows(now)
 	cur := &g.cursor[g.tab]
@@ -228,11 +253,11 @@ func (m *Model) managerKey(msg tea.KeyPressMsg) tea.Cmd {
 		if g.filter.Value() != "" {
 			g.filter.Clear()
 			g.clamp(now)
-			return nil
+			return nil, screens.Stay
 		}
-		m.closeManager()
+		return nil, screens.Close
 	case "q", "ctrl+g":
-		m.closeManager()
+		return nil, screens.Close
 	case "tab", "shift+tab", "left", "right":
 		g.tab = 1 - g.tab
 		g.clamp(now)
@@ -249,34 +274,30 @@ func (m *Model) managerKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "end", "G":
 		*cur = max(n-1, 0)
 	case "/":
-		return g.filter.Start()
+		return g.filter.Start(), screens.Stay
 	case "enter":
 		if n > 0 {
 			g.full, g.scroll = true, 0
 		}
 	case "ctrl+y":
-		return m.toggleTrusted()
+		return nil, screens.ToggleTrusted
 	case "r", "R", "X":
-		if g.tab == tabGrants {
+		if g.tab == Grants {
 			g.askRevoke(s, now)
 			if g.confirm != nil {
-				return m.confirmRevoke()
+				return g.confirmRevoke(), screens.Stay
 			}
 		}
 	case "e":
-		if g.tab == tabLog {
-			return exportLog(g.logItems(), m.opts.DataDir, now)
+		if g.tab == Log {
+			return exportLog(g.logItems(), g.c.DataDir, now), screens.Stay
 		}
 	}
-	return nil
+	return nil, screens.Stay
 }
 
-// managerWheel moves the cursor, or scrolls the full detail pane.
-func (m *Model) managerWheel(msg tea.MouseWheelMsg) {
-	g := m.mgr
-	if g == nil {
-		return
-	}
+// wheel moves the cursor, or scrolls the full detail pane.
+func (g *Screen) wheel(msg tea.MouseWheelMsg) {
 	d := 1
 	if msg.Button == tea.MouseWheelUp {
 		d = -1
@@ -285,18 +306,18 @@ func (m *Model) managerWheel(msg tea.MouseWheelMsg) {
 		g.scroll = max(g.scroll+d, 0)
 		return
 	}
-	g.cursor[g.tab] = max(min(g.cursor[g.tab]+d, g.rows(m.now())-1), 0)
+	g.cursor[g.tab] = max(min(g.cursor[g.tab]+d, g.rows(g.c.Now())-1), 0)
 }
 
 // keysHelp is the footer of the tab showing, in few words when narrow.
-func (g *manager) keysHelp(w int) string {
+func (g *Screen) keysHelp(w int) string {
 	var long, short string
 	switch {
 	case g.filter.Typing:
 		return "type to filter · enter keep · esc clear"
 	case g.full:
 		return "↑/↓ pgup/pgdn scroll · enter/esc back"
-	case g.tab == tabGrants:
+	case g.tab == Grants:
 		long = "↑/↓ move · / filter · r revoke · R revoke all of its app · X revoke all · enter detail · tab action log · ctrl+y trusted · esc close"
 		short = "/ filter · r revoke · R all of app · X all · enter detail · tab log · esc close"
 	default:
@@ -309,8 +330,12 @@ func (g *manager) keysHelp(w int) string {
 	return short
 }
 
-// view draws the manager in w by h cells.
-func (g *manager) view(th style.Theme, w, h int, now time.Time, confirmView string) string {
+// View draws the manager in w by h cells.
+func (g *Screen) View(th style.Theme, w, h int, now time.Time) string {
+	confirmView := ""
+	if g.form != nil {
+		confirmView = g.form.View()
+	}
 	grants := g.grantItems(now)
 	count := func(name string, n, total int) string {
 		if g.filter.Value() == "" {
@@ -332,7 +357,7 @@ func (g *manager) view(th style.Theme, w, h int, now time.Time, confirmView stri
 	title := widget.TitleBar(th, w, "Permissions", tabs, int(g.tab), badge)
 
 	second := th.Dim.Render(" Every grant (this session's and permanent), then the rules of your config.")
-	if g.tab == tabLog {
+	if g.tab == Log {
 		second = th.Dim.Render(" Every request, its decision and who decided; notes of the hub. Newest first.")
 	}
 	if g.vanilla {
@@ -346,7 +371,7 @@ func (g *manager) view(th style.Theme, w, h int, now time.Time, confirmView stri
 	lay := widget.SplitScreen(h, g.full)
 	var head, list, detail []string
 	var label string
-	if g.tab == tabGrants {
+	if g.tab == Grants {
 		head, list, detail, label = g.grantsBody(th, w, lay, now, grants)
 	} else {
 		head, list, detail, label = g.logBody(th, w, lay, now)
@@ -387,7 +412,7 @@ func (g *manager) view(th style.Theme, w, h int, now time.Time, confirmView stri
 
 // appOf is the app a grant is about: who asked, or the app the hub runs
 // or shares data with.
-func appOf(g permissions.Grant) string {
+func appOf(g perm.Grant) string {
 	if g.Subject == "hub" || g.Subject == "" {
 		return g.Object
 	}
@@ -395,27 +420,45 @@ func appOf(g permissions.Grant) string {
 }
 
 // involves reports whether grant g concerns app.
-func involves(g permissions.Grant, app string) bool {
+func involves(g perm.Grant, app string) bool {
 	return app != "" && (g.Subject == app || g.Object == app)
 }
 
-// confirmRevoke asks the manager's pending revoke as a huh confirmation
-// in its footer: y or enter on Revoke revokes, n, esc or Keep keep.
-func (m *Model) confirmRevoke() tea.Cmd {
-	g := m.mgr
-	q := *g.confirm
+// confirmRevoke asks the pending revoke as a huh confirmation in the
+// footer: y or enter on Revoke revokes, n, esc or Keep keep.
+func (g *Screen) confirmRevoke() tea.Cmd {
 	yes := false
-	f := forms.Confirm(q.question, "Revoke", "Keep", m.width-2, &yes)
-	return m.openForm(formGrants, m.width-2, func(m *Model, completed bool) tea.Cmd {
-		if m.mgr != nil {
-			m.mgr.confirm = nil
-		}
-		if completed && yes {
-			return revokeCmd(m.opts.Broker, q)
-		}
-		if m.mgr != nil {
-			m.mgr.msg, m.mgr.msgErr = "nothing revoked", false
-		}
+	g.yes = &yes
+	g.form = forms.New(g.th, g.width-2, forms.Confirm(g.confirm.question, "Revoke", "Keep", g.width-2, &yes))
+	return g.form.Init()
+}
+
+// formUpdate gives msg to the confirmation and acts on its answer.
+func (g *Screen) formUpdate(msg tea.Msg) tea.Cmd {
+	f, cmd, ended := forms.Update(g.form, msg)
+	g.form = f
+	if ended == forms.Open {
+		return cmd
+	}
+	return tea.Batch(cmd, g.answer(ended == forms.Submitted && *g.yes))
+}
+
+// answer ends the confirmation: revoke, or say nothing was.
+func (g *Screen) answer(revoke bool) tea.Cmd {
+	q := g.confirm
+	g.form, g.confirm = nil, nil
+	if revoke && q != nil {
+		return revokeCmd(g.c.Broker, *q)
+	}
+	g.msg, g.msgErr = "nothing revoked", false
+	return nil
+}
+
+// Leave ends an open confirmation as esc would: a dialog's form is about
+// to take the keys.
+func (g *Screen) Leave() tea.Cmd {
+	if g.form == nil {
 		return nil
-	}, f)
+	}
+	return g.answer(false)
 }

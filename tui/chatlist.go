@@ -150,7 +150,7 @@ func (l chatList) view(th style.Theme, width, height int, now time.Time) string 
 	content := []string{th.BoxTitle.Render("Chats"), ""}
 	content = append(content, body...)
 	content = append(content, "", foot)
-	return box(th, content, width, height)
+	return widget.Box(th, content, width, height)
 }
 
 func chatRow(th style.Theme, c hub.Chat, sel bool, current string, inner int, now time.Time) string {
@@ -270,9 +270,9 @@ func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 // enter on Delete deletes it, n, esc or enter on Keep keep it.
 func (m *Model) confirmDelete(c hub.Chat) tea.Cmd {
 	yes := false
-	f := forms.Confirm("delete “"+titleOf(c)+"”?", "Delete", "Keep", dialogWidth(m.width)-4, &yes)
+	f := forms.Confirm("delete “"+titleOf(c)+"”?", "Delete", "Keep", widget.DialogWidth(m.width)-4, &yes)
 	id := c.ID
-	return m.openForm(formChats, dialogWidth(m.width)-4, func(m *Model, completed bool) tea.Cmd {
+	return m.openForm(formChats, widget.DialogWidth(m.width)-4, func(m *Model, completed bool) tea.Cmd {
 		if completed && yes {
 			return deleteChat(m.b, id)
 		}

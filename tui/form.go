@@ -7,24 +7,24 @@ import (
 	"github.com/bulkhead-dev/bulkhead/tui/forms"
 )
 
-// Forms and pickers are huh forms (charm.land/huh/v2) hosted inside the
-// TUI's own panes: the chats list's delete confirmation, the permission
-// manager's and the memory screen's confirmations, the permission
-// dialog's deny-with-note field and its choice among apps. One is open
-// at a time (they are all modal); while it is, keys go to it (ctrl+c
-// still quits) and so does every message the TUI does not know (huh's
-// own, for moving between fields), and the pane that opened it draws
-// its View where it asks. The permission dialog's own discipline — the
-// grace period before any key answers it, choose-then-enter for a
-// request that is not routine — stays in permit.go, around the form.
+// Forms and pickers are huh forms (charm.land/huh/v2, built by
+// tui/forms). The root hosts those of its own panes — the chats list's
+// delete confirmation and /model's picker; a screen hosts its
+// confirmation, the permission dialog its deny-with-note field and its
+// choice among apps. One is open at a time, wherever it lives (they are
+// all modal): a form opening leaves every other as esc would, a
+// permission dialog opening leaves the form under it, and no form of the
+// root opens while a dialog shows — its keys, and huh's own messages for
+// moving between fields, must reach the dialog alone. While a form is
+// open, keys go to it (ctrl+c still quits) and so does every message the
+// TUI does not know, and the pane that opened it draws its View where it
+// asks.
 
 // formOwner names the pane a form belongs to.
 type formOwner string
 
 const (
 	formChats  formOwner = "chats"  // delete a chat?
-	formNote   formOwner = "note"   // deny with a note
-	formChoice formOwner = "choice" // which app answers
 	formModels formOwner = "models" // /model's picker
 )
 
@@ -40,21 +40,25 @@ type hostedForm struct {
 // openForm opens a form of fields for owner, width cells wide.
 func (m *Model) openForm(owner formOwner, width int, done func(m *Model, completed bool) tea.Cmd, fields ...huh.Field) tea.Cmd {
 	f := forms.New(m.th, width, fields...)
-	var prev tea.Cmd
-	if old := m.form; old != nil && old.owner == formNote && owner != formNote && owner != formChoice {
-		// A note being typed is never pushed out by a form of another
-		// pane: its keys would then answer the dialog.
+	if m.perm != nil {
+		// A dialog shows: a form of another pane (a /model list that
+		// arrives late) would take its keys, or a note's, and answer it.
 		return nil
 	}
-	prev = m.leaveScreens() // one form at a time, a screen's included
+	prev := m.leaveAllForms() // one form at a time
+	m.form = &hostedForm{owner: owner, f: f, done: done}
+	return tea.Batch(prev, f.Init())
+}
+
+// leaveAllForms ends, as esc would, the open form of the root and every
+// screen's confirmation.
+func (m *Model) leaveAllForms() tea.Cmd {
+	prev := m.leaveScreens()
 	if old := m.form; old != nil {
-		// One form at a time: a newer one (a permission dialog's, over a
-		// screen's confirmation) leaves the older as esc would.
 		m.form = nil
 		prev = tea.Batch(prev, old.done(m, false))
 	}
-	m.form = &hostedForm{owner: owner, f: f, done: done}
-	return tea.Batch(prev, f.Init())
+	return prev
 }
 
 // formOf is the open form when owner opened it.

@@ -37,15 +37,15 @@ func TestANoteIsNeverPushedOut(t *testing.T) {
 	prompt(t, d, p, draftRequest)
 	d.key(char('n'))
 	m := d.model()
-	if m.form == nil || m.form.owner != formNote || !m.perm.noting {
+	if !m.perm.Noting() {
 		t.Fatal("n must open the note")
 	}
 	yes := false
-	if cmd := m.openForm(formModels, 40, func(*Model, bool) tea.Cmd { return nil }, forms.Confirm("q?", "Yes", "No", 40, &yes)); cmd != nil || m.form.owner != formNote || !m.perm.noting {
-		t.Fatalf("another pane's form pushed the note out: %v", m.form.owner)
+	if cmd := m.openForm(formModels, 40, func(*Model, bool) tea.Cmd { return nil }, forms.Confirm("q?", "Yes", "No", 40, &yes)); cmd != nil || m.form != nil || !m.perm.Noting() {
+		t.Fatalf("another pane's form opened over the note: %v", m.form.owner)
 	}
 	m.models = &modelsDialog{can: []string{"a", "b"}}
-	if cmd := m.modelsPicker(); cmd != nil || m.form.owner != formNote {
+	if cmd := m.modelsPicker(); cmd != nil || m.form != nil {
 		t.Fatal("a late /model list opened its picker over the dialog")
 	}
 }

@@ -233,7 +233,7 @@ func (d *driver) isIdle() bool {
 		return true
 	}
 	m := d.model()
-	return m.prompter != nil && d.pending == 1 && m.prompter.idleAt(m.pseen)
+	return m.prompter != nil && d.pending == 1 && m.prompter.IdleAt(m.pseen)
 }
 
 // until runs until the view contains want.
@@ -275,7 +275,7 @@ func (d *driver) graceOver() {
 	if p == nil {
 		d.t.Fatalf("no dialog is open:\n%s", d.view())
 	}
-	d.send(graceMsg{id: p.id, gen: p.gen})
+	d.send(p.GraceEnd())
 }
 
 func (d *driver) view() string { return ansi.Strip(d.m.View().Content) }

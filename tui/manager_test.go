@@ -39,7 +39,7 @@ func TestDialogGrantShowsOnTheManagerAndRevokes(t *testing.T) {
 		t.Fatalf("s must open the caveat step:\n%s", v)
 	}
 	d.key(keyRight) // expires: 1 hour
-	if p := d.model().perm; p.caveat.scope(p.req) != "allow exec metro_hail (ride.estimate_fare), for 1 hour, for this session" ||
+	if p := d.model().perm; p.Scope() != "allow exec metro_hail (ride.estimate_fare), for 1 hour, for this session" ||
 		!strings.Contains(d.view(), "Saves: allow exec metro_hail (ride.estimate_fare), for 1 hour, for") {
 		t.Fatalf("the step must show the exact scope:\n%s", d.view())
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/permission"
 	appscreen "github.com/bulkhead-dev/bulkhead/tui/screens/apps"
 	memscreen "github.com/bulkhead-dev/bulkhead/tui/screens/memory"
 	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
@@ -156,11 +157,11 @@ type Model struct {
 
 	// Permission dialogs (dialog.go, permit.go).
 	prompter *Prompter
-	pseen    uint64          // the Prompter's version last handed over
-	prompts  []pendingAsk    // its queue as of pseen, answered ones left out
-	gone     map[uint64]bool // answered here, maybe not yet out of a snapshot
-	perm     *permDialog     // the dialog showing, if any
-	under    overlay         // the overlay it covers, restored when it closes
+	pseen    uint64             // the Prompter's version last handed over
+	prompts  []permission.Ask   // its queue as of pseen, answered ones left out
+	gone     map[uint64]bool    // answered here, maybe not yet out of a snapshot
+	perm     *permission.Dialog // the dialog showing, if any
+	under    overlay            // the overlay it covers, restored when it closes
 
 	// Full screens (screen.go): the permission manager, the apps and
 	// the memory screen.
@@ -254,7 +255,7 @@ func (m Model) Init() tea.Cmd {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
 	if m.prompter != nil {
-		cmds = append(cmds, m.prompter.wait(m.pseen, m.w.quit))
+		cmds = append(cmds, m.prompter.Wait(m.pseen, m.w.quit))
 	}
 	return tea.Batch(cmds...)
 }
@@ -299,6 +300,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.opts.Theme == "" || m.opts.Theme == "auto" {
 			m.th = style.New(msg.IsDark())
 			m.input.setTheme(m.th)
+			if m.perm != nil {
+				m.perm.SetTheme(m.th)
+			}
 		}
 	case tea.KeyPressMsg:
 		return m.key(msg)
@@ -307,7 +311,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		case overlayNone:
 			m.chat.scroll(m.drawCtx(), msg, false)
 		case overlayPermission:
-			m.permWheel(msg)
+			return m.permKey(msg)
 		case overlayManager:
 			return m.toScreen(msg)
 		case overlayMemory:
@@ -317,10 +321,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		switch {
 		case m.overlay == overlayNone:
 			return m.input.update(msg)
-		case m.overlay == overlayPermission && m.perm != nil && m.perm.noting:
-			return m.formUpdate(msg)
 		case m.overlay == overlayPermission && m.perm != nil:
-			return m.typed(msg) // a paste is typing: it goes to the input
+			return m.permKey(msg) // a paste is typing, or the note's
 		case m.overlay.full() && m.screenOn() != nil:
 			return m.toScreen(msg)
 		}
@@ -344,10 +346,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			cmd, _ := m.memv.Update(msg)
 			return cmd
 		}
-	case promptsMsg:
+	case permission.Queue:
 		return m.onPrompts(msg)
-	case graceMsg:
-		m.onGrace(msg)
 	case revealedMsg:
 		if msg.err != nil {
 			m.notice = "could not log the reveal: " + msg.err.Error()
@@ -408,6 +408,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.list.lm, cmd = m.list.lm.Update(msg)
 		return cmd
 	default:
+		if m.perm != nil {
+			// The grace wait's end, and the dialog's forms' messages.
+			return m.permKey(msg)
+		}
 		if m.form != nil {
 			// huh's own messages (moving between fields, a cursor's blink)
 			// go to the open form.
@@ -451,6 +455,9 @@ func (m Model) convHeight() int { return max(m.height-2-m.ruleRows()-m.inputHeig
 func (m *Model) layout() {
 	m.chat.setSize(m.width, m.convHeight())
 	m.input.setSize(m.width, m.inputHeight())
+	if m.perm != nil {
+		m.perm.Resize(m.width, m.dialogHeight())
+	}
 }
 
 // refresh re-draws the conversation on screen (finished turns come from
@@ -490,7 +497,7 @@ func (m Model) View() tea.View {
 		v.MouseMode = tea.MouseModeCellMotion
 	}
 	v.WindowTitle = "bulkhead"
-	if m.overlay == overlayNone || m.overlay == overlayPermission && m.perm != nil && !m.perm.noting && !m.screenFull() {
+	if m.overlay == overlayNone || m.overlay == overlayPermission && m.perm != nil && !m.perm.Noting() && !m.screenFull() {
 		if c := m.input.cursor(); c != nil {
 			c.Position.Y += 1 + m.convHeight() + m.ruleRows()
 			v.Cursor = c
@@ -529,12 +536,12 @@ func (m Model) parts() ([]string, string) {
 		h := m.dialogHeight()
 		lines := strings.Split(top, "\n")
 		if len(lines) > h {
-			top = overlayOn(strings.Join(lines[:h], "\n"), m.dialog(), m.width, h) + "\n" + strings.Join(lines[h:], "\n")
+			top = widget.OverlayOn(strings.Join(lines[:h], "\n"), m.dialog(), m.width, h) + "\n" + strings.Join(lines[h:], "\n")
 		} else {
-			top = overlayOn(top, m.dialog(), m.width, m.height-1)
+			top = widget.OverlayOn(top, m.dialog(), m.width, m.height-1)
 		}
 	case m.overlay != overlayNone && !m.overlay.full():
-		top = overlayOn(top, m.dialog(), m.width, m.height-1)
+		top = widget.OverlayOn(top, m.dialog(), m.width, m.height-1)
 	case !full:
 		top = m.withMenu(top) // the slash command menu, when it shows
 	}
@@ -551,7 +558,7 @@ func (m Model) dialog() string {
 		return helpView(m.th, m.keys, m.width, h, m.opts.Models != nil)
 	case overlayChats:
 		m.list.confirmView = m.formView(formChats)
-		return m.list.view(m.th, dialogWidth(m.width), h, m.now())
+		return m.list.view(m.th, widget.DialogWidth(m.width), h, m.now())
 	case overlayModels:
 		return m.modelsView(m.width, h)
 	case overlayPull:
@@ -563,7 +570,7 @@ func (m Model) dialog() string {
 			if !m.screenFull() {
 				h = m.dialogHeight()
 			}
-			return m.perm.view(m.th, m.width, h)
+			return m.perm.View(m.th, m.width, h)
 		}
 	}
 	return ""

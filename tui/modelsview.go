@@ -201,7 +201,7 @@ func (m *Model) modelsPicker() tea.Cmd {
 	sel := huh.NewSelect[string]().
 		Title("installed, able to call tools (hub and spokes can use them):").
 		Options(opts...).Height(min(len(opts)+1, max(m.height-12, 3))).Value(&chosen)
-	return m.openForm(formModels, dialogWidth(m.width)-4, func(m *Model, completed bool) tea.Cmd {
+	return m.openForm(formModels, widget.DialogWidth(m.width)-4, func(m *Model, completed bool) tea.Cmd {
 		d := m.models
 		m.closeModels()
 		if !completed || d == nil {
@@ -343,5 +343,5 @@ func (m Model) modelsView(width, height int) string {
 		lines = append(lines, th.Dim.Render("cannot call tools: "+widget.OneLine(strings.Join(d.cannot, ", "))))
 	}
 	lines = append(lines, "", th.Dim.Render("/model NAME also switches. A switch lasts for this session: the config file is not changed, and apps with a model of their own keep it."))
-	return box(th, lines, dialogWidth(width), height)
+	return widget.Box(th, lines, widget.DialogWidth(width), height)
 }

@@ -3,7 +3,6 @@ package tui
 import (
 	"strings"
 
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/tui/style"
@@ -31,42 +30,6 @@ func (o overlay) full() bool {
 	return o == overlayManager || o == overlayApps || o == overlayMemory
 }
 
-// dialogWidth is how wide a dialog is on a screen width wide.
-func dialogWidth(width int) int { return min(width, 72) }
-
-// box frames lines as a dialog no wider than width and no taller than
-// height; lines too wide are wrapped, lines too many are cut.
-func box(th style.Theme, lines []string, width, height int) string {
-	return boxWith(th.Box, lines, width, height)
-}
-
-// boxWith is box in a frame style of its own (a warning's colour).
-func boxWith(frame lipgloss.Style, lines []string, width, height int) string {
-	inner := max(width-4, 1)
-	body := strings.Split(widget.FitWidth(strings.Join(lines, "\n"), inner), "\n")
-	if limit := max(height-2, 1); len(body) > limit {
-		body = body[:limit]
-	}
-	for i, l := range body {
-		if pad := inner - ansi.StringWidth(l); pad > 0 {
-			body[i] = l + strings.Repeat(" ", pad)
-		}
-	}
-	return frame.Render(strings.Join(body, "\n"))
-}
-
-// overlayOn draws dialog centred on top of base, an area width by height.
-func overlayOn(base, dialog string, width, height int) string {
-	if width < 1 || height < 1 {
-		return ""
-	}
-	base = strings.Join(widget.FitLines(strings.Split(base, "\n"), width, height), "\n")
-	x := max((width-lipgloss.Width(dialog))/2, 0)
-	y := max((height-lipgloss.Height(dialog))/2, 0)
-	layers := lipgloss.NewCompositor(lipgloss.NewLayer(base), lipgloss.NewLayer(dialog).X(x).Y(y).Z(1))
-	return lipgloss.NewCanvas(width, height).Compose(layers).Render()
-}
-
 // helpView lists the key bindings. At 24 rows it fits whole.
 func helpView(th style.Theme, keys keyMap, width, height int, models bool) string {
 	lines := []string{th.BoxTitle.Render("Keys") + th.Dim.Render(" · esc closes")}
@@ -85,5 +48,5 @@ func helpView(th style.Theme, keys keyMap, width, height int, models bool) strin
 	for _, l := range permHelp {
 		lines = append(lines, th.Dim.Render(l))
 	}
-	return box(th, lines, dialogWidth(width), height)
+	return widget.Box(th, lines, widget.DialogWidth(width), height)
 }

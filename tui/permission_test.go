@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/permission"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -249,15 +251,15 @@ func TestPrompterFirstAnswerWins(t *testing.T) {
 		dec, _ := p.Prompt(context.Background(), execRequest)
 		got <- dec
 	}()
-	msg := p.wait(0, nil)().(promptsMsg)
-	if len(msg.asks) != 1 {
+	msg := p.Wait(0, nil)().(permission.Queue)
+	if len(msg.Asks) != 1 {
 		t.Fatalf("snapshot %+v", msg)
 	}
-	id := msg.asks[0].id
-	if !p.answer(id, permissions.Decision{Answer: permissions.AnswerOnce}) {
+	id := msg.Asks[0].ID
+	if !p.Answer(id, permissions.Decision{Answer: permissions.AnswerOnce}) {
 		t.Fatal("first answer refused")
 	}
-	if p.answer(id, permissions.Decision{Answer: permissions.AnswerDeny}) {
+	if p.Answer(id, permissions.Decision{Answer: permissions.AnswerDeny}) {
 		t.Fatal("a second answer was taken")
 	}
 	if dec := <-got; dec.Answer != permissions.AnswerOnce {
@@ -339,9 +341,9 @@ func TestDialogWarningColour(t *testing.T) {
 	} {
 		req := execRequest
 		req.Warning, req.Expected, req.Concerns, req.Irreversible = c.warning, c.expected, c.concerns, c.irr
-		p := newPermDialog(pendingAsk{id: 1, req: req}, th)
+		p, _ := permission.New(permission.Ask{ID: 1, Req: req}, permission.Config{Theme: th})
 		for _, size := range [][2]int{{80, 23}, {40, 9}} {
-			out := p.view(th, size[0], size[1])
+			out := p.View(th, size[0], size[1])
 			sgr := func(st func(...string) string, lead string) string {
 				return strings.Split(st(lead), lead)[0] + lead + " "
 			}
@@ -450,11 +452,11 @@ func TestSelectDialogShowsEveryCandidate(t *testing.T) {
 	d.graceOver()
 	// The candidates are a huh select: tab and ←/→ move its cursor.
 	d.key(keyTab)
-	if v := d.view(); !strings.Contains(v, "▸ 2. quick_ride") || d.model().perm.pick != 1 {
+	if v := d.view(); !strings.Contains(v, "▸ 2. quick_ride") || d.model().perm.Pick() != 1 {
 		t.Fatalf("tab must move to the second candidate:\n%s", v)
 	}
 	d.key(tea.KeyPressMsg{Code: tea.KeyLeft})
-	if v := d.view(); !strings.Contains(v, "▸ 1. metro_hail") || d.model().perm.pick != 0 {
+	if v := d.view(); !strings.Contains(v, "▸ 1. metro_hail") || d.model().perm.Pick() != 0 {
 		t.Fatalf("← must move back:\n%s", v)
 	}
 	d.key(char('2'))

@@ -1,46 +1,39 @@
 package tui
 
 import (
-	"fmt"
 	"slices"
-	"strings"
-	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/huh/v2"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
-	"github.com/bulkhead-dev/bulkhead/tui/widget"
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/permission"
 )
 
-// permGrace is how long the user must stop typing before a dialog takes
-// answers: every keystroke while it waits goes to the input box and starts
-// the wait again, so typing in the chat cannot answer it.
-const permGrace = 800 * time.Millisecond
+// The root's side of the permission dialog (tui/dialogs/permission): the
+// Prompter's queue, which request shows, what the dialog covers, and
+// what its outcomes do — a key meant for the input goes there, an answer
+// goes to the Prompter and the next request opens.
 
-// bell rings the terminal's bell: a dialog wants an answer.
-const bell = "\a"
+// Prompter is the broker's permissions.Prompter whose requests show as
+// permission dialogs (give the same one to the engine and to Options).
+type Prompter = permission.Prompter
 
-// graceMsg ends the grace wait gen of dialog id (a later keystroke
-// started a newer one, and this one is void).
-type graceMsg struct {
-	id  uint64
-	gen int
-}
+// NewPrompter returns a Prompter with nothing pending.
+func NewPrompter() *Prompter { return permission.NewPrompter() }
 
 // onPrompts takes the Prompter's queue in: a request that left it (its
 // turn was cancelled) closes its dialog, and when no dialog shows the
 // first waiting request opens one. The wait is re-armed either way.
-func (m *Model) onPrompts(msg promptsMsg) tea.Cmd {
+func (m *Model) onPrompts(msg permission.Queue) tea.Cmd {
 	var cmds []tea.Cmd
-	if msg.ver > m.pseen {
-		m.pseen = msg.ver
+	if msg.Ver > m.pseen {
+		m.pseen = msg.Ver
 		m.prompts = m.prompts[:0:0]
 		in := map[uint64]bool{}
-		for _, a := range msg.asks {
-			in[a.id] = true
-			if !m.gone[a.id] {
+		for _, a := range msg.Asks {
+			in[a.ID] = true
+			if !m.gone[a.ID] {
 				m.prompts = append(m.prompts, a)
 			}
 		}
@@ -49,7 +42,7 @@ func (m *Model) onPrompts(msg promptsMsg) tea.Cmd {
 				delete(m.gone, id) // out of the queue for good
 			}
 		}
-		if m.perm != nil && !slices.ContainsFunc(m.prompts, func(a pendingAsk) bool { return a.id == m.perm.id }) {
+		if m.perm != nil && !slices.ContainsFunc(m.prompts, func(a permission.Ask) bool { return a.ID == m.perm.ID() }) {
 			m.closePerm()
 			m.notice = "a permission request was withdrawn"
 		}
@@ -57,68 +50,55 @@ func (m *Model) onPrompts(msg promptsMsg) tea.Cmd {
 			cmds = append(cmds, m.openPerm(m.prompts[0]))
 		}
 	}
-	cmds = append(cmds, m.prompter.wait(m.pseen, m.w.quit))
+	cmds = append(cmds, m.prompter.Wait(m.pseen, m.w.quit))
 	return tea.Batch(cmds...)
 }
 
-// openPerm shows request a over whatever is on screen and starts the
-// grace wait; a request that is not routine rings the bell.
-func (m *Model) openPerm(a pendingAsk) tea.Cmd {
+// openPerm shows request a over whatever is on screen. The form open
+// under it — a confirmation of the chats list or of a screen, /model's
+// picker — ends as esc would: the dialog takes the keys now, and one form
+// is open at a time.
+func (m *Model) openPerm(a permission.Ask) tea.Cmd {
 	if m.overlay != overlayPermission {
 		m.under = m.overlay
 	}
 	m.overlay = overlayPermission
-	m.perm = newPermDialog(a, m.th)
-	var cmds []tea.Cmd
-	if len(a.req.Choices) > 0 {
-		cmds = append(cmds, m.openChoice(0))
-	}
-	if !m.perm.routine() {
-		cmds = append(cmds, tea.Raw(bell))
-	}
-	cmds = append(cmds, m.graceWait())
-	return tea.Batch(cmds...)
+	left := m.leaveAllForms()
+	var cmd tea.Cmd
+	m.perm, cmd = permission.New(a, permission.Config{
+		Theme: m.th, Width: m.width, Height: m.dialogHeight(), After: m.after, Now: m.now,
+	})
+	return tea.Batch(left, cmd)
 }
 
-// graceWait starts the dialog's grace wait afresh: it takes answers only
-// once permGrace has passed without a keystroke.
-func (m *Model) graceWait() tea.Cmd {
-	p := m.perm
-	p.gen++
-	p.armed = false
-	if m.after == nil {
+// permKey hands a key to the dialog and acts on its outcome.
+func (m *Model) permKey(msg tea.Msg) tea.Cmd {
+	if m.perm == nil {
+		m.closePerm()
 		return nil
 	}
-	return m.after(permGrace, graceMsg{id: p.id, gen: p.gen})
+	cmd, out := m.perm.Update(msg)
+	return tea.Batch(cmd, m.onDialog(out))
 }
 
-// onGrace arms the dialog whose current wait ended.
-func (m *Model) onGrace(msg graceMsg) {
-	if p := m.perm; p != nil && p.id == msg.id && p.gen == msg.gen {
-		p.armed = true
+// onDialog acts on what the dialog asked: a key or a paste meant for the
+// input box goes there (enter sends the message; a turn runs, the text
+// stays with a notice), an answer goes to the Prompter.
+func (m *Model) onDialog(out permission.Outcome) tea.Cmd {
+	switch {
+	case out.Answer != nil:
+		return m.answerPerm(*out.Answer)
+	case out.Typed != nil:
+		if k, ok := out.Typed.(tea.KeyPressMsg); ok && key.Matches(k, m.keys.Send) {
+			return m.send()
+		}
+		return m.input.update(out.Typed)
 	}
-}
-
-// typed sends a key (or a paste) meant for the input box there, and
-// starts the dialog's grace wait again: the user is typing, not answering.
-func (m *Model) typed(msg tea.Msg) tea.Cmd {
-	p := m.perm
-	p.chosen = ""
-	p.caveat = nil
-	var cmd tea.Cmd
-	if k, ok := msg.(tea.KeyPressMsg); ok && key.Matches(k, m.keys.Send) {
-		cmd = m.send() // a turn runs: the text stays, with a notice
-	} else {
-		cmd = m.input.update(msg)
-	}
-	return tea.Batch(cmd, m.graceWait())
+	return nil
 }
 
 // closePerm puts back the overlay the dialog covered.
 func (m *Model) closePerm() {
-	if m.form != nil && (m.form.owner == formNote || m.form.owner == formChoice) {
-		m.closeForm()
-	}
 	m.perm = nil
 	m.overlay, m.under = m.under, overlayNone
 	if m.overlay == overlayPull && m.pull == nil {
@@ -167,14 +147,11 @@ func (m Model) waiting() int {
 
 // answerPerm answers the dialog showing and opens the next one, if any.
 func (m *Model) answerPerm(d permissions.Decision) tea.Cmd {
-	p := m.perm
-	if n := len(p.req.Choices); n > 0 && d.Answer != permissions.AnswerDeny {
-		d.Choice = p.req.Choices[min(max(p.pick, 0), n-1)]
+	id := m.perm.ID()
+	if m.prompter.Answer(id, d) {
+		m.gone[id] = true
 	}
-	if m.prompter.answer(p.id, d) {
-		m.gone[p.id] = true
-	}
-	m.prompts = slices.DeleteFunc(m.prompts, func(a pendingAsk) bool { return a.id == p.id })
+	m.prompts = slices.DeleteFunc(m.prompts, func(a permission.Ask) bool { return a.ID == id })
 	m.closePerm()
 	if len(m.prompts) > 0 {
 		return m.openPerm(m.prompts[0])
@@ -182,194 +159,9 @@ func (m *Model) answerPerm(d permissions.Decision) tea.Cmd {
 	return nil
 }
 
-// permKey drives the dialog. ↑/↓/pgup/pgdn scroll its values at any
-// time. Until it is armed (the user has stopped typing for permGrace),
-// every other key goes to the input box and starts the wait again. Armed,
-// it answers: o allows once, s and p open the caveat step (caveats.go), d
-// and esc deny, n denies with a note, x shows long values whole. A request
-// that is not routine takes an allow as a choice, confirmed by enter; any
-// other key takes the choice back. A key that answers nothing (a letter of
-// a sentence) goes to the input box and disarms the dialog again.
-func (m *Model) permKey(msg tea.KeyPressMsg) tea.Cmd {
-	p := m.perm
-	if p == nil {
-		m.closePerm()
-		return nil
-	}
-	s := msg.String()
-	if p.noting {
-		return m.formUpdate(msg)
-	}
-	h := m.dialogHeight()
-	if p.caveat != nil && p.armed && s != "pgup" && s != "pgdown" {
-		if cmd, ok := m.caveatKey(msg); ok {
-			return cmd
-		}
-		return m.typed(msg)
-	}
-	switch s {
-	case "up":
-		p.scrollBy(m.th, -1, m.width, h)
-		return nil
-	case "down":
-		p.scrollBy(m.th, 1, m.width, h)
-		return nil
-	case "pgup":
-		p.scrollBy(m.th, -p.page(m.th, m.width, h), m.width, h)
-		return nil
-	case "pgdown":
-		p.scrollBy(m.th, p.page(m.th, m.width, h), m.width, h)
-		return nil
-	}
-	if !p.armed {
-		return m.typed(msg)
-	}
-	if n := len(p.req.Choices); n > 0 {
-		// Picking an app answers nothing: an allow still has to follow.
-		switch {
-		case s == "left" || s == "shift+tab" || s == "right" || s == "tab":
-			p.chosen = ""
-			if m.formOf(formChoice) == nil || m.formOf(formChoice) != p.choiceForm {
-				// The form went (another took its place): ←/→ wrap as before.
-				d := 1
-				if s == "left" || s == "shift+tab" {
-					d = n - 1
-				}
-				return m.openChoice((p.pick + d) % n)
-			}
-			cmd := m.formUpdate(msg)
-			p.pick = p.hovered()
-			return cmd
-		case len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < n:
-			p.chosen = ""
-			return m.openChoice(int(s[0] - '1'))
-		}
-	}
-	if p.chosen != "" {
-		if s == "enter" {
-			return m.answerPerm(permissions.Decision{Answer: p.chosen})
-		}
-		p.chosen = ""
-		if s == "esc" {
-			return nil
-		}
-	}
-	// s and p save a grant: its limits are chosen first (caveats.go).
-	limit := func(a permissions.Answer) tea.Cmd {
-		if p.offered(a) {
-			p.caveat = newCaveatStep(a, p.req, m.th)
-			return nil
-		}
-		return m.typed(msg)
-	}
-	switch s {
-	case "o":
-		if !p.offered(permissions.AnswerOnce) {
-			return m.typed(msg)
-		}
-		if p.deliberate() {
-			p.chosen = permissions.AnswerOnce
-			return nil
-		}
-		return m.answerPerm(permissions.Decision{Answer: permissions.AnswerOnce})
-	case "s":
-		return limit(permissions.AnswerSession)
-	case "p":
-		return limit(permissions.AnswerPermanent)
-	case "d", "esc":
-		return m.answerPerm(permissions.Decision{Answer: permissions.AnswerDeny})
-	case "n":
-		return m.openNote()
-	case "x":
-		p.expanded = !p.expanded
-		p.scroll = 0
-		return nil
-	}
-	return m.typed(msg)
-}
-
 // dialogHeight is the room a permission dialog has: the chat area above
 // the input box, which stays in view so that typing can be seen going
 // there.
 func (m Model) dialogHeight() int {
 	return max(m.height-1-1-m.input.ta.Height(), 3)
-}
-
-// permWheel scrolls the arguments with the mouse wheel.
-func (m *Model) permWheel(msg tea.MouseWheelMsg) {
-	if m.perm == nil {
-		return
-	}
-	switch msg.Button {
-	case tea.MouseWheelUp:
-		m.perm.scrollBy(m.th, -1, m.width, m.dialogHeight())
-	case tea.MouseWheelDown:
-		m.perm.scrollBy(m.th, 1, m.width, m.dialogHeight())
-	}
-}
-
-// openNote opens the deny-with-note field (a huh input) in the dialog:
-// enter denies with the note, esc goes back to the answers.
-func (m *Model) openNote() tea.Cmd {
-	p := m.perm
-	note := ""
-	in := huh.NewInput().
-		Title(fmt.Sprintf("note to %s", widget.Clean(p.req.Subject))).
-		Description("enter denies with it · esc back").
-		Placeholder("why not (reaches the app's model)").
-		Prompt("› ").CharLimit(500).Value(&note)
-	id := p.id
-	cmd := m.openForm(formNote, dialogWidth(m.width)-4, func(m *Model, completed bool) tea.Cmd {
-		p := m.perm
-		if p == nil || p.id != id {
-			return nil
-		}
-		p.noting, p.noteForm = false, nil
-		if completed {
-			return m.answerPerm(permissions.Decision{Answer: permissions.AnswerDeny, Note: strings.TrimSpace(note)})
-		}
-		return nil
-	}, in)
-	p.noting, p.noteForm = true, m.form.f
-	return cmd
-}
-
-// openChoice puts the dialog's candidates in a huh select with the
-// cursor on pick. Moving it answers nothing: an allow still has to
-// follow, and takes the app under the cursor.
-func (m *Model) openChoice(pick int) tea.Cmd {
-	p := m.perm
-	opts := make([]huh.Option[string], len(p.req.Choices))
-	for i, c := range p.req.Choices {
-		opts[i] = huh.NewOption(fmt.Sprintf("%d. %s", i+1, widget.Clean(c)), c)
-	}
-	p.pick = min(max(pick, 0), len(opts)-1)
-	value := p.req.Choices[p.pick]
-	sel := huh.NewSelect[string]().
-		Title(fmt.Sprintf("which app answers %s?", widget.Clean(p.req.Function))).
-		Options(opts...).Height(len(opts) + 1).Value(&value)
-	id := p.id
-	cmd := m.openForm(formChoice, dialogWidth(m.width)-4, func(m *Model, _ bool) tea.Cmd {
-		if p := m.perm; p != nil && p.id == id {
-			p.choiceForm = nil // the pick stays: an allow still takes it
-		}
-		return nil
-	}, sel)
-	p.choiceForm = m.form.f
-	return cmd
-}
-
-// hovered is the candidate under the select's cursor.
-func (p *permDialog) hovered() int {
-	if p.choiceForm == nil {
-		return p.pick
-	}
-	if sel, ok := p.choiceForm.GetFocusedField().(*huh.Select[string]); ok {
-		if v, ok := sel.Hovered(); ok {
-			if i := slices.Index(p.req.Choices, v); i >= 0 {
-				return i
-			}
-		}
-	}
-	return p.pick
 }

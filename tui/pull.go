@@ -82,7 +82,7 @@ func (p *pullDialog) percent() float64 {
 }
 
 func (p *pullDialog) view(th style.Theme, width, height int, canPull bool) string {
-	inner := max(dialogWidth(width)-4, 1)
+	inner := max(widget.DialogWidth(width)-4, 1)
 	lines := []string{th.BoxTitle.Render("Model missing"), ""}
 	switch p.state {
 	case pullAsk:
@@ -118,7 +118,7 @@ func (p *pullDialog) view(th style.Theme, width, height int, canPull bool) strin
 	case pullFailed:
 		lines = append(lines, th.Err.Render("✗ pull failed: ")+widget.OneLine(p.err), "", th.Dim.Render("esc closes"))
 	}
-	return box(th, lines, dialogWidth(width), height)
+	return widget.Box(th, lines, widget.DialogWidth(width), height)
 }
 
 // size prints a byte count for people.

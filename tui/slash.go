@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -370,5 +371,5 @@ func (m Model) menuView(w string, items []slashCmd, height int) string {
 		}
 		lines = append(lines, m.th.Dim.Render(ansi.Truncate("↑/↓ choose · tab complete · enter run · esc close"+more, inner, "…")))
 	}
-	return box(m.th, lines, width, height)
+	return widget.Box(m.th, lines, width, height)
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/permission"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
@@ -155,7 +157,7 @@ func TestTypingNeverAnswersADialog(t *testing.T) {
 			if v := d.view(); !strings.Contains(v, "typing goes to your message") {
 				t.Fatalf("while typing, the dialog says keys go to the message:\n%s", v)
 			}
-			clock.advance(d, permGrace)
+			clock.advance(d, permission.Grace)
 			if v := d.view(); !strings.Contains(v, "answering now") {
 				t.Fatalf("after the pause the dialog must say it answers now:\n%s", v)
 			}

@@ -1,4 +1,4 @@
-package tui
+package permission
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 	"charm.land/huh/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/bulkhead-dev/bulkhead/permissions"
+	perm "github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/forms"
 	"github.com/bulkhead-dev/bulkhead/tui/request"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
@@ -26,10 +26,10 @@ import (
 // back to the answers. Irreversible requests never get here: they offer
 // neither s nor p.
 type caveatStep struct {
-	answer permissions.Answer // session or permanent
-	row    int                // the row with the cursor (caveatRows)
-	choice [caveatRows]int    // the choice in each row
-	args   []argChoice        // the argument constraints offered; [0] is none
+	answer perm.Answer     // session or permanent
+	row    int             // the row with the cursor (caveatRows)
+	choice [caveatRows]int // the choice in each row
+	args   []argChoice     // the argument constraints offered; [0] is none
 	// fields are the rows as huh inline selects bound to choice: ←/→
 	// change the focused one at once (no message round trip), and the
 	// step moves the focus between them itself.
@@ -71,7 +71,7 @@ func (a argChoice) label() string {
 	return "only this " + a.name + ": " + a.name + "=" + a.value
 }
 
-func newCaveatStep(a permissions.Answer, r permissions.Request, th style.Theme) *caveatStep {
+func newCaveatStep(a perm.Answer, r perm.Request, th style.Theme) *caveatStep {
 	c := &caveatStep{answer: a, args: argChoices(r.Args)}
 	if r.Private {
 		// A limit would keep the private text in the grant.
@@ -157,8 +157,8 @@ func pathLike(name, value string) bool {
 }
 
 // caveats are the chosen limits, with times from now.
-func (c *caveatStep) caveats(now time.Time) permissions.Caveats {
-	var cv permissions.Caveats
+func (c *caveatStep) caveats(now time.Time) perm.Caveats {
+	var cv perm.Caveats
 	switch c.choice[rowExpiry] {
 	case 1:
 		cv.Expires = now.Add(time.Hour)
@@ -177,7 +177,7 @@ func (c *caveatStep) caveats(now time.Time) permissions.Caveats {
 
 // scope is the exact scope being saved, in words: "allow collab mail →
 // drive drive.search, only query=Q3 report, for 1 hour, 5 uses, permanently".
-func (c *caveatStep) scope(r permissions.Request) string {
+func (c *caveatStep) scope(r perm.Request) string {
 	what := string(r.Kind) + " " + request.Target(r)
 	if r.Function != "" && !strings.Contains(request.Target(r), r.Function) {
 		what += " (" + r.Function + ")"
@@ -205,7 +205,7 @@ func (c *caveatStep) scope(r permissions.Request) string {
 	default:
 		parts = append(parts, fmt.Sprintf("%d uses", n))
 	}
-	if c.answer == permissions.AnswerPermanent {
+	if c.answer == perm.AnswerPermanent {
 		parts = append(parts, "permanently")
 	} else {
 		parts = append(parts, "for this session")
@@ -240,11 +240,11 @@ func (c *caveatStep) pick(msg tea.Msg) {
 
 // lines draw the step in iw cells: the rows, the scope and the keys; short
 // leaves out the heading.
-func (c *caveatStep) lines(th style.Theme, r permissions.Request, iw int, short bool) []string {
+func (c *caveatStep) lines(th style.Theme, r perm.Request, iw int, short bool) []string {
 	var out []string
 	if !short {
 		what := "Limits of this session grant"
-		if c.answer == permissions.AnswerPermanent {
+		if c.answer == perm.AnswerPermanent {
 			what = "Limits of this permanent grant"
 		}
 		out = append(out, th.BoxTitle.Render(ansi.Truncate(what, iw, "…")))
@@ -278,12 +278,11 @@ func (c *caveatStep) lines(th style.Theme, r permissions.Request, iw int, short 
 }
 
 // caveatKey drives the step: ↑/↓ (tab) pick a row, ←/→ (space) a choice,
-// enter answers with the limits, esc goes back to the answers.
-func (m *Model) caveatKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	s := msg.String()
-	p := m.perm
+// enter answers with the limits, esc goes back to the answers. A key it
+// does not know is typing (false).
+func (p *Dialog) caveatKey(msg tea.KeyPressMsg) (tea.Cmd, Outcome, bool) {
 	c := p.caveat
-	switch s {
+	switch msg.String() {
 	case "up", "shift+tab":
 		c.move(-1)
 	case "down", "tab":
@@ -291,11 +290,12 @@ func (m *Model) caveatKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case "left", "right", "space":
 		c.pick(msg)
 	case "enter":
-		return m.answerPerm(permissions.Decision{Answer: c.answer, Caveats: c.caveats(m.now())}), true
+		cmd, out := p.answer(perm.Decision{Answer: c.answer, Caveats: c.caveats(p.c.Now())})
+		return cmd, out, true
 	case "esc":
 		p.caveat = nil
 	default:
-		return nil, false // typing: not the step's
+		return nil, Outcome{}, false // typing: not the step's
 	}
-	return nil, true
+	return nil, Outcome{}, true
 }

@@ -1,4 +1,4 @@
-package tui
+package permission
 
 import (
 	"context"
@@ -7,19 +7,19 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/bulkhead-dev/bulkhead/permissions"
+	perm "github.com/bulkhead-dev/bulkhead/permissions"
 )
 
 // Prompter is the permission dialog's side of the broker: a
-// permissions.Prompter whose Prompt hands the request to the running UI and
+// perm.Prompter whose Prompt hands the request to the running UI and
 // blocks until the user answers it or ctx ends. Requests wait in arrival
 // order; the UI shows the first as a dialog and counts the rest in the
 // status bar. Build one with NewPrompter, give it to the engine (the
 // broker) and to the UI (Options.Prompter). It is safe for concurrent use.
 //
 // Prompt does no IO: it queues the request and pokes a channel. A Cmd the
-// root model keeps armed (wait) takes a snapshot of the queue whenever it
-// changes and hands it to Update; Update answers through answer, which
+// root model keeps armed (Wait) takes a snapshot of the queue whenever it
+// changes and hands it to Update; Update answers through Answer, which
 // only fills the request's one-slot reply.
 type Prompter struct {
 	mu     sync.Mutex
@@ -33,23 +33,25 @@ type Prompter struct {
 // ask is one pending Prompt.
 type ask struct {
 	id    uint64
-	req   permissions.Request
-	reply chan permissions.Decision // one slot: the first answer wins
+	req   perm.Request
+	reply chan perm.Decision // one slot: the first answer wins
 }
 
-// pendingAsk is a request as the UI sees it.
-type pendingAsk struct {
-	id  uint64
-	req permissions.Request
+// Ask is a request as the UI sees it: its place in the queue and what
+// it asks.
+type Ask struct {
+	ID  uint64
+	Req perm.Request
 }
 
-// promptsMsg hands Update the Prompter's queue as of version ver.
-type promptsMsg struct {
-	ver  uint64
-	asks []pendingAsk
+// Queue hands the root model the Prompter's queue as of version Ver
+// (Wait's answer).
+type Queue struct {
+	Ver  uint64
+	Asks []Ask
 }
 
-var _ permissions.Prompter = (*Prompter)(nil)
+var _ perm.Prompter = (*Prompter)(nil)
 
 // NewPrompter returns a Prompter with nothing pending.
 func NewPrompter() *Prompter {
@@ -60,11 +62,11 @@ func NewPrompter() *Prompter {
 // the request leaves the queue (its dialog closes) and Prompt returns
 // ctx.Err(). The Decision carries Answer and, with a deny, Note; the
 // broker sets Source.
-func (p *Prompter) Prompt(ctx context.Context, r permissions.Request) (permissions.Decision, error) {
+func (p *Prompter) Prompt(ctx context.Context, r perm.Request) (perm.Decision, error) {
 	if err := ctx.Err(); err != nil {
-		return permissions.Decision{}, err
+		return perm.Decision{}, err
 	}
-	a := &ask{req: r, reply: make(chan permissions.Decision, 1)}
+	a := &ask{req: r, reply: make(chan perm.Decision, 1)}
 	p.mu.Lock()
 	p.nextID++
 	a.id = p.nextID
@@ -81,7 +83,7 @@ func (p *Prompter) Prompt(ctx context.Context, r permissions.Request) (permissio
 			p.changed()
 		}
 		p.mu.Unlock()
-		return permissions.Decision{}, ctx.Err()
+		return perm.Decision{}, ctx.Err()
 	}
 }
 
@@ -102,9 +104,9 @@ func (p *Prompter) changed() {
 	}
 }
 
-// answer delivers d to request id and takes it off the queue; false when
+// Answer delivers d to request id and takes it off the queue; false when
 // it is gone already (answered, or its ctx ended). It never blocks.
-func (p *Prompter) answer(id uint64, d permissions.Decision) bool {
+func (p *Prompter) Answer(id uint64, d perm.Decision) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	i := slices.IndexFunc(p.asks, func(a *ask) bool { return a.id == id })
@@ -118,9 +120,9 @@ func (p *Prompter) answer(id uint64, d permissions.Decision) bool {
 	return true
 }
 
-// wait is the Cmd that hands Update the queue once its version is past
+// Wait is the Cmd that hands Update the queue once its version is past
 // seen. It returns nil when quit closes (the UI is shutting down).
-func (p *Prompter) wait(seen uint64, quit <-chan struct{}) tea.Cmd {
+func (p *Prompter) Wait(seen uint64, quit <-chan struct{}) tea.Cmd {
 	return func() tea.Msg {
 		p.mu.Lock()
 		for p.ver == seen {
@@ -137,18 +139,18 @@ func (p *Prompter) wait(seen uint64, quit <-chan struct{}) tea.Cmd {
 			p.mu.Lock()
 			p.parked--
 		}
-		msg := promptsMsg{ver: p.ver, asks: make([]pendingAsk, len(p.asks))}
+		msg := Queue{Ver: p.ver, Asks: make([]Ask, len(p.asks))}
 		for i, a := range p.asks {
-			msg.asks[i] = pendingAsk{id: a.id, req: a.req}
+			msg.Asks[i] = Ask{ID: a.id, Req: a.req}
 		}
 		p.mu.Unlock()
 		return msg
 	}
 }
 
-// idleAt reports whether a wait Cmd is blocked and nothing past seen is
+// IdleAt reports whether a wait Cmd is blocked and nothing past seen is
 // waiting to be handed over: the test driver's notion of idle.
-func (p *Prompter) idleAt(seen uint64) bool {
+func (p *Prompter) IdleAt(seen uint64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.parked > 0 && p.ver == seen

@@ -1,4 +1,4 @@
-package tui
+package permission
 
 // What the permission dialog says: the values of a request's arguments
 // (decisive ones first, with where each came from), its title, who asks
@@ -17,7 +17,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/bulkhead-dev/bulkhead/permissions"
+	perm "github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/request"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
@@ -25,12 +25,12 @@ import (
 
 // dialogValues lists the values of r's arguments: decisive ones first
 // (those the provenance marks key, in argument order), then the rest.
-func dialogValues(r permissions.Request) []dlgValue {
+func dialogValues(r perm.Request) []dlgValue {
 	raw := bytes.TrimSpace(r.Args)
 	if len(raw) == 0 {
 		return nil
 	}
-	prov := map[string]*permissions.Provenance{}
+	prov := map[string]*perm.Provenance{}
 	keyTop := map[string]bool{}
 	for i := range r.Provenance {
 		p := &r.Provenance[i]
@@ -105,7 +105,7 @@ func topOf(path string) string {
 
 // keySummary names the decisive values for the title, in about width
 // cells: "to attacker@evil.example", long ones as head…tail.
-func (p *permDialog) keySummary(width int) string {
+func (p *Dialog) keySummary(width int) string {
 	var keys []dlgValue
 	for _, v := range p.values {
 		if v.key && len(keys) < 3 {
@@ -125,36 +125,36 @@ func (p *permDialog) keySummary(width int) string {
 
 // title says what is asked, by kind, naming the decisive values, in about
 // width cells.
-func (p *permDialog) title(width int) string {
+func (p *Dialog) title(width int) string {
 	r := p.req
 	var head string
 	withKeys := false
 	switch r.Kind {
-	case permissions.KindExec:
+	case perm.KindExec:
 		if r.Subject == "hub" {
 			head = fmt.Sprintf("Run %s?", r.Object)
 		} else {
 			head, withKeys = fmt.Sprintf("%s → %s (writes)", r.Subject, r.Function), true
 		}
-	case permissions.KindSelect:
+	case perm.KindSelect:
 		head = fmt.Sprintf("Use %s for %s?", r.Object, r.Function)
 		if len(r.Choices) > 0 {
 			head = fmt.Sprintf("Which app for %s? %s", r.Function, strings.Join(r.Choices, " or "))
 		}
-	case permissions.KindData:
+	case perm.KindData:
 		head = fmt.Sprintf("Share data with %s?", r.Object)
 		if strings.HasPrefix(r.Detail, "Run ") {
 			head = fmt.Sprintf("Run %s, with your data?", r.Object)
 		}
-	case permissions.KindCollab:
+	case perm.KindCollab:
 		if fn, ok := strings.CutSuffix(r.Function, " (response)"); ok {
 			head, withKeys = fmt.Sprintf("Pass the answer from %s (%s) back to %s?", r.Subject, fn, r.Object), true
 		} else {
 			head, withKeys = fmt.Sprintf("%s asks %s for %s", r.Subject, r.Object, r.Function), true
 		}
-	case permissions.KindIrreversible:
+	case perm.KindIrreversible:
 		head, withKeys = fmt.Sprintf("%s → %s", r.Subject, r.Function), true
-	case permissions.KindNetwork:
+	case perm.KindNetwork:
 		head = fmt.Sprintf("%s wants to reach %s", r.Subject, endpointWords(r.Object))
 	default:
 		head = fmt.Sprintf("%s asks: %s %s", r.Subject, r.Kind, r.Object)
@@ -181,7 +181,7 @@ func endpointWords(ep string) string {
 }
 
 // who names the kind and the apps involved: subject → object, function.
-func (p *permDialog) who() string {
+func (p *Dialog) who() string {
 	r := p.req
 	parts := []string{string(r.Kind)}
 	if r.Object == "" || r.Object == r.Subject {
@@ -196,7 +196,7 @@ func (p *permDialog) who() string {
 }
 
 // offered reports whether the request offers answer a.
-func (p *permDialog) offered(a permissions.Answer) bool {
+func (p *Dialog) offered(a perm.Answer) bool {
 	return slices.Contains(p.req.Options(), a)
 }
 
@@ -217,7 +217,7 @@ func headTail(s string, n int) string {
 // valueLines draws the values in iw cells: "path  value  ← where from",
 // a decisive value whose source is not the user highlighted; long values
 // as head and tail unless expanded.
-func (p *permDialog) valueLines(th style.Theme, iw int) []string {
+func (p *Dialog) valueLines(th style.Theme, iw int) []string {
 	// Paths share one column; a path too long for it gets a line of its
 	// own, its value below, never a cut name.
 	limit := max(iw/3, 4)
@@ -316,7 +316,7 @@ func (p *permDialog) valueLines(th style.Theme, iw int) []string {
 
 // judgementLines draw the hub's judgement: calm ("✓ …") for a routine
 // request, the warning style with ⚠ for any other.
-func (p *permDialog) judgementLines(th style.Theme, iw int) []string {
+func (p *Dialog) judgementLines(th style.Theme, iw int) []string {
 	w := widget.Clean(p.req.Warning)
 	if w == "" {
 		return nil

@@ -1,4 +1,4 @@
-package tui
+package permission
 
 import (
 	"fmt"
@@ -8,59 +8,58 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/bulkhead-dev/bulkhead/permissions"
+	perm "github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/request"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
-// permDialog is the permission dialog: one request, its decisive values
+// Dialog is the permission dialog: one request, its decisive values
 // first (in its title and at the top, each with where it came from), the
 // other values (scrollable, long ones as head and tail), what the app says
 // the call touches, the hub's judgement, and the answers it offers.
 //
 // It takes answers only once the user has stopped typing for the grace
-// period (armed); until then keys go to the input box (permit.go). A
+// period (armed); until then keys go to the input box (keys.go). A
 // routine request (expected, reversible, no concern) is drawn calm and
 // answers with one key; any other is drawn as a warning, rings the bell,
 // and an allow needs a choice and then enter.
-type permDialog struct {
+type Dialog struct {
+	c        Config
 	id       uint64
-	req      permissions.Request
+	req      perm.Request
 	values   []dlgValue
 	armed    bool
-	gen      int                // the grace wait in force: a keystroke starts a new one
-	chosen   permissions.Answer // a risky request's allow, waiting for enter
-	expanded bool               // long values shown whole (x)
-	noting   bool               // typing the note of a deny
-	caveat   *caveatStep        // choosing the limits of a session or permanent grant
-	noteForm *huh.Form          // while noting: the huh field of the note (form.go)
+	gen      int         // the grace wait in force: a keystroke starts a new one
+	chosen   perm.Answer // a risky request's allow, waiting for enter
+	expanded bool        // long values shown whole (x)
+	noting   bool        // typing the note of a deny
+	caveat   *caveatStep // choosing the limits of a session or permanent grant
+	noteForm *huh.Form   // while noting: the huh field of the note
+	note     *string     // what it holds
 	// choiceForm is the huh select of a request with choices: every
 	// candidate listed, the one an allow chooses under the cursor (pick).
 	choiceForm *huh.Form
-	scroll     int // the first value line shown
-	pick       int // for a request with choices: the one an allow chooses
+	choice     *string // the candidate it holds
+	scroll     int     // the first value line shown
+	pick       int     // for a request with choices: the one an allow chooses
 }
 
 // dlgValue is one value of a request's arguments, as the dialog shows it.
 type dlgValue struct {
 	path string
 	text string // one line, cleaned; JSON for what is not a string
-	prov *permissions.Provenance
+	prov *perm.Provenance
 	key  bool
 	top  string // the top-level argument it lies under
 }
 
-func newPermDialog(a pendingAsk, th style.Theme) *permDialog {
-	return &permDialog{id: a.id, req: a.req, values: dialogValues(a.req), gen: 1}
-}
-
 // routine reports whether the request is drawn calm: the hub found it
 // expected, reversible, with no concern.
-func (p *permDialog) routine() bool { return p.req.Routine() }
+func (p *Dialog) routine() bool { return p.req.Routine() }
 
 // deliberate reports whether an allow needs a choice and then enter.
-func (p *permDialog) deliberate() bool { return !p.routine() }
+func (p *Dialog) deliberate() bool { return !p.routine() }
 
 // dlgLayout is the dialog's lines for one size, and how many value lines
 // the window shows.
@@ -69,18 +68,18 @@ type dlgLayout struct {
 	window, total int
 }
 
-// view draws the dialog no wider than width (dialogWidth) and no taller
-// than height.
-func (p *permDialog) view(th style.Theme, width, height int) string {
+// View draws the dialog no wider than width (widget.DialogWidth) and no
+// taller than height.
+func (p *Dialog) View(th style.Theme, width, height int) string {
 	l, framed := p.fit(th, width, height)
 	if framed {
 		bx := th.Box
 		if !p.routine() {
 			bx = bx.BorderForeground(th.WarnColor(request.Dangerous(p.req)))
 		}
-		return boxWith(bx, l.lines, dialogWidth(width), height)
+		return widget.BoxWith(bx, l.lines, widget.DialogWidth(width), height)
 	}
-	dw := dialogWidth(width)
+	dw := widget.DialogWidth(width)
 	for i, line := range l.lines {
 		line = ansi.Truncate(line, dw, "")
 		l.lines[i] = line + strings.Repeat(" ", max(dw-ansi.StringWidth(line), 0))
@@ -91,8 +90,8 @@ func (p *permDialog) view(th style.Theme, width, height int) string {
 // fit lays the dialog out for a width by height area: framed when the
 // title, the warning and the answers fit inside the frame, else with
 // short answers, else without the frame (a tiny terminal).
-func (p *permDialog) fit(th style.Theme, width, height int) (dlgLayout, bool) {
-	dw := dialogWidth(width)
+func (p *Dialog) fit(th style.Theme, width, height int) (dlgLayout, bool) {
+	dw := widget.DialogWidth(width)
 	iw, room := max(dw-4, 1), max(height-2, 1)
 	if l := p.layout(th, iw, room, false); len(l.lines) <= room {
 		return l, true
@@ -103,24 +102,11 @@ func (p *permDialog) fit(th style.Theme, width, height int) (dlgLayout, bool) {
 	return p.layout(th, max(dw, 1), max(height, 1), true), false
 }
 
-// scrollBy moves the values by delta lines (a dialog of width by height),
-// keeping the window full.
-func (p *permDialog) scrollBy(th style.Theme, delta, width, height int) {
-	l, _ := p.fit(th, width, height)
-	p.scroll = max(min(p.scroll+delta, l.total-l.window), 0)
-}
-
-// page is how many lines pgup and pgdn move.
-func (p *permDialog) page(th style.Theme, width, height int) int {
-	l, _ := p.fit(th, width, height)
-	return max(l.window-1, 1)
-}
-
 // layout fits the dialog into room lines of iw cells. The title, the
 // judgement and the answers always show; the values come next (at least a
 // few lines, with a "more" line when they do not fit), then what the app
 // says, the apps line and the detail as room allows.
-func (p *permDialog) layout(th style.Theme, iw, room int, short bool) dlgLayout {
+func (p *Dialog) layout(th style.Theme, iw, room int, short bool) dlgLayout {
 	wrap := func(s string, st lipgloss.Style, w int) []string {
 		var out []string
 		for _, l := range strings.Split(widget.FitWidth(s, max(w, 1)), "\n") {
@@ -158,7 +144,7 @@ func (p *permDialog) layout(th style.Theme, iw, room int, short bool) dlgLayout 
 	var says []string
 	if e := widget.Clean(p.req.Explain); e != "" {
 		says = take(wrap(p.req.Subject+" says: "+e, th.Thinking, iw))
-		if says == nil && p.req.Kind == permissions.KindCollab {
+		if says == nil && p.req.Kind == perm.KindCollab {
 			says = take(wrap(p.req.Object+" says: "+e, th.Thinking, iw))
 		}
 	}
@@ -197,13 +183,13 @@ func (p *permDialog) layout(th style.Theme, iw, room int, short bool) dlgLayout 
 }
 
 // footer says whether the dialog takes answers yet.
-func (p *permDialog) footer(th style.Theme, iw int) string {
+func (p *Dialog) footer(th style.Theme, iw int) string {
 	var s string
 	switch {
 	case p.noting || p.caveat != nil:
 		return ""
 	case !p.armed:
-		s = fmt.Sprintf("typing goes to your message · answers once you stop typing for %.1fs", permGrace.Seconds())
+		s = fmt.Sprintf("typing goes to your message · answers once you stop typing for %.1fs", Grace.Seconds())
 		return th.Dim.Render(ansi.Truncate(s, iw, "…"))
 	case p.chosen != "":
 		s = "enter confirms · any other key takes the choice back"
@@ -231,7 +217,7 @@ func (p *permDialog) footer(th style.Theme, iw int) string {
 // answerLines are the keys the dialog answers to, packed into lines (in
 // few words when short); while typing a note, its prompt and input; while
 // choosing a grant's limits, the caveat step.
-func (p *permDialog) answerLines(th style.Theme, iw int, short bool) []string {
+func (p *Dialog) answerLines(th style.Theme, iw int, short bool) []string {
 	if p.caveat != nil {
 		return p.caveat.lines(th, p.req, iw, short)
 	}
@@ -240,22 +226,22 @@ func (p *permDialog) answerLines(th style.Theme, iw int, short bool) []string {
 	}
 	type item struct {
 		k, text string
-		a       permissions.Answer
+		a       perm.Answer
 	}
 	var items []item
 	for _, a := range p.req.Options() {
 		switch a {
-		case permissions.AnswerOnce:
+		case perm.AnswerOnce:
 			items = append(items, item{"o", p.req.Label(a), a})
-		case permissions.AnswerSession:
+		case perm.AnswerSession:
 			items = append(items, item{"s", p.req.Label(a), a})
-		case permissions.AnswerPermanent:
+		case perm.AnswerPermanent:
 			items = append(items, item{"p", p.req.Label(a), a})
-		case permissions.AnswerDeny:
+		case perm.AnswerDeny:
 			items = append(items, item{"d", p.req.Label(a), a}, item{"n", "deny with a note", a})
 		}
 	}
-	items = append(items, item{"esc", "deny", permissions.AnswerDeny})
+	items = append(items, item{"esc", "deny", perm.AnswerDeny})
 	if short {
 		words := map[string]string{"o": "once", "s": "session", "p": "always", "d": "deny", "n": "note", "esc": "deny"}
 		for i := range items {

@@ -31,7 +31,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case overlayChats:
-		return m.listKey(msg)
+		return m.chatsKey(msg)
 	case overlayPull:
 		return m.pullKey(msg)
 	case overlayPermission:
@@ -77,10 +77,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.notice = "mouse off: select text as usual; pgup/pgdn scroll · f2 turns it on"
 		}
 	case key.Matches(msg, m.keys.Chats):
-		m.overlay = overlayChats
-		m.list = newChatList(m.th)
-		m.list.loading, m.list.current = true, m.chat.chat.ID
-		return listChats(m.b)
+		return m.openChats()
 	case key.Matches(msg, m.keys.NewChat):
 		m.newChat(false)
 	case key.Matches(msg, m.keys.Private):

@@ -61,31 +61,6 @@ func loadOlder(b Backend, vid int, id string, before uint64) tea.Cmd {
 	}
 }
 
-// chatsMsg answers listChats.
-type chatsMsg struct {
-	chats []hub.Chat
-	err   error
-}
-
-func listChats(b Backend) tea.Cmd {
-	return func() tea.Msg {
-		cs, err := b.Chats()
-		return chatsMsg{chats: cs, err: err}
-	}
-}
-
-// chatDeletedMsg answers deleteChat.
-type chatDeletedMsg struct {
-	id  string
-	err error
-}
-
-func deleteChat(b Backend, id string) tea.Cmd {
-	return func() tea.Msg {
-		return chatDeletedMsg{id: id, err: b.DeleteChat(id)}
-	}
-}
-
 // frameMsg advances the spinner while something runs.
 type frameMsg struct{}
 

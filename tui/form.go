@@ -24,7 +24,6 @@ import (
 type formOwner string
 
 const (
-	formChats  formOwner = "chats"  // delete a chat?
 	formModels formOwner = "models" // /model's picker
 )
 
@@ -54,6 +53,9 @@ func (m *Model) openForm(owner formOwner, width int, done func(m *Model, complet
 // screen's confirmation.
 func (m *Model) leaveAllForms() tea.Cmd {
 	prev := m.leaveScreens()
+	if m.list != nil {
+		prev = tea.Batch(prev, m.list.Leave())
+	}
 	if old := m.form; old != nil {
 		m.form = nil
 		prev = tea.Batch(prev, old.done(m, false))
@@ -100,11 +102,14 @@ func (m *Model) formUpdate(msg tea.Msg) tea.Cmd {
 }
 
 // overlayForms are the forms each overlay owns.
-var overlayForms = map[overlay]formOwner{overlayChats: formChats, overlayModels: formModels}
+var overlayForms = map[overlay]formOwner{overlayModels: formModels}
 
 // leaveForms ends, as esc would, the open form of overlay o, which is
 // going (replaced or closed without a key of its own).
 func (m *Model) leaveForms(o overlay) tea.Cmd {
+	if o == overlayChats && m.list != nil {
+		return m.list.Leave()
+	}
 	owner, ok := overlayForms[o]
 	if !ok || m.form == nil || m.form.owner != owner {
 		return nil

@@ -64,6 +64,3 @@ var permHelp = []string{
 	"  d deny · n note · x long values whole · ↑/↓ pgup/pgdn scroll",
 	"  after s or p, its limits: ←/→ choose · enter save · esc back",
 }
-
-// listHelp is the chats list's own key line.
-const listHelp = "enter open · / filter · n new · p private · d delete · esc close"

@@ -12,6 +12,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/chats"
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/permission"
 	appscreen "github.com/bulkhead-dev/bulkhead/tui/screens/apps"
 	memscreen "github.com/bulkhead-dev/bulkhead/tui/screens/memory"
@@ -128,7 +129,7 @@ type Model struct {
 	input   input
 	bar     statusBar
 	overlay overlay
-	list    chatList
+	list    *chats.Dialog // the chats dialog, while it is open
 	pull    *pullDialog
 	form    *hostedForm // the open huh form (form.go), if any
 	notice  string
@@ -199,7 +200,6 @@ func newModel(ctx context.Context, opts Options) Model {
 		keys:   keys,
 		th:     th,
 		md:     &widget.Markdown{},
-		list:   newChatList(th),
 		width:  80,
 		height: 24,
 		input:  newInput(th, keys),
@@ -296,6 +296,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.mgr != nil {
 			m.mgr.Update(msg)
 		}
+		if m.list != nil {
+			m.list.Update(msg)
+		}
 	case tea.BackgroundColorMsg:
 		if m.opts.Theme == "" || m.opts.Theme == "auto" {
 			m.th = style.New(msg.IsDark())
@@ -362,13 +365,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.onChatLoaded(msg)
 	case olderMsg:
 		m.onOlder(msg)
-	case chatsMsg:
-		if msg.err != nil {
-			m.list.loading, m.list.err = false, msg.err.Error()
-		} else {
-			return m.list.setChats(msg.chats)
+	case chats.Loaded:
+		if m.list != nil {
+			cmd, _ := m.list.Update(msg)
+			return cmd
 		}
-	case chatDeletedMsg:
+	case chats.Deleted:
 		return m.onChatDeleted(msg)
 	case noticeFadeMsg:
 		if msg.seq == m.noticeSeq {
@@ -404,9 +406,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.after(120*time.Millisecond, frameMsg{})
 	case list.FilterMatchesMsg:
 		// The chats list's filter, computed off the loop.
-		var cmd tea.Cmd
-		m.list.lm, cmd = m.list.lm.Update(msg)
-		return cmd
+		if m.list != nil {
+			cmd, _ := m.list.Update(msg)
+			return cmd
+		}
 	default:
 		if m.perm != nil {
 			// The grace wait's end, and the dialog's forms' messages.
@@ -416,6 +419,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			// huh's own messages (moving between fields, a cursor's blink)
 			// go to the open form.
 			return m.formUpdate(msg)
+		}
+		if m.overlay == overlayChats && m.list != nil {
+			// Its confirmation is a form of its own.
+			cmd, _ := m.list.Update(msg)
+			return cmd
 		}
 		if m.screenOn() != nil {
 			// A screen's confirmation is a form of its own.
@@ -557,8 +565,9 @@ func (m Model) dialog() string {
 	case overlayHelp:
 		return helpView(m.th, m.keys, m.width, h, m.opts.Models != nil)
 	case overlayChats:
-		m.list.confirmView = m.formView(formChats)
-		return m.list.view(m.th, widget.DialogWidth(m.width), h, m.now())
+		if m.list != nil {
+			return m.list.View(m.th, widget.DialogWidth(m.width), h, m.now())
+		}
 	case overlayModels:
 		return m.modelsView(m.width, h)
 	case overlayPull:

@@ -591,19 +591,18 @@ func TestChatListFilters(t *testing.T) {
 	d.key(keyEnter) // keep the filter
 	d.idle()
 	v := d.view()
-	if shown := d.model().list.lm.VisibleItems(); len(shown) != 1 || shown[0].(chatItem).c.Title != "lisbon trip ideas" ||
+	if shown := d.model().list.Visible(); len(shown) != 1 || shown[0].Title != "lisbon trip ideas" ||
 		!strings.Contains(v, "filter: lisb · esc clears it") || d.model().overlay != overlayChats {
 		t.Fatalf("/lisb must keep only the Lisbon chat, and say so:\n%s", v)
 	}
 	// A reload (a chat added or deleted elsewhere) keeps the filter's match.
-	ml := d.model().list
-	d.send(chatsMsg{chats: ml.chats()})
+	d.exec(d.model().list.Reload())
 	d.idle()
-	if shown := d.model().list.lm.VisibleItems(); len(shown) != 1 {
+	if shown := d.model().list.Visible(); len(shown) != 1 {
 		t.Fatalf("a reload with a kept filter must show its match, not %d chats:\n%s", len(shown), d.view())
 	}
 	d.key(keyEsc) // drops the filter, the list stays
-	if n := len(d.model().list.lm.VisibleItems()); n != 2 || d.model().overlay != overlayChats {
+	if n := len(d.model().list.Visible()); n != 2 || d.model().overlay != overlayChats {
 		t.Fatalf("esc must drop the filter first:\n%s", v)
 	}
 	d.key(char('/'))

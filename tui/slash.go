@@ -127,10 +127,7 @@ func (m *Model) runSlash(c slashCmd, arg string) tea.Cmd {
 	case "/new":
 		m.newChat(false)
 	case "/chats":
-		m.overlay = overlayChats
-		m.list = newChatList(m.th)
-		m.list.loading, m.list.current = true, m.chat.chat.ID
-		return listChats(m.b)
+		return m.openChats()
 	case "/model":
 		if arg == "" {
 			return m.openModels()

@@ -1,4 +1,11 @@
-package tui
+// Package chats is the chats dialog (ctrl+o, /chats): every chat, newest
+// first (the hub's order), private ones marked, the one on screen marked
+// ●, a / filter over the titles, and a huh confirmation before a delete.
+// The rows are a bubbles list (its cursor, paging and filter). enter
+// opens a chat, n and p start one, d deletes one; what the user chose is
+// the Outcome of Update, which the root acts on. Its data comes through
+// Cmds (Loaded, Deleted); Update and View do no IO.
+package chats
 
 import (
 	"fmt"
@@ -8,6 +15,7 @@ import (
 
 	"charm.land/bubbles/v2/list"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
@@ -16,18 +24,76 @@ import (
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
-// chatList is the chats overlay: every chat, newest first (the hub's
-// order), private ones marked, a / filter over the titles, with a huh
-// confirmation before a delete. The rows are a bubbles list (its cursor,
-// paging and filter); each row is drawn by chatRows.
-type chatList struct {
+// Backend is what the dialog needs of the hub (*hub.Operator satisfies it).
+type Backend interface {
+	Chats() ([]hub.Chat, error)
+	DeleteChat(id string) error
+}
+
+// Config is what the dialog reads and whom it asks.
+type Config struct {
+	Backend Backend
+	Current string // the chat on screen, marked in the list
+	// Answering names the chat a turn runs in now ("" when none): it is
+	// not deleted under the turn.
+	Answering func() string
+	Width     int // the terminal's, for the confirmation
+}
+
+// Dialog is the chats dialog's state; each row is drawn by chatRows.
+type Dialog struct {
+	c       Config
+	th      style.Theme
 	lm      list.Model
 	loading bool
 	err     string
-	// confirmView is the huh confirmation ("delete …?") drawn in the
-	// list's foot while it asks (form.go); the Model sets it.
-	confirmView string
-	current     string // the chat on screen, marked in the list
+	form    *huh.Form // the confirmation ("delete …?") in the list's foot
+	yes     *bool
+	delID   string // the chat it asks about
+}
+
+// Outcome is what the dialog's Update asks of the root: close it, and
+// open a chat or start a new one.
+type Outcome struct {
+	Close   bool
+	Open    string // a chat to open (not the one on screen)
+	New     bool   // start a new chat
+	Private bool   // … a private one
+}
+
+// Help is the dialog's own key line.
+const Help = "enter open · / filter · n new · p private · d delete · esc close"
+
+// Loaded answers a read of the chats.
+type Loaded struct {
+	chats []hub.Chat
+	err   error
+}
+
+// Deleted answers a delete: the root forgets what it kept of the chat
+// (and opens a new one when it was on screen), then hands it to Update.
+type Deleted struct {
+	ID  string
+	Err error
+}
+
+// New opens the dialog; the Cmd reads the chats.
+func New(th style.Theme, c Config) (*Dialog, tea.Cmd) {
+	d := &Dialog{c: c, th: th, lm: newList(th), loading: true}
+	return d, d.Reload()
+}
+
+// Reload reads the chats again (a chat added or deleted elsewhere).
+func (d *Dialog) Reload() tea.Cmd {
+	b := d.c.Backend
+	return func() tea.Msg {
+		cs, err := b.Chats()
+		return Loaded{chats: cs, err: err}
+	}
+}
+
+func deleteCmd(b Backend, id string) tea.Cmd {
+	return func() tea.Msg { return Deleted{ID: id, Err: b.DeleteChat(id)} }
 }
 
 // chatItem is one chat as a list item; it filters by its title.
@@ -35,7 +101,7 @@ type chatItem struct{ c hub.Chat }
 
 func (c chatItem) FilterValue() string { return titleOf(c.c) }
 
-func newChatList(th style.Theme) chatList {
+func newList(th style.Theme) list.Model {
 	lm := list.New(nil, chatRows{th: th}, 40, 10)
 	lm.SetShowTitle(false)
 	lm.SetShowStatusBar(false)
@@ -45,12 +111,12 @@ func newChatList(th style.Theme) chatList {
 	lm.DisableQuitKeybindings()
 	lm.InfiniteScrolling = true
 	lm.FilterInput.Prompt = "filter: "
-	return chatList{lm: lm}
+	return lm
 }
 
-// chats are the chats the list holds, in its order (unfiltered).
-func (l *chatList) chats() []hub.Chat {
-	items := l.lm.Items()
+// Visible are the chats the list shows, in its order (after the filter).
+func (l *Dialog) Visible() []hub.Chat {
+	items := l.lm.VisibleItems()
 	out := make([]hub.Chat, len(items))
 	for i, it := range items {
 		out[i] = it.(chatItem).c
@@ -58,7 +124,7 @@ func (l *chatList) chats() []hub.Chat {
 	return out
 }
 
-func (l *chatList) move(d int) {
+func (l *Dialog) move(d int) {
 	n := len(l.lm.VisibleItems())
 	if n == 0 {
 		return
@@ -66,14 +132,14 @@ func (l *chatList) move(d int) {
 	l.lm.Select((l.lm.Index() + d + n) % n)
 }
 
-func (l *chatList) selected() (hub.Chat, bool) {
+func (l *Dialog) selected() (hub.Chat, bool) {
 	it, ok := l.lm.SelectedItem().(chatItem)
 	return it.c, ok
 }
 
 // setChats replaces the list, keeping the cursor on the same chat when it
 // is still there.
-func (l *chatList) setChats(chats []hub.Chat) tea.Cmd {
+func (l *Dialog) setChats(chats []hub.Chat) tea.Cmd {
 	prev, had := l.selected()
 	items := make([]list.Item, len(chats))
 	for i, c := range chats {
@@ -84,7 +150,7 @@ func (l *chatList) setChats(chats []hub.Chat) tea.Cmd {
 	l.lm.Select(0)
 	for i, it := range l.lm.VisibleItems() {
 		c := it.(chatItem).c
-		if (had && c.ID == prev.ID) || (!had && c.ID == l.current) {
+		if (had && c.ID == prev.ID) || (!had && c.ID == l.c.Current) {
 			l.lm.Select(i)
 		}
 	}
@@ -111,8 +177,8 @@ func (d chatRows) Render(w io.Writer, m list.Model, index int, it list.Item) {
 	_, _ = io.WriteString(w, chatRow(d.th, c.c, index == m.Index(), d.current, d.inner, d.now))
 }
 
-// view draws the list inside a box at most width wide and height tall.
-func (l chatList) view(th style.Theme, width, height int, now time.Time) string {
+// View draws the list inside a box at most width wide and height tall.
+func (l *Dialog) View(th style.Theme, width, height int, now time.Time) string {
 	inner := max(width-4, 1)   // border and padding
 	rows := max(height-2-3, 1) // border, title, blank, help line
 	var body []string
@@ -125,7 +191,7 @@ func (l chatList) view(th style.Theme, width, height int, now time.Time) string 
 		body = append(body, th.Dim.Render("no chats yet — n starts one"))
 	default:
 		lm := l.lm
-		lm.SetDelegate(chatRows{th: th, current: l.current, now: now, inner: inner})
+		lm.SetDelegate(chatRows{th: th, current: l.c.Current, now: now, inner: inner})
 		n := len(lm.VisibleItems())
 		// The list's filter input shows while it is typed; a filter kept
 		// is said on a line of ours.
@@ -143,9 +209,9 @@ func (l chatList) view(th style.Theme, width, height int, now time.Time) string 
 			body = append(body, th.Dim.Render("no chat title matches"))
 		}
 	}
-	foot := th.Dim.Render(listHelp)
-	if l.confirmView != "" {
-		foot = l.confirmView
+	foot := th.Dim.Render(Help)
+	if l.form != nil {
+		foot = l.form.View()
 	}
 	content := []string{th.BoxTitle.Render("Chats"), ""}
 	content = append(content, body...)
@@ -205,33 +271,68 @@ func ago(now, t time.Time) string {
 	}
 }
 
-// listKey drives the chats list.
-func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
-	l := &m.list
+// Update handles one message: a key, what the Cmds read, the list's
+// filter (computed off the loop), and the confirmation's messages.
+func (l *Dialog) Update(msg tea.Msg) (tea.Cmd, Outcome) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		l.c.Width = msg.Width
+	case Loaded:
+		if msg.err != nil {
+			l.loading, l.err = false, msg.err.Error()
+			return nil, Outcome{}
+		}
+		return l.setChats(msg.chats), Outcome{}
+	case Deleted:
+		if msg.Err != nil {
+			l.err = msg.Err.Error()
+			return nil, Outcome{}
+		}
+		l.loading = true
+		return l.Reload(), Outcome{}
+	case list.FilterMatchesMsg:
+		var cmd tea.Cmd
+		l.lm, cmd = l.lm.Update(msg)
+		return cmd, Outcome{}
+	case tea.KeyPressMsg:
+		return l.key(msg)
+	default:
+		if l.form != nil {
+			return l.formUpdate(msg), Outcome{}
+		}
+	}
+	return nil, Outcome{}
+}
+
+// SetCurrent marks id as the chat on screen.
+func (l *Dialog) SetCurrent(id string) { l.c.Current = id }
+
+// key drives the list.
+func (l *Dialog) key(msg tea.KeyPressMsg) (tea.Cmd, Outcome) {
 	s := msg.String()
-	if m.formOf(formChats) != nil {
-		return m.formUpdate(msg)
+	if l.form != nil {
+		return l.formUpdate(msg), Outcome{}
 	}
 	if l.lm.SettingFilter() {
 		// Typing the filter: the list's own input takes every key (enter
 		// keeps the filter, esc drops it).
 		var cmd tea.Cmd
 		l.lm, cmd = l.lm.Update(msg)
-		return cmd
+		return cmd, Outcome{}
 	}
 	switch s {
 	case "/":
 		var cmd tea.Cmd
 		l.lm, cmd = l.lm.Update(msg)
-		return cmd
+		return cmd, Outcome{}
 	case "esc":
 		if l.lm.IsFiltered() {
 			l.lm.ResetFilter()
-			return nil
+			return nil, Outcome{}
 		}
-		m.overlay = overlayNone
+		return nil, Outcome{Close: true}
 	case "ctrl+o", "q":
-		m.overlay = overlayNone
+		return nil, Outcome{Close: true}
 	case "up", "k", "shift+tab":
 		l.move(-1)
 	case "down", "j", "tab":
@@ -239,61 +340,58 @@ func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "enter":
 		c, ok := l.selected()
 		if !ok {
-			return nil
+			return nil, Outcome{}
 		}
-		m.overlay = overlayNone
-		if c.ID != m.chat.chat.ID {
-			return m.switchChat(c.ID)
+		if c.ID != l.c.Current {
+			return nil, Outcome{Close: true, Open: c.ID}
 		}
+		return nil, Outcome{Close: true}
 	case "n", "ctrl+n":
-		m.overlay = overlayNone
-		m.newChat(false)
+		return nil, Outcome{Close: true, New: true}
 	case "p", "ctrl+p":
-		m.overlay = overlayNone
-		m.newChat(true)
+		return nil, Outcome{Close: true, New: true, Private: true}
 	case "d", "delete":
 		c, ok := l.selected()
 		if !ok {
-			return nil
+			return nil, Outcome{}
 		}
-		if m.run != nil && m.run.chat == c.ID {
+		if l.c.Answering != nil && l.c.Answering() == c.ID {
 			l.err = "that chat is answering — esc cancels it first"
-			return nil
+			return nil, Outcome{}
 		}
 		l.err = ""
-		return m.confirmDelete(c)
+		return l.confirmDelete(c), Outcome{}
 	}
-	return nil
+	return nil, Outcome{}
 }
 
 // confirmDelete asks, in the list's foot, whether to delete c: y or
 // enter on Delete deletes it, n, esc or enter on Keep keep it.
-func (m *Model) confirmDelete(c hub.Chat) tea.Cmd {
+func (l *Dialog) confirmDelete(c hub.Chat) tea.Cmd {
 	yes := false
-	f := forms.Confirm("delete “"+titleOf(c)+"”?", "Delete", "Keep", widget.DialogWidth(m.width)-4, &yes)
-	id := c.ID
-	return m.openForm(formChats, widget.DialogWidth(m.width)-4, func(m *Model, completed bool) tea.Cmd {
-		if completed && yes {
-			return deleteChat(m.b, id)
-		}
-		return nil
-	}, f)
+	l.yes, l.delID = &yes, c.ID
+	w := widget.DialogWidth(l.c.Width) - 4
+	l.form = forms.New(l.th, w, forms.Confirm("delete “"+titleOf(c)+"”?", "Delete", "Keep", w, &yes))
+	return l.form.Init()
 }
 
-func (m *Model) onChatDeleted(msg chatDeletedMsg) tea.Cmd {
-	if msg.err != nil {
-		m.list.err = msg.err.Error()
-		return nil
+// formUpdate gives msg to the confirmation and acts on its answer.
+func (l *Dialog) formUpdate(msg tea.Msg) tea.Cmd {
+	f, cmd, ended := forms.Update(l.form, msg)
+	l.form = f
+	if ended == forms.Open {
+		return cmd
 	}
-	delete(m.extras, msg.id)
-	delete(m.kept, msg.id)
-	if msg.id == m.chat.chat.ID {
-		m.newChat(false)
+	l.form = nil
+	if ended == forms.Submitted && *l.yes {
+		return tea.Batch(cmd, deleteCmd(l.c.Backend, l.delID))
 	}
-	m.list.current = m.chat.chat.ID
-	if m.overlay == overlayChats {
-		m.list.loading = true
-		return listChats(m.b)
-	}
+	return cmd
+}
+
+// Leave ends an open confirmation as esc would: a dialog's form takes
+// the keys.
+func (l *Dialog) Leave() tea.Cmd {
+	l.form = nil
 	return nil
 }

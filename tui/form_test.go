@@ -1,31 +1,66 @@
 package tui
 
 import (
+	"context"
+	"strings"
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
-
-	"github.com/bulkhead-dev/bulkhead/tui/forms"
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/llm"
 )
 
-// A note being typed in a dialog is never pushed out by another pane's
-// form (a /model list that arrives late): its keys would then answer the
-// dialog.
-func TestANoteIsNeverPushedOut(t *testing.T) {
+// gatedModels is /model's list held back until gate closes: it arrives
+// after a permission dialog has opened.
+type gatedModels struct {
+	*fakeModels
+	gate chan struct{}
+}
+
+func (g gatedModels) Installed(ctx context.Context) ([]llm.ModelInfo, error) {
+	<-g.gate
+	return g.fakeModels.Installed(ctx)
+}
+
+// A /model list that arrives while a permission dialog's note is being
+// typed opens no picker: the note keeps every key (its enter, its
+// letters) and denies with what was typed; the list is back after it,
+// answering ↑/↓ and enter itself.
+func TestALateModelListNeverTakesADialogsKeys(t *testing.T) {
 	t.Parallel()
-	d, p := caveatDriver(t, 100, 30)
-	prompt(t, d, p, draftRequest)
+	r := newRig(t, replies(ollamatest.Text("x")))
+	opts := r.options()
+	p := NewPrompter()
+	opts.Prompter = p
+	gate := make(chan struct{})
+	opts.Models = gatedModels{newFakeModels(), gate}
+	d := newDriver(t, opts, 100, 30, atSeen)
+
+	d.typeText("/model")
+	d.key(keyEnter)
+	got := prompt(t, d, p, draftRequest)
 	d.key(char('n'))
-	m := d.model()
-	if !m.perm.Noting() {
+	if !d.model().perm.Noting() {
 		t.Fatal("n must open the note")
 	}
-	yes := false
-	if cmd := m.openForm(formModels, 40, func(*Model, bool) tea.Cmd { return nil }, forms.Confirm("q?", "Yes", "No", 40, &yes)); cmd != nil || m.form != nil || !m.perm.Noting() {
-		t.Fatalf("another pane's form opened over the note: %v", m.form.owner)
+	d.typeText("no ")
+	close(gate)
+	d.untilView("the late list", func(string) bool { m := d.model(); return m.models != nil && !m.models.Loading() })
+	if m := d.model(); m.models == nil || m.models.Picking() || !m.perm.Noting() {
+		t.Fatalf("the late list must open no picker over the note:\n%s", d.view())
 	}
-	m.models = &modelsDialog{can: []string{"a", "b"}}
-	if cmd := m.modelsPicker(); cmd != nil || m.form != nil {
-		t.Fatal("a late /model list opened its picker over the dialog")
+	d.typeText("thanks")
+	d.key(keyEnter)
+	d.idle()
+	if dec := recvDecision(t, got); dec.Allowed || dec.Note != "no thanks" {
+		t.Fatalf("the note must deny with what was typed: %+v", dec)
+	}
+	if v := d.view(); d.model().overlay != overlayModels || !strings.Contains(v, "● spoke-model") || strings.Contains(v, "▸") {
+		t.Fatalf("the models list must be back, answering ↑/↓ itself:\n%s", v)
+	}
+	d.key(keyDown)
+	d.key(keyEnter)
+	d.idle()
+	if fm := opts.Models.(gatedModels); len(fm.sets) != 1 {
+		t.Fatalf("enter in the list must switch once: %v", fm.sets)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/chats"
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/models"
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/permission"
 	appscreen "github.com/bulkhead-dev/bulkhead/tui/screens/apps"
 	memscreen "github.com/bulkhead-dev/bulkhead/tui/screens/memory"
@@ -131,7 +132,6 @@ type Model struct {
 	overlay overlay
 	list    *chats.Dialog // the chats dialog, while it is open
 	pull    *pullDialog
-	form    *hostedForm // the open huh form (form.go), if any
 	notice  string
 	// noticeShown and noticeSeq follow the notice for its fade;
 	// ruleShown is how many lines the rule took at the last layout.
@@ -142,7 +142,7 @@ type Model struct {
 
 	// The slash command menu (slash.go) and /model's list (modelsview.go).
 	menu   slashMenu
-	models *modelsDialog
+	models *models.Dialog
 
 	run     *turnRun
 	nextID  int
@@ -299,6 +299,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.list != nil {
 			m.list.Update(msg)
 		}
+		if m.models != nil {
+			m.models.Update(msg)
+		}
 	case tea.BackgroundColorMsg:
 		if m.opts.Theme == "" || m.opts.Theme == "auto" {
 			m.th = style.New(msg.IsDark())
@@ -335,9 +338,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			cmd, _ := m.mgr.Update(msg)
 			return cmd
 		}
-	case modelsMsg:
-		m.onModels(msg)
-		return m.modelsPicker()
+	case models.Loaded:
+		return m.onModels(msg)
 	case modelSetMsg:
 		return m.onModelSet(msg)
 	case permscreen.Exported:
@@ -415,10 +417,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			// The grace wait's end, and the dialog's forms' messages.
 			return m.permKey(msg)
 		}
-		if m.form != nil {
-			// huh's own messages (moving between fields, a cursor's blink)
-			// go to the open form.
-			return m.formUpdate(msg)
+		// huh's own messages (moving between fields, a cursor's blink) go
+		// to the part whose form is open.
+		if m.overlay == overlayModels && m.models != nil {
+			return m.modelsKey(msg) // its picker's messages
 		}
 		if m.overlay == overlayChats && m.list != nil {
 			// Its confirmation is a form of its own.
@@ -569,7 +571,9 @@ func (m Model) dialog() string {
 			return m.list.View(m.th, widget.DialogWidth(m.width), h, m.now())
 		}
 	case overlayModels:
-		return m.modelsView(m.width, h)
+		if m.models != nil {
+			return m.models.View(m.th, m.width, h)
+		}
 	case overlayPull:
 		if m.pull != nil {
 			return m.pull.view(m.th, m.width, h, m.opts.Ollama != nil)

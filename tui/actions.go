@@ -1,11 +1,12 @@
 package tui
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/pull"
 
 	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
 
@@ -100,8 +101,8 @@ func (m *Model) stopAll() {
 	if m.run != nil {
 		m.w.cancel(m.run.id)
 	}
-	if m.pull != nil && m.pull.run != nil {
-		m.w.cancel(m.pull.run.id)
+	if m.pulling != nil {
+		m.w.cancel(m.pulling.id)
 	}
 }
 
@@ -288,8 +289,7 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 		cmd = tea.Batch(cmd, m.setupLost(r.err))
 	}
 	if model, ok := llm.IsModelMissing(r.err); ok && r.result.Seq != 0 {
-		m.pull = newPullDialog(model, r.chat, r.result.Seq)
-		m.pull.query = r.query
+		m.pull = pull.New(model, pull.For{Chat: r.chat, Seq: r.result.Seq, Query: r.query})
 		m.show(overlayPull)
 	}
 	return tea.Batch(cmd, reload)
@@ -341,87 +341,6 @@ func (m *Model) switchChat(id string) tea.Cmd {
 	m.layout()
 	m.notice = ""
 	return loadChat(m.b, id)
-}
-
-// pullKey drives the model-missing dialog.
-func (m *Model) pullKey(msg tea.KeyPressMsg) tea.Cmd {
-	p := m.pull
-	if p == nil {
-		m.overlay = overlayNone
-		return nil
-	}
-	s := msg.String()
-	switch p.state {
-	case pullAsk:
-		switch s {
-		case "y", "Y":
-			if m.opts.Ollama == nil {
-				return nil
-			}
-			m.nextID++
-			p.run = &pullRun{id: m.nextID, q: newQueue[llm.Progress]()}
-			p.state = pullRunning
-			ctx := m.w.add(p.run.id)
-			return tea.Batch(m.w.start(ctx, p.run.id, p.run.work(m.opts.Ollama, p.model), p.run.wait), m.tick())
-		case "n", "N", "esc":
-			m.closePull("")
-			if p.setup {
-				return m.setupPullEnded(p.model, errDeclined)
-			}
-		}
-	case pullRunning:
-		if s == "esc" {
-			m.w.cancel(p.run.id)
-		}
-	case pullFailed:
-		if s == "esc" || s == "enter" {
-			m.closePull("")
-		}
-	}
-	return nil
-}
-
-func (m *Model) closePull(notice string) {
-	m.pull = nil
-	m.hide(overlayPull)
-	m.notice = notice
-}
-
-// onPull follows a pull; when it succeeds the turn is retried.
-func (m *Model) onPull(msg pullMsg) tea.Cmd {
-	p := m.pull
-	if p == nil || p.run == nil || p.run.id != msg.id {
-		return nil
-	}
-	if n := len(msg.progress); n > 0 {
-		p.last = msg.progress[n-1]
-	}
-	if !msg.done {
-		return p.run.wait
-	}
-	if p.setup {
-		m.closePull("")
-		return m.setupPullEnded(p.model, p.run.err)
-	}
-	if p.switchTo && p.run.err == nil {
-		m.closePull("pulled " + p.model)
-		return m.switchModel(p.model)
-	}
-	switch err := p.run.err; {
-	case errors.Is(err, context.Canceled):
-		m.closePull("pull cancelled — ctrl+r retries the turn once the model is there")
-		return nil
-	case err != nil:
-		p.state, p.err = pullFailed, err.Error()
-		return nil
-	}
-	m.closePull("pulled " + p.model)
-	if m.run != nil {
-		return nil
-	}
-	cmd := m.retryTurn(p.chat, p.seq, p.query)
-	m.notice = "pulled " + p.model + " — retrying the turn"
-	return cmd
 }
 
 // revealedMsg answers the note that a masked span was revealed.

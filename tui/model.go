@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/pull"
+
 	"charm.land/bubbles/v2/list"
 	tea "charm.land/bubbletea/v2"
 
@@ -131,7 +133,8 @@ type Model struct {
 	bar     statusBar
 	overlay overlay
 	list    *chats.Dialog // the chats dialog, while it is open
-	pull    *pullDialog
+	pull    *pull.Dialog  // the model-missing dialog (pulling.go)
+	pulling *pullRun      // its pull in flight
 	notice  string
 	// noticeShown and noticeSeq follow the notice for its fade;
 	// ruleShown is how many lines the rule took at the last layout.
@@ -400,7 +403,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case pollMsg:
 		return checkHealth(m.w.base, m.opts.Ollama, m.b)
 	case frameMsg:
-		if m.run == nil && (m.pull == nil || m.pull.state != pullRunning) {
+		if m.run == nil && m.pulling == nil {
 			m.ticking = false
 			return nil
 		}
@@ -576,7 +579,7 @@ func (m Model) dialog() string {
 		}
 	case overlayPull:
 		if m.pull != nil {
-			return m.pull.view(m.th, m.width, h, m.opts.Ollama != nil)
+			return m.pull.View(m.th, m.width, h, m.opts.Ollama != nil)
 		}
 	case overlayPermission:
 		if m.perm != nil {

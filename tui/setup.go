@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/pull"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/llm"
@@ -361,9 +363,7 @@ func (m *Model) offerPull() {
 		if _, no := m.setup.declined[c.model]; !c.missing || no {
 			continue
 		}
-		p := newPullDialog(c.model, "", 0)
-		p.setup, p.why = true, roleNames(c.roles)
-		m.pull = p
+		m.pull = pull.New(c.model, pull.For{Setup: true, Why: roleNames(c.roles)})
 		m.show(overlayPull)
 		return
 	}

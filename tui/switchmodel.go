@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/pull"
+
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/models"
 
 	tea "charm.land/bubbletea/v2"
@@ -180,8 +182,7 @@ func (m *Model) onModelSet(msg modelSetMsg) tea.Cmd {
 	case errors.Is(msg.err, errNoModel) && m.opts.Ollama != nil && m.pull == nil:
 		// Not installed: offer to pull it, then switch.
 		m.notice = ""
-		m.pull = newPullDialog(msg.name, "", 0)
-		m.pull.switchTo, m.pull.why = true, "this session (/model)"
+		m.pull = pull.New(msg.name, pull.For{Switch: true, Why: "this session (/model)"})
 		m.show(overlayPull)
 		return nil
 	case errors.Is(msg.err, errNoModel), errors.Is(msg.err, errNoTools):

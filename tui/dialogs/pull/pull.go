@@ -1,0 +1,169 @@
+// Package pull is the model-missing dialog: it offers to pull a model
+// that is not installed (y/n), shows the pull's progress (a bubbles
+// progress bar) and why it ended, and remembers what the pull is for — a
+// turn to retry, the setup panel's model, a /model switch. The pull
+// itself runs on the root's worker; the dialog's Key says what the user
+// asked (start, decline, cancel, close), the root tells it how the pull
+// goes.
+package pull
+
+import (
+	"fmt"
+
+	"charm.land/bubbles/v2/progress"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
+)
+
+// state is where the dialog stands.
+type state int
+
+const (
+	asking  state = iota // "pull it now? (y/n)"
+	running              // the pull is in flight
+	failed               // the pull failed; esc closes
+)
+
+// For is what a pull is for once it is done.
+type For struct {
+	// Chat, Seq and Query are the turn to retry afterwards.
+	Chat  string
+	Seq   uint64
+	Query string
+	// Setup marks a pull the setup panel offered at start: no turn
+	// waits for it; Why names who uses the model.
+	Setup bool
+	Why   string
+	// Switch marks a pull /model NAME offered: once it is done the
+	// session switches to the model.
+	Switch bool
+}
+
+// Dialog is the model-missing dialog.
+type Dialog struct {
+	Model string // the model to pull
+	For
+	state state
+	run   int // the worker's id of the pull in flight
+	last  llm.Progress
+	err   string
+	bar   progress.Model
+}
+
+// Outcome is what a key asks of the root.
+type Outcome int
+
+const (
+	None    Outcome = iota
+	Start           // y: pull it (the root starts the worker, then Started)
+	Decline         // n or esc before a pull: close, nothing pulled
+	Cancel          // esc while it pulls: cancel the worker
+	Close           // esc or enter after a failure
+)
+
+// New opens the dialog for model, pulled for f.
+func New(model string, f For) *Dialog {
+	return &Dialog{Model: model, For: f, bar: progress.New(progress.WithDefaultBlend(), progress.WithFillCharacters('█', '░'), progress.WithoutPercentage())}
+}
+
+// Key says what a key asks.
+func (p *Dialog) Key(msg tea.KeyPressMsg) Outcome {
+	s := msg.String()
+	switch p.state {
+	case asking:
+		switch s {
+		case "y", "Y":
+			return Start
+		case "n", "N", "esc":
+			return Decline
+		}
+	case running:
+		if s == "esc" {
+			return Cancel
+		}
+	case failed:
+		if s == "esc" || s == "enter" {
+			return Close
+		}
+	}
+	return None
+}
+
+// Started records the pull the root started, by its worker's id.
+func (p *Dialog) Started(id int) { p.state, p.run = running, id }
+
+// Running reports whether a pull is in flight, and its worker's id.
+func (p *Dialog) Running() (int, bool) { return p.run, p.state == running }
+
+// Progress records how the pull goes.
+func (p *Dialog) Progress(pr llm.Progress) { p.last = pr }
+
+// Failed shows why the pull failed; esc closes.
+func (p *Dialog) Failed(err error) { p.state, p.err = failed, err.Error() }
+
+// percent is the share of the current layer pulled, 0 when unknown.
+func (p *Dialog) percent() float64 {
+	if p.last.Total <= 0 {
+		return 0
+	}
+	return min(float64(p.last.Completed)/float64(p.last.Total), 1)
+}
+
+// View draws the dialog; canPull is false where the UI has no Ollama to
+// pull with (the dialog then says how to pull by hand).
+func (p *Dialog) View(th style.Theme, width, height int, canPull bool) string {
+	inner := max(widget.DialogWidth(width)-4, 1)
+	lines := []string{th.BoxTitle.Render("Model missing"), ""}
+	switch p.state {
+	case asking:
+		lines = append(lines, fmt.Sprintf("model %s is not installed — pull it now? (y/n)", th.Key.Render(widget.OneLine(p.Model))))
+		switch {
+		case p.Switch:
+			lines = append(lines, th.Dim.Render("then this session switches to it; n keeps the models it has"))
+		case p.Why != "":
+			lines = append(lines, th.Dim.Render("it is the model of "+p.Why+"; n lists the installed models to choose from instead"))
+		}
+		if !canPull {
+			lines[len(lines)-1] = fmt.Sprintf("model %s is not installed. Run `ollama pull %s`, then ctrl+r retries. esc closes.", widget.OneLine(p.Model), widget.OneLine(p.Model))
+		}
+	case running:
+		status := p.last.Status
+		if status == "" {
+			status = "starting"
+		}
+		p.bar.SetWidth(inner)
+		after := "the turn is retried when it is done"
+		switch {
+		case p.Setup:
+			after = "the chat opens when it is done"
+		case p.Switch:
+			after = "this session switches to it when it is done"
+		}
+		lines = append(lines,
+			fmt.Sprintf("pulling %s: %s", widget.OneLine(p.Model), widget.OneLine(status)),
+			p.bar.ViewAs(p.percent()),
+			fmt.Sprintf("%s / %s", size(p.last.Completed), size(p.last.Total)),
+			"",
+			th.Dim.Render("esc cancels the pull; "+after))
+	case failed:
+		lines = append(lines, th.Err.Render("✗ pull failed: ")+widget.OneLine(p.err), "", th.Dim.Render("esc closes"))
+	}
+	return widget.Box(th, lines, widget.DialogWidth(width), height)
+}
+
+// size prints a byte count for people.
+func size(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

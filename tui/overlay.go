@@ -10,15 +10,15 @@ import (
 type overlay int
 
 const (
-	overlayNone overlay = iota
-	overlayHelp       // the keys (dialogs/help)
-	overlayChats      // the chats list (dialogs/chats)
-	overlayPull       // a model to pull (dialogs/pull)
-	overlayPermission // a permission request (dialogs/permission); covers any other
-	overlayManager    // the permission manager, a full screen (screens/permissions)
-	overlayApps       // the apps screen, a full screen (screens/apps)
-	overlayMemory     // the memory screen, a full screen (screens/memory)
-	overlayModels     // /model's list of installed models (dialogs/models)
+	overlayNone       overlay = iota
+	overlayHelp               // the keys (dialogs/help)
+	overlayChats              // the chats list (dialogs/chats)
+	overlayPull               // a model to pull (dialogs/pull)
+	overlayPermission         // a permission request (dialogs/permission); covers any other
+	overlayManager            // the permission manager, a full screen (screens/permissions)
+	overlayApps               // the apps screen, a full screen (screens/apps)
+	overlayMemory             // the memory screen, a full screen (screens/memory)
+	overlayModels             // /model's list of installed models (dialogs/models)
 )
 
 // full reports whether o is a full screen rather than a dialog.

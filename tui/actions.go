@@ -67,7 +67,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, m.keys.Retry):
 		return m.retry()
 	case key.Matches(msg, m.keys.Thinking):
-		m.chat.expandThinking = !m.chat.expandThinking
+		m.chat.ExpandThinking = !m.chat.ExpandThinking
 	case key.Matches(msg, m.keys.Reveal):
 		return m.reveal()
 	case key.Matches(msg, m.keys.Mouse):
@@ -84,12 +84,12 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, m.keys.Private):
 		m.newChat(true)
 	case key.Matches(msg, m.keys.PageUp):
-		m.chat.scroll(m.drawCtx(), msg, true)
+		m.chat.Scroll(m.drawCtx(), msg, true)
 	case key.Matches(msg, m.keys.PageDown):
-		m.chat.scroll(m.drawCtx(), msg, false)
+		m.chat.Scroll(m.drawCtx(), msg, false)
 	case key.Matches(msg, m.keys.Help) && (msg.String() != "?" || m.input.value() == ""):
 		m.overlay = overlayHelp
-	case (msg.String() == "up" || msg.String() == "down") && m.input.recallKey(msg.String(), m.chat.prompts()):
+	case (msg.String() == "up" || msg.String() == "down") && m.input.recallKey(msg.String(), m.chat.Prompts()):
 	default:
 		return m.input.update(msg)
 	}
@@ -99,7 +99,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 // stopAll cancels the running turn and pull (ctrl+c).
 func (m *Model) stopAll() {
 	if m.run != nil {
-		m.w.cancel(m.run.id)
+		m.w.cancel(m.run.ID)
 	}
 	if m.pulling != nil {
 		m.w.cancel(m.pulling.id)
@@ -108,9 +108,9 @@ func (m *Model) stopAll() {
 
 func (m *Model) cancelTurn() {
 	switch {
-	case m.run != nil && !m.run.cancelling:
-		m.run.cancelling = true
-		m.w.cancel(m.run.id)
+	case m.run != nil && !m.run.Cancelling:
+		m.run.Cancelling = true
+		m.w.cancel(m.run.ID)
 		m.notice = "cancelling…"
 	case m.notice != "":
 		m.notice = ""
@@ -143,23 +143,23 @@ func (m *Model) send() tea.Cmd {
 	}
 	m.input.reset()
 	m.notice = ""
-	m.chat.failure = ""
-	m.chat.follow = true
+	m.chat.Failure = ""
+	m.chat.Follow = true
 	m.nextID++
-	r := newTurnRun(m.nextID, m.chat.chat.ID, q, 0, false)
-	r.vid = m.chat.vid
-	r.private, r.after = private, m.chat.lastSeq()
+	r := newTurnRun(m.nextID, m.chat.Chat.ID, q, 0, false)
+	r.vid = m.chat.VID
+	r.Private, r.after = private, m.chat.LastSeq()
 	m.run = r
 	if r.chat == "" {
-		return tea.Batch(createChat(m.b, m.chat.chat.Private, r.id), m.tick())
+		return tea.Batch(createChat(m.b, m.chat.Chat.Private, r.ID), m.tick())
 	}
 	return tea.Batch(m.startRun(r), m.tick())
 }
 
 // startRun hands a run to a worker and returns the Cmd that reads it.
 func (m *Model) startRun(r *turnRun) tea.Cmd {
-	ctx := m.w.add(r.id)
-	return m.w.start(ctx, r.id, r.work(m.b), r.wait)
+	ctx := m.w.add(r.ID)
+	return m.w.start(ctx, r.ID, r.work(m.b), r.wait)
 }
 
 func (m *Model) retry() tea.Cmd {
@@ -170,22 +170,22 @@ func (m *Model) retry() tea.Cmd {
 		m.notice = stillAnswering + " — esc cancels it first"
 		return nil
 	}
-	t, ok := m.chat.retryTarget()
-	if !ok || m.chat.chat.ID == "" {
+	t, ok := m.chat.RetryTarget()
+	if !ok || m.chat.Chat.ID == "" {
 		m.notice = "nothing to retry"
 		return nil
 	}
-	return m.retryTurn(m.chat.chat.ID, t.Seq, t.Query)
+	return m.retryTurn(m.chat.Chat.ID, t.Seq, t.Query)
 }
 
 func (m *Model) retryTurn(chat string, seq uint64, query string) tea.Cmd {
 	m.notice = ""
-	m.chat.failure = ""
-	m.chat.follow = true
+	m.chat.Failure = ""
+	m.chat.Follow = true
 	m.nextID++
 	r := newTurnRun(m.nextID, chat, query, seq, true)
-	r.vid = m.chat.vid
-	if chat != m.chat.chat.ID {
+	r.vid = m.chat.VID
+	if chat != m.chat.Chat.ID {
 		r.vid = 0
 	}
 	m.run = r
@@ -194,30 +194,30 @@ func (m *Model) retryTurn(chat string, seq uint64, query string) tea.Cmd {
 
 func (m *Model) onChatCreated(msg chatCreatedMsg) tea.Cmd {
 	r := m.run
-	if r == nil || r.id != msg.run {
+	if r == nil || r.ID != msg.run {
 		return nil
 	}
-	if msg.err != nil || r.cancelling {
+	if msg.err != nil || r.Cancelling {
 		// Nothing was asked: hand the words back.
 		m.run = nil
-		if r.vid != m.chat.vid {
+		if r.vid != m.chat.VID {
 			return nil
 		}
 		if msg.err != nil {
-			m.chat.failure = "could not start the chat: " + msg.err.Error()
+			m.chat.Failure = "could not start the chat: " + msg.err.Error()
 		} else {
-			m.chat.chat, m.chat.loaded = msg.chat, true
+			m.chat.Chat, m.chat.Loaded = msg.chat, true
 			m.notice = "cancelled before it was sent"
 		}
 		if m.input.value() == "" {
-			m.input.set(r.query)
+			m.input.set(r.Query)
 		}
 		return nil
 	}
 	r.chat = msg.chat.ID
-	if r.vid == m.chat.vid {
-		m.chat.chat = msg.chat
-		m.chat.loaded = true
+	if r.vid == m.chat.VID {
+		m.chat.Chat = msg.chat
+		m.chat.Loaded = true
 	}
 	return m.startRun(r)
 }
@@ -231,10 +231,10 @@ const stillAnswering = "still answering"
 // pull when a model is missing.
 func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 	r := m.run
-	if r == nil || r.id != msg.id {
+	if r == nil || r.ID != msg.id {
 		return nil
 	}
-	r.apply(msg.events, m.bar.working)
+	r.Apply(msg.events, m.bar.working)
 	var reload tea.Cmd
 	if m.mgr != nil && slices.ContainsFunc(msg.events, func(e hub.Event) bool { return e.Kind == hub.EventDecision }) {
 		reload = permscreen.Load(m.opts.Broker) // the manager shows what was just decided
@@ -243,27 +243,27 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 		return tea.Batch(r.wait, reload)
 	}
 	m.run = nil
-	if r.cancelling && m.notice == "cancelling…" || strings.HasPrefix(m.notice, stillAnswering) {
+	if r.Cancelling && m.notice == "cancelling…" || strings.HasPrefix(m.notice, stillAnswering) {
 		m.notice = "" // what it said is no longer true
 	}
-	here := r.vid == m.chat.vid || (r.chat != "" && r.chat == m.chat.chat.ID)
+	here := r.vid == m.chat.VID || (r.chat != "" && r.chat == m.chat.Chat.ID)
 	for app := range m.bar.working {
 		m.bar.working[app] = false
 	}
-	if r.chat != "" && r.seq != 0 {
+	if r.chat != "" && r.Seq != 0 {
 		if m.extras[r.chat] == nil {
-			m.extras[r.chat] = map[uint64]*turnExtras{}
+			m.extras[r.chat] = map[uint64]*Extras{}
 		}
-		x := r.extras
+		x := r.Extras
 		x.masked = r.result.Masked
-		m.extras[r.chat][r.seq] = &x
+		m.extras[r.chat][r.Seq] = &x
 	}
 	kept := m.keep(r)
 	if here {
 		if r.result.Seq != 0 {
-			m.chat.upsert(r.result)
+			m.chat.Upsert(r.result)
 		} else if r.err != nil && !kept {
-			m.chat.failure = r.err.Error()
+			m.chat.Failure = r.err.Error()
 		}
 	}
 	if errors.Is(r.err, hub.ErrNoChat) && r.result.Seq == 0 && !r.retry {
@@ -271,11 +271,11 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 		// nothing was asked. The words come back, and enter sends them
 		// in a new chat.
 		if here {
-			m.chat = m.newChatView(m.chat.chat.Private)
+			m.chat = m.newChatView(m.chat.Chat.Private)
 			m.layout()
 		}
 		if m.input.value() == "" {
-			m.input.set(r.query)
+			m.input.set(r.Query)
 		}
 		m.notice = "this chat was deleted in another window or by `bulkhead chats rm` — your message is back in the input; enter sends it in a new chat"
 		return reload
@@ -289,40 +289,40 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 		cmd = tea.Batch(cmd, m.setupLost(r.err))
 	}
 	if model, ok := llm.IsModelMissing(r.err); ok && r.result.Seq != 0 {
-		m.pull = pull.New(model, pull.For{Chat: r.chat, Seq: r.result.Seq, Query: r.query})
+		m.pull = pull.New(model, pull.For{Chat: r.chat, Seq: r.result.Seq, Query: r.Query})
 		m.show(overlayPull)
 	}
 	return tea.Batch(cmd, reload)
 }
 
 func (m *Model) onChatLoaded(msg chatLoadedMsg) {
-	if msg.id != m.chat.chat.ID {
+	if msg.id != m.chat.Chat.ID {
 		return
 	}
 	if msg.err != nil {
 		// Leave a usable new chat behind the message.
 		m.chat = m.newChatView(false)
 		m.layout()
-		m.chat.failure = fmt.Sprintf("could not open chat %s: %v", msg.id, msg.err)
+		m.chat.Failure = fmt.Sprintf("could not open chat %s: %v", msg.id, msg.err)
 		return
 	}
-	m.chat.chat, m.chat.loaded = msg.chat, true
-	m.chat.setNewest(msg.turns, msg.more)
+	m.chat.Chat, m.chat.Loaded = msg.chat, true
+	m.chat.SetNewest(msg.turns, msg.more)
 }
 
 // onOlder puts a page of older turns in front of the chat's; the view
 // stays on what it showed.
 func (m *Model) onOlder(msg olderMsg) {
-	if msg.vid != m.chat.vid {
+	if msg.vid != m.chat.VID {
 		return
 	}
-	m.chat.paging = false
+	m.chat.Paging = false
 	if msg.err != nil {
-		m.chat.older = false // no retry on every frame; reopening the chat tries again
+		m.chat.Older = false // no retry on every frame; reopening the chat tries again
 		m.notice = "could not read older turns: " + msg.err.Error()
 		return
 	}
-	m.chat.addOlder(msg.turns, msg.more, msg.before)
+	m.chat.AddOlder(msg.turns, msg.more, msg.before)
 }
 
 // newChat shows a fresh, empty chat; the hub hears of it on first send.
@@ -337,7 +337,7 @@ func (m *Model) newChat(private bool) {
 
 func (m *Model) switchChat(id string) tea.Cmd {
 	m.chat = m.newChatView(false)
-	m.chat.chat.ID = id
+	m.chat.Chat.ID = id
 	m.layout()
 	m.notice = ""
 	return loadChat(m.b, id)
@@ -349,9 +349,9 @@ type revealedMsg struct{ err error }
 // reveal shows the next masked span of the latest answer in this chat
 // that has one, and writes to the action log that the user revealed it.
 func (m *Model) reveal() tea.Cmd {
-	chat := m.chat.chat.ID
+	chat := m.chat.Chat.ID
 	var seq uint64
-	var x *turnExtras
+	var x *Extras
 	for s, e := range m.extras[chat] {
 		if e != nil && e.revealed < len(e.masked) && s >= seq {
 			seq, x = s, e

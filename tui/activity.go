@@ -32,10 +32,10 @@ type act struct {
 	dec *permissions.Decision
 }
 
-// turnExtras is what a turn showed beyond its answer: its activity and
+// Extras is what a turn showed beyond its answer: its activity and
 // the typed results of its steps. The hub's log keeps neither, so the UI
 // keeps them for the turns it ran.
-type turnExtras struct {
+type Extras struct {
 	acts    []act
 	results []hub.StepResult
 	// masked are the spans the hub masked in the answer before storing
@@ -45,13 +45,13 @@ type turnExtras struct {
 	revealed int
 }
 
-func (x *turnExtras) empty() bool {
+func (x *Extras) empty() bool {
 	return x == nil || len(x.acts) == 0 && len(x.results) == 0 && len(x.masked) == 0
 }
 
 // maskedLines draw what the masking hid: each revealed span, marked as
 // such, then a line saying how many remain and how to see the next.
-func (x *turnExtras) maskedLines(th style.Theme, w int) []string {
+func (x *Extras) maskedLines(th style.Theme, w int) []string {
 	if x == nil || len(x.masked) == 0 {
 		return nil
 	}
@@ -79,7 +79,7 @@ func (x *turnExtras) maskedLines(th style.Theme, w int) []string {
 // asking is the number of permission requests waiting for a decision:
 // the hub reports a request before it reaches the broker, so this counts
 // those the broker still queues, which the Prompter has not seen.
-func (x *turnExtras) asking() int {
+func (x *Extras) asking() int {
 	n := 0
 	if x != nil {
 		for _, a := range x.acts {
@@ -92,7 +92,7 @@ func (x *turnExtras) asking() int {
 }
 
 // add folds one event in; it reports whether the event was one of its kinds.
-func (x *turnExtras) add(e hub.Event) bool {
+func (x *Extras) add(e hub.Event) bool {
 	switch e.Kind {
 	case hub.EventAppCall:
 		x.acts = append(x.acts, act{app: e.App, fn: e.Function, args: e.Args})
@@ -137,7 +137,7 @@ func (x *turnExtras) add(e hub.Event) bool {
 
 // lines draws the activity, one line each, no wider than w; live says
 // the turn still runs (a request without a decision is still asking).
-func (x *turnExtras) lines(th style.Theme, w int, live bool) []string {
+func (x *Extras) lines(th style.Theme, w int, live bool) []string {
 	var out []string
 	for _, a := range x.acts {
 		if a.perm {

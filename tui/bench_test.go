@@ -191,15 +191,15 @@ func BenchmarkStreamChunk(b *testing.B) {
 			m.throttle = 0
 			m.nextID++
 			r := newTurnRun(m.nextID, f.chat.ID, "stream something", 0, false)
-			r.vid = m.chat.vid
+			r.vid = m.chat.VID
 			m.run = r
 			b.ReportAllocs()
 			tm = m
 			for b.Loop() {
-				if r.answer.Len() > 2000 {
-					r.answer.Reset()
+				if r.Answer.Len() > 2000 {
+					r.Answer.Reset()
 				}
-				tm, _ = tm.Update(turnMsg{id: r.id, events: []hub.Event{{Kind: hub.EventToken, Text: "word by word, "}}})
+				tm, _ = tm.Update(turnMsg{id: r.ID, events: []hub.Event{{Kind: hub.EventToken, Text: "word by word, "}}})
 				if v := ansi.Strip(tm.View().Content); !strings.Contains(v, "word by word") {
 					b.Fatalf("the chunk is not on screen:\n%s", v)
 				}

@@ -16,7 +16,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
-// chatView is the conversation pane: the current chat, the logged turns
+// Pane is the conversation pane: the current chat, the logged turns
 // read so far and the lines on screen. A long chat is read a page at a
 // time, newest first (TurnsBefore): turns holds the newest pages, and the
 // next older page is asked for when the view nears the first of them
@@ -24,19 +24,19 @@ import (
 // and kept in a bounded cache; a frame draws only the turns it shows, so
 // its cost does not grow with the chat. The running turn is not kept
 // here; the root model passes it in when it belongs to this chat.
-type chatView struct {
-	vid     int      // names this view, so a turn started here finds it again
-	chat    hub.Chat // ID is empty until the first send creates the chat
-	loaded  bool     // turns reflect the hub's log for chat.ID
-	turns   []hub.Turn
-	older   bool   // the log holds turns before turns[0], not read yet
-	paging  bool   // the page before turns[0] is being read
+type Pane struct {
+	VID     int      // names this view, so a turn started here finds it again
+	Chat    hub.Chat // ID is empty until the first send creates the chat
+	Loaded  bool     // turns reflect the hub's log for chat.ID
+	Turns   []hub.Turn
+	Older   bool   // the log holds turns before turns[0], not read yet
+	Paging  bool   // the page before turns[0] is being read
 	rev     int    // counts the changes to turns
-	failure string // an error that left no logged turn (the hub refused the request)
+	Failure string // an error that left no logged turn (the hub refused the request)
 
-	expandThinking bool
+	ExpandThinking bool
 	width, height  int
-	follow         bool   // stick to the bottom as content grows
+	Follow         bool   // stick to the bottom as content grows
 	top            anchor // the first line shown, when not following
 	cache          renderCache
 	live           liveCache
@@ -46,11 +46,11 @@ type chatView struct {
 	topItem        int      // the item of the first line on screen
 }
 
-// prompts are the chat's earlier requests as read so far, oldest first,
+// Prompts are the chat's earlier requests as read so far, oldest first,
 // without repeats of the one before (for ↑ recall).
-func (c *chatView) prompts() []string {
+func (c *Pane) Prompts() []string {
 	var out []string
-	for _, t := range c.turns {
+	for _, t := range c.Turns {
 		q := t.Query
 		if strings.TrimSpace(q) == "" || len(out) > 0 && out[len(out)-1] == q {
 			continue
@@ -86,19 +86,19 @@ type renderKey struct {
 	kept           int // a private query kept in the view: its place, from 1
 }
 
-func newChatView(private bool) chatView {
-	return chatView{chat: hub.Chat{Private: private}, follow: true}
+func NewPane(private bool) Pane {
+	return Pane{Chat: hub.Chat{Private: private}, Follow: true}
 }
 
-// turnView is one turn as drawn, logged or live.
-type turnView struct {
+// TurnView is one turn as drawn, logged or live.
+type TurnView struct {
 	Query, Answer, Thinking string
 	Status                  memory.Status
 	Error                   string
 	App                     string
 	Live, Cancelling        bool
 	RetryHint               bool        // this is the turn ctrl+r would retry
-	Extras                  *turnExtras // activity and results
+	Extras                  *Extras // activity and results
 	Private                 bool        // a private query: badged, kept nowhere
 	// Started and Ended bound the turn (Ended zero while it runs);
 	// Tokens is what the model wrote (eval tokens, or streamed chunks
@@ -112,14 +112,14 @@ type turnView struct {
 	Drafting bool
 }
 
-func viewOfTurn(t hub.Turn) turnView {
+func viewOfTurn(t hub.Turn) TurnView {
 	app := hub.VanillaApp
 	if t.Plan != nil {
 		if apps := t.Plan.Apps(); len(apps) > 0 {
 			app = strings.Join(apps, ", ")
 		}
 	}
-	tv := turnView{Query: t.Query, Answer: t.Answer, Thinking: t.Thinking, Status: t.Status, Error: t.Error, App: app, Private: t.Private,
+	tv := TurnView{Query: t.Query, Answer: t.Answer, Thinking: t.Thinking, Status: t.Status, Error: t.Error, App: app, Private: t.Private,
 		Started: t.Started, Ended: t.Ended, Tokens: t.Usage.EvalTokens}
 	if t.Plan != nil && t.Plan.Fallback {
 		tv.Fallback = fallbackWords(t.Plan.Reason)
@@ -148,7 +148,7 @@ func appLabel(apps string) string {
 
 // turnMeta is the dim line beside the label: when the turn was asked,
 // how long it took (so far, while it runs) and what the model wrote.
-func turnMeta(tv turnView, now time.Time) string {
+func turnMeta(tv TurnView, now time.Time) string {
 	if tv.Started.IsZero() {
 		return ""
 	}
@@ -186,13 +186,13 @@ func elapsed(d time.Duration) string {
 // withResults is the extras to draw with logged turn t: what the UI saw
 // of it, and the results card the hub logged when the UI saw none (a turn
 // of an earlier session, or run elsewhere).
-func withResults(x *turnExtras, t hub.Turn) *turnExtras {
+func withResults(x *Extras, t hub.Turn) *Extras {
 	needResults := len(t.Results) > 0 && (x == nil || len(x.results) == 0)
 	needActs := len(t.Activity) > 0 && (x == nil || len(x.acts) == 0)
 	if !needResults && !needActs {
 		return x
 	}
-	var y turnExtras
+	var y Extras
 	if x != nil {
 		y = *x
 	}
@@ -218,111 +218,111 @@ func eventOf(a hub.Activity) hub.Event {
 	return e
 }
 
-// lastSeq is the number of the chat's last logged turn (0: none).
-func (c *chatView) lastSeq() uint64 {
-	if len(c.turns) == 0 {
+// LastSeq is the number of the chat's last logged turn (0: none).
+func (c *Pane) LastSeq() uint64 {
+	if len(c.Turns) == 0 {
 		return 0
 	}
-	return c.turns[len(c.turns)-1].Seq
+	return c.Turns[len(c.Turns)-1].Seq
 }
 
-// retryTarget is the latest turn read that ended without its answer.
-func (c *chatView) retryTarget() (hub.Turn, bool) {
-	for i := len(c.turns) - 1; i >= 0; i-- {
-		if c.turns[i].Retryable() {
-			return c.turns[i], true
+// RetryTarget is the latest turn read that ended without its answer.
+func (c *Pane) RetryTarget() (hub.Turn, bool) {
+	for i := len(c.Turns) - 1; i >= 0; i-- {
+		if c.Turns[i].Retryable() {
+			return c.Turns[i], true
 		}
 	}
 	return hub.Turn{}, false
 }
 
-// upsert puts a turn the hub returned into place (by Seq).
-func (c *chatView) upsert(t hub.Turn) {
+// Upsert puts a turn the hub returned into place (by Seq).
+func (c *Pane) Upsert(t hub.Turn) {
 	if t.Seq == 0 {
 		return
 	}
-	i, found := slices.BinarySearchFunc(c.turns, t.Seq, func(x hub.Turn, seq uint64) int { return cmp.Compare(x.Seq, seq) })
+	i, found := slices.BinarySearchFunc(c.Turns, t.Seq, func(x hub.Turn, seq uint64) int { return cmp.Compare(x.Seq, seq) })
 	if found {
-		c.turns[i] = t
+		c.Turns[i] = t
 	} else {
-		c.turns = slices.Insert(c.turns, i, t)
+		c.Turns = slices.Insert(c.Turns, i, t)
 	}
 	c.rev++
 }
 
-// setNewest puts the newest page of the log in place: it replaces the
+// SetNewest puts the newest page of the log in place: it replaces the
 // turns it covers and keeps the older ones read before, unless the page
 // does not reach them (the log grew by more than a page meanwhile).
-func (c *chatView) setNewest(page []hub.Turn, more bool) {
+func (c *Pane) SetNewest(page []hub.Turn, more bool) {
 	c.rev++
 	if len(page) == 0 {
-		c.turns, c.older = nil, false
+		c.Turns, c.Older = nil, false
 		return
 	}
 	first := page[0].Seq
-	if n := len(c.turns); n == 0 || c.turns[n-1].Seq < first {
-		c.turns, c.older = page, more
+	if n := len(c.Turns); n == 0 || c.Turns[n-1].Seq < first {
+		c.Turns, c.Older = page, more
 		return
 	}
-	i, _ := slices.BinarySearchFunc(c.turns, first, func(x hub.Turn, seq uint64) int { return cmp.Compare(x.Seq, seq) })
+	i, _ := slices.BinarySearchFunc(c.Turns, first, func(x hub.Turn, seq uint64) int { return cmp.Compare(x.Seq, seq) })
 	if i == 0 {
-		c.older = more
+		c.Older = more
 	}
-	c.turns = append(slices.Clip(c.turns[:i]), page...)
+	c.Turns = append(slices.Clip(c.Turns[:i]), page...)
 }
 
-// addOlder puts a page read before turns[0] in front of the turns;
+// AddOlder puts a page read before turns[0] in front of the turns;
 // before is what the page was read before: a page that no longer fits
 // (the turns were replaced meanwhile) is dropped.
-func (c *chatView) addOlder(page []hub.Turn, more bool, before uint64) bool {
-	if len(c.turns) == 0 || c.turns[0].Seq != before {
+func (c *Pane) AddOlder(page []hub.Turn, more bool, before uint64) bool {
+	if len(c.Turns) == 0 || c.Turns[0].Seq != before {
 		return false
 	}
 	c.rev++
-	c.older = more
-	c.turns = append(slices.Clip(page), c.turns...)
+	c.Older = more
+	c.Turns = append(slices.Clip(page), c.Turns...)
 	return true
 }
 
-// setSize sizes the pane.
-func (c *chatView) setSize(w, h int) {
+// SetSize sizes the pane.
+func (c *Pane) SetSize(w, h int) {
 	c.width, c.height = w, h
 }
 
-// drawCtx is what rendering needs from the root model.
-type drawCtx struct {
-	th       style.Theme
-	md       *widget.Markdown
-	width    int
-	live     *turnRun // the running turn, when it belongs to this chat
-	spinner  string
-	version  string
-	now      time.Time
-	throttle time.Duration // least time between renderings of a live answer
-	// extras holds the activity of the turns this UI ran, by turn number
+// Draw is what rendering needs from the root model.
+type Draw struct {
+	Theme       style.Theme
+	MD       *widget.Markdown
+	Width    int
+	Live     *Live // the running turn, when it belongs to this chat
+	Spinner  string
+	Version  string
+	Now      time.Time
+	Throttle time.Duration // least time between renderings of a live answer
+	// Extras holds the activity of the turns this UI ran, by turn number
 	// (the hub's log does not keep it); nil when there is none.
-	extras map[uint64]*turnExtras
-	// kept are the private queries asked in this chat (private.go).
-	kept []keptTurn
-	// vanilla: --vanilla, the unsafe baseline; the welcome explains it.
-	vanilla bool
+	Extras map[uint64]*Extras
+	// Kept are the private queries asked in this chat (private.go).
+	Kept []Kept
+	// Vanilla: --Vanilla, the unsafe baseline; the welcome explains it.
+	Vanilla bool
 }
 
 // vanillaExplained is the first thing --vanilla says.
 const vanillaExplained = "--vanilla is the baseline for comparison: one model context holds every app and one memory, nothing is isolated and nothing is asked. Its calls are still logged (ctrl+g). Use it only to see what bulkhead prevents."
 
-func (c *chatView) welcome(d drawCtx, w int) string {
+func (c *Pane) welcome(d Draw, w int) string {
 	lines := []string{
 		"",
-		d.th.Label.Render("bulkhead") + d.th.Dim.Render(" "+d.version),
+		d.Theme.Label.Render("bulkhead") + d.Theme.Dim.Render(" "+d.Version),
 		"Ask anything; the answer streams here.",
-		d.th.Dim.Render("enter send · alt+enter new line · ctrl+o chats · ? help"),
+		d.Theme.Dim.Render("enter send · alt+enter new line · ctrl+o chats · ? help"),
 	}
-	if c.chat.Private {
-		lines = append(lines, "", d.th.Private.Render(" PRIVATE ")+" "+d.th.Dim.Render("nothing of this chat is saved; it is gone when bulkhead exits."))
+	if c.Chat.Private {
+		lines = append(lines, "", d.Theme.Private.Render(" PRIVATE ")+" "+d.Theme.Dim.Render("nothing of this chat is saved; it is gone when bulkhead exits."))
 	}
-	if d.vanilla {
-		lines = append(lines, "", d.th.Unsafe.Render(" UNSAFE: vanilla ")+" "+vanillaExplained)
+	if d.Vanilla {
+		lines = append(lines, "", d.Theme.Unsafe.Render(" UNSAFE: vanilla ")+" "+vanillaExplained)
 	}
 	for i, l := range lines {
 		if l != "" {
@@ -334,16 +334,16 @@ func (c *chatView) welcome(d drawCtx, w int) string {
 
 // liveAnswer renders the running turn's answer, or reuses the last
 // rendering when it is fresh enough.
-func (c *chatView) liveAnswer(d drawCtx, w int) string {
-	src := d.live.answer.String()
+func (c *Pane) liveAnswer(d Draw, w int) string {
+	src := d.Live.Answer.String()
 	lc := &c.live
-	if lc.run == d.live.id && lc.width == w && lc.dark == d.th.Dark && lc.out != "" {
-		if lc.n == len(src) || d.throttle > 0 && d.now.Sub(lc.at) < d.throttle {
+	if lc.run == d.Live.ID && lc.width == w && lc.dark == d.Theme.Dark && lc.out != "" {
+		if lc.n == len(src) || d.Throttle > 0 && d.Now.Sub(lc.at) < d.Throttle {
 			return lc.out
 		}
 	}
-	out := d.md.Render(src, w, d.th.Dark)
-	*lc = liveCache{run: d.live.id, n: len(src), width: w, dark: d.th.Dark, out: out, at: d.now}
+	out := d.MD.Render(src, w, d.Theme.Dark)
+	*lc = liveCache{run: d.Live.ID, n: len(src), width: w, dark: d.Theme.Dark, out: out, at: d.Now}
 	return out
 }
 
@@ -351,8 +351,8 @@ func (c *chatView) liveAnswer(d drawCtx, w int) string {
 // answer (md, already rendered from Markdown, which cleans it), and a
 // marker when it did not finish. Every text of the turn is cleaned: the
 // query too, which may be pasted text or come from `ask -`.
-func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
-	th := d.th
+func renderTurn(tv TurnView, w int, d Draw, expand bool, md string) string {
+	th := d.Theme
 	var out []string
 	query := widget.Clean(tv.Query)
 	for _, l := range strings.Split(widget.FitWidth(query, max(w-2, 1)), "\n") {
@@ -361,7 +361,7 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 	out = append(out, "")
 	label := th.Label.Render("◆ " + widget.OneLine(appLabel(tv.App)))
 	if !tv.Live {
-		if meta := turnMeta(tv, d.now); meta != "" {
+		if meta := turnMeta(tv, d.Now); meta != "" {
 			label += th.Dim.Render(" · " + meta)
 		}
 	}
@@ -403,7 +403,7 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 	if tv.Live {
 		switch {
 		case tv.Cancelling:
-			out = append(out, widget.FitWidth(th.Warn.Render(d.spinner+" cancelling…"), w))
+			out = append(out, widget.FitWidth(th.Warn.Render(d.Spinner+" cancelling…"), w))
 		case tv.Status == memory.StatusPending:
 			what := "answering"
 			switch {
@@ -414,9 +414,9 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 			case tv.Drafting:
 				what = "drafting a plain answer while the hub plans"
 			}
-			line := d.spinner + " " + what + "…"
-			if !tv.Started.IsZero() && d.now.After(tv.Started) {
-				line += " " + elapsed(d.now.Sub(tv.Started))
+			line := d.Spinner + " " + what + "…"
+			if !tv.Started.IsZero() && d.Now.After(tv.Started) {
+				line += " " + elapsed(d.Now.Sub(tv.Started))
 				if tv.Tokens > 0 {
 					line += " · " + widget.Plural(tv.Tokens, "token")
 				}
@@ -431,7 +431,7 @@ func renderTurn(tv turnView, w int, d drawCtx, expand bool, md string) string {
 }
 
 // marker is the one line that says a turn did not finish, and why.
-func marker(tv turnView, th style.Theme) string {
+func marker(tv TurnView, th style.Theme) string {
 	hint := ""
 	if tv.RetryHint {
 		hint = th.Dim.Render(" · ctrl+r retries")

@@ -120,27 +120,27 @@ func frameLines(s string, w int) []string {
 
 // itemsFor returns the items for what d holds, rebuilding them when the
 // turns, the kept queries, the running turn or the failure changed.
-func (c *chatView) itemsFor(d drawCtx) []item {
-	sig := itemsSig{rev: c.rev, kept: len(d.kept), failure: c.failure != "", old: c.older}
-	if d.live != nil {
-		sig.run, sig.runSeq = d.live.id, d.live.seq
+func (c *Pane) itemsFor(d Draw) []item {
+	sig := itemsSig{rev: c.rev, kept: len(d.Kept), failure: c.Failure != "", old: c.Older}
+	if d.Live != nil {
+		sig.run, sig.runSeq = d.Live.ID, d.Live.Seq
 	}
 	il := &c.items
 	if il.built && il.sig == sig {
 		return il.list
 	}
-	retry, canRetry := c.retryTarget()
-	list := make([]item, 0, len(c.turns)+len(d.kept)+2)
+	retry, canRetry := c.RetryTarget()
+	list := make([]item, 0, len(c.Turns)+len(d.Kept)+2)
 	liveShown := false
 	k := 0 // the next private query to place
-	for i, t := range c.turns {
-		for ; k < len(d.kept) && d.kept[k].after < t.Seq; k++ {
-			if i == 0 && c.older && d.kept[k].after+1 < t.Seq {
+	for i, t := range c.Turns {
+		for ; k < len(d.Kept) && d.Kept[k].After < t.Seq; k++ {
+			if i == 0 && c.Older && d.Kept[k].After+1 < t.Seq {
 				continue // asked after a turn not read yet: it shows with its page
 			}
 			list = append(list, item{itemKept, k})
 		}
-		if d.live != nil && d.live.seq == t.Seq {
+		if d.Live != nil && d.Live.Seq == t.Seq {
 			// The running turn: the hub's record of it is pending.
 			list = append(list, item{itemLive, i})
 			liveShown = true
@@ -148,13 +148,13 @@ func (c *chatView) itemsFor(d drawCtx) []item {
 		}
 		list = append(list, item{itemTurn, i})
 	}
-	for ; k < len(d.kept); k++ {
+	for ; k < len(d.Kept); k++ {
 		list = append(list, item{itemKept, k})
 	}
-	if d.live != nil && !liveShown {
+	if d.Live != nil && !liveShown {
 		list = append(list, item{itemLive, -1})
 	}
-	if c.failure != "" {
+	if c.Failure != "" {
 		list = append(list, item{kind: itemFailure})
 	}
 	if len(list) == 0 {
@@ -164,10 +164,10 @@ func (c *chatView) itemsFor(d drawCtx) []item {
 	return list
 }
 
-func (c *chatView) idOf(it item) itemID {
+func (c *Pane) idOf(it item) itemID {
 	switch {
 	case it.kind == itemTurn, it.kind == itemLive && it.i >= 0:
-		return itemID{itemTurn, c.turns[it.i].Seq}
+		return itemID{itemTurn, c.Turns[it.i].Seq}
 	case it.kind == itemKept:
 		return itemID{itemKept, uint64(it.i)}
 	}
@@ -175,14 +175,14 @@ func (c *chatView) idOf(it item) itemID {
 }
 
 // lines draws item it at width w: a finished one from the cache.
-func (c *chatView) lines(d drawCtx, it item) []string {
-	w := max(d.width, 1)
+func (c *Pane) lines(d Draw, it item) []string {
+	w := max(d.Width, 1)
 	switch it.kind {
 	case itemTurn:
-		t := c.turns[it.i]
-		hint := c.items.canRetry && t.Seq == c.items.retry && d.live == nil
-		x := withResults(d.extras[t.Seq], t)
-		key := renderKey{seq: t.Seq, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status, width: w, dark: d.th.Dark, expand: c.expandThinking, hint: hint, extras: !x.empty()}
+		t := c.Turns[it.i]
+		hint := c.items.canRetry && t.Seq == c.items.retry && d.Live == nil
+		x := withResults(d.Extras[t.Seq], t)
+		key := renderKey{seq: t.Seq, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status, width: w, dark: d.Theme.Dark, expand: c.ExpandThinking, hint: hint, extras: !x.empty()}
 		if x != nil {
 			key.revealed = x.revealed
 		}
@@ -192,23 +192,23 @@ func (c *chatView) lines(d drawCtx, it item) []string {
 		tv := viewOfTurn(t)
 		tv.RetryHint = hint
 		tv.Extras = x
-		ls := frameLines(renderTurn(tv, w, d, c.expandThinking, d.md.Render(tv.Answer, w, d.th.Dark)), w)
+		ls := frameLines(renderTurn(tv, w, d, c.ExpandThinking, d.MD.Render(tv.Answer, w, d.Theme.Dark)), w)
 		c.cache.put(key, ls)
 		return ls
 	case itemKept:
 		return c.keptLines(d, w, it.i)
 	case itemLive:
-		return frameLines(renderTurn(d.live.view(), w, d, c.expandThinking, c.liveAnswer(d, w)), w)
+		return frameLines(renderTurn(d.Live.View(), w, d, c.ExpandThinking, c.liveAnswer(d, w)), w)
 	case itemFailure:
-		return frameLines(widget.FitWidth(d.th.Err.Render("✗ ")+widget.Clean(c.failure), w), w)
+		return frameLines(widget.FitWidth(d.Theme.Err.Render("✗ ")+widget.Clean(c.Failure), w), w)
 	}
 	return frameLines(c.welcome(d, w), w)
 }
 
 // framer walks the items for one Update, drawing each at most once.
 type framer struct {
-	c    *chatView
-	d    drawCtx
+	c    *Pane
+	d    Draw
 	list []item
 	memo map[int][]string
 }
@@ -217,7 +217,7 @@ type framer struct {
 // after an item's last (but the last item's) is the blank between items.
 type pos struct{ i, off int }
 
-func (c *chatView) framer(d drawCtx) *framer {
+func (c *Pane) framer(d Draw) *framer {
 	return &framer{c: c, d: d, list: c.itemsFor(d), memo: map[int][]string{}}
 }
 
@@ -329,7 +329,7 @@ func (f *framer) anchor(p pos) anchor {
 // where is the top line on screen: the bottom's while following, else
 // the anchor's, moved up when fewer than h lines remain below it.
 func (f *framer) where(h int) pos {
-	if f.c.follow {
+	if f.c.Follow {
 		return f.bottom(h)
 	}
 	p := f.resolve(f.c.top)
@@ -357,13 +357,13 @@ func (f *framer) collect(p pos, h int) []string {
 	return out
 }
 
-// refresh draws the frame: the items on screen, from the cache but for
+// Refresh draws the frame: the items on screen, from the cache but for
 // the running turn.
-func (c *chatView) refresh(d drawCtx) {
+func (c *Pane) Refresh(d Draw) {
 	h := max(c.height, 1)
 	f := c.framer(d)
 	p := f.where(h)
-	if !c.follow {
+	if !c.Follow {
 		c.top = f.anchor(p)
 	}
 	frame := f.collect(p, h)
@@ -394,9 +394,9 @@ func padFrame(frame []string, w, h int) string {
 	return lipgloss.NewStyle().Width(w).Height(h).Render(strings.Join(frame, "\n"))
 }
 
-// scroll handles the keys and wheel that move the conversation: a page
+// Scroll handles the keys and wheel that move the conversation: a page
 // for the keys, three lines for the wheel (sideways it does nothing).
-func (c *chatView) scroll(d drawCtx, msg tea.Msg, up bool) {
+func (c *Pane) Scroll(d Draw, msg tea.Msg, up bool) {
 	h := max(c.height, 1)
 	n := h
 	if w, ok := msg.(tea.MouseWheelMsg); ok {
@@ -416,28 +416,28 @@ func (c *chatView) scroll(d drawCtx, msg tea.Msg, up bool) {
 			p = f.bottom(h)
 		}
 	}
-	c.follow = f.atBottom(p, h)
+	c.Follow = f.atBottom(p, h)
 	c.top = f.anchor(p)
 }
 
-// wantsOlder reports whether the page before the first turn read should
+// WantsOlder reports whether the page before the first turn read should
 // be asked for: there is one, and the screen is near the first turn.
-func (c *chatView) wantsOlder() bool {
+func (c *Pane) WantsOlder() bool {
 	const margin = turnsPage / 4 // items above the screen
-	return c.older && !c.paging && c.loaded && c.chat.ID != "" && len(c.turns) > 0 && c.topItem < margin
+	return c.Older && !c.Paging && c.Loaded && c.Chat.ID != "" && len(c.Turns) > 0 && c.topItem < margin
 }
 
-// paneLines are the lines of view, each exactly the pane's width (nil
+// PaneLines are the lines of view, each exactly the pane's width (nil
 // when there is no current padding).
-func (c *chatView) paneLines() []string {
+func (c *Pane) PaneLines() []string {
 	if c.pad.ok && c.pad.w == c.width && c.pad.h == c.height && c.width > 0 {
 		return c.pad.lines
 	}
 	return nil
 }
 
-// view is the frame, padded to the pane.
-func (c *chatView) view() string {
+// View is the frame, padded to the pane.
+func (c *Pane) View() string {
 	if c.pad.ok && c.pad.w == c.width && c.pad.h == c.height {
 		return c.pad.s
 	}

@@ -28,8 +28,8 @@ func TestLongChatRendersOnlyWhatShows(t *testing.T) {
 	d := newDriver(t, f.options(), 100, 32)
 	d.until("question number 10000")
 	m := d.model()
-	if n := f.pagesRead(); n != 1 || len(m.chat.turns) != turnsPage {
-		t.Fatalf("opening read %d pages, holds %d turns; want one page of %d", n, len(m.chat.turns), turnsPage)
+	if n := f.pagesRead(); n != 1 || len(m.chat.Turns) != turnsPage {
+		t.Fatalf("opening read %d pages, holds %d turns; want one page of %d", n, len(m.chat.Turns), turnsPage)
 	}
 	opened := m.chat.cache.made
 	if opened == 0 || opened > 8 {
@@ -65,7 +65,7 @@ func TestScrollingUpReadsOlderPages(t *testing.T) {
 		d.key(keyPgUp)
 		moved := convLines(d)
 		if strings.Join(moved, "\n") == strings.Join(before, "\n") {
-			t.Fatalf("page up %d did not move the view (%d turns read):\n%s", i, len(d.model().chat.turns), d.view())
+			t.Fatalf("page up %d did not move the view (%d turns read):\n%s", i, len(d.model().chat.Turns), d.view())
 		}
 		d.idle() // a page asked for lands
 		if got := convLines(d); strings.Join(got, "\n") != strings.Join(moved, "\n") {
@@ -73,13 +73,13 @@ func TestScrollingUpReadsOlderPages(t *testing.T) {
 		}
 	}
 	m := d.model()
-	if len(m.chat.turns) != 300 || m.chat.older || m.chat.turns[0].Seq != 1 {
-		t.Fatalf("holds %d turns from %d, older %v", len(m.chat.turns), m.chat.turns[0].Seq, m.chat.older)
+	if len(m.chat.Turns) != 300 || m.chat.Older || m.chat.Turns[0].Seq != 1 {
+		t.Fatalf("holds %d turns from %d, older %v", len(m.chat.Turns), m.chat.Turns[0].Seq, m.chat.Older)
 	}
 	if n := f.pagesRead(); n != 5 { // 64+64+64+64+44
 		t.Fatalf("read %d pages, want 5", n)
 	}
-	if m.chat.follow {
+	if m.chat.Follow {
 		t.Fatal("scrolled to the top, the view still follows the bottom")
 	}
 	if top := convLines(d)[0]; !strings.Contains(top, "question number 1:") {
@@ -99,7 +99,7 @@ func TestScrollingUpReadsOlderPages(t *testing.T) {
 		t.Fatal("the wheel up did not come back")
 	}
 
-	for i := 0; !d.model().chat.follow; i++ {
+	for i := 0; !d.model().chat.Follow; i++ {
 		if i == 1000 {
 			t.Fatal("page down never got back to the bottom")
 		}
@@ -126,16 +126,16 @@ func TestReloadKeepsOlderPages(t *testing.T) {
 		d.key(keyPgUp)
 		d.idle()
 	}
-	read := len(d.model().chat.turns)
+	read := len(d.model().chat.Turns)
 	if read <= turnsPage {
 		t.Fatalf("scrolling up read no older page (%d turns)", read)
 	}
 	d.ask("one more question")
 	m := d.model()
-	if len(m.chat.turns) != read+1 || m.chat.turns[read].Query != "one more question" {
-		t.Fatalf("after the turn: %d turns (had %d), last %q", len(m.chat.turns), read, m.chat.turns[len(m.chat.turns)-1].Query)
+	if len(m.chat.Turns) != read+1 || m.chat.Turns[read].Query != "one more question" {
+		t.Fatalf("after the turn: %d turns (had %d), last %q", len(m.chat.Turns), read, m.chat.Turns[len(m.chat.Turns)-1].Query)
 	}
-	if v := d.view(); !strings.Contains(v, "a short answer") || !m.chat.follow {
+	if v := d.view(); !strings.Contains(v, "a short answer") || !m.chat.Follow {
 		t.Fatalf("the answer shows at the bottom:\n%s", v)
 	}
 }
@@ -182,7 +182,7 @@ func TestStreamingIntoALongChat(t *testing.T) {
 	if v := d.view(); !strings.Contains(v, "and the end.") || strings.Contains(v, "esc cancels") {
 		t.Fatalf("final view:\n%s", v)
 	}
-	if n := len(d.model().chat.turns); n != turnsPage+1 {
+	if n := len(d.model().chat.Turns); n != turnsPage+1 {
 		t.Fatalf("after the turn the view holds %d turns, want the page read and the new one", n)
 	}
 }

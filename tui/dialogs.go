@@ -14,7 +14,7 @@ import (
 func (m *Model) openChats() tea.Cmd {
 	var cmd tea.Cmd
 	m.list, cmd = chats.New(m.th, chats.Config{
-		Backend: m.b, Current: m.chat.chat.ID, Width: m.width,
+		Backend: m.b, Current: m.chat.Chat.ID, Width: m.width,
 		Answering: m.answering,
 	})
 	m.overlay = overlayChats
@@ -56,14 +56,14 @@ func (m *Model) onChatDeleted(msg chats.Deleted) tea.Cmd {
 	if msg.Err == nil {
 		delete(m.extras, msg.ID)
 		delete(m.kept, msg.ID)
-		if msg.ID == m.chat.chat.ID {
+		if msg.ID == m.chat.Chat.ID {
 			m.newChat(false)
 		}
 	}
 	if m.list == nil {
 		return nil
 	}
-	m.list.SetCurrent(m.chat.chat.ID)
+	m.list.SetCurrent(m.chat.Chat.ID)
 	cmd, _ := m.list.Update(msg)
 	return cmd
 }

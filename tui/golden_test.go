@@ -123,7 +123,7 @@ var scenes = []struct {
 		first := newDriver(t, r.options(), w, h)
 		first.ask(ridesQuery)
 		opts := r.options()
-		opts.ResumeChat, opts.Prompter = first.model().chat.chat.ID, nil // (the driver runs a batch in order: a prompter wait first would hold it)
+		opts.ResumeChat, opts.Prompter = first.model().chat.Chat.ID, nil // (the driver runs a batch in order: a prompter wait first would hold it)
 		d := newDriver(t, opts, w, h)
 		d.idle()
 		return d

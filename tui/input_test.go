@@ -39,7 +39,7 @@ func TestPromptRecall(t *testing.T) {
 	d.typeText(" again")
 	d.key(keyEnter)
 	d.idle()
-	turns := d.model().chat.turns
+	turns := d.model().chat.Turns
 	if q := turns[len(turns)-1].Query; q != "second question again" {
 		t.Fatalf("sent %q", q)
 	}
@@ -62,7 +62,7 @@ func TestCtrlUClearsTheDraft(t *testing.T) {
 		t.Fatalf("ctrl+u left %q", v)
 	}
 	d.ask("fresh")
-	turns := d.model().chat.turns
+	turns := d.model().chat.Turns
 	if q := turns[len(turns)-1].Query; q != "fresh" {
 		t.Fatalf("sent %q", q)
 	}
@@ -76,7 +76,7 @@ func TestChatDeletedElsewhereKeepsTheMessage(t *testing.T) {
 	r := newRig(t, replies(ollamatest.Text("an answer")))
 	d := newDriver(t, r.options(), 100, 24)
 	d.ask("hello there")
-	old := d.model().chat.chat.ID
+	old := d.model().chat.Chat.ID
 	if err := r.op.DeleteChat(old); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestChatDeletedElsewhereKeepsTheMessage(t *testing.T) {
 	d.key(keyEnter)
 	d.idle()
 	m = d.model()
-	if m.chat.chat.ID == old || m.chat.chat.ID == "" || len(m.chat.turns) != 1 || m.chat.turns[0].Query != "my important follow-up" {
-		t.Fatalf("not sent in a new chat: %+v %+v", m.chat.chat, m.chat.turns)
+	if m.chat.Chat.ID == old || m.chat.Chat.ID == "" || len(m.chat.Turns) != 1 || m.chat.Turns[0].Query != "my important follow-up" {
+		t.Fatalf("not sent in a new chat: %+v %+v", m.chat.Chat, m.chat.Turns)
 	}
 }

@@ -235,7 +235,7 @@ func TestPrivateQueryIsMarkedAndKeptForTheSession(t *testing.T) {
 	d := newDriver(t, r.options(), 100, 60)
 	d.ask("a public question")
 	d.ask("/private hello " + marker)
-	chat := d.model().chat.chat.ID
+	chat := d.model().chat.Chat.ID
 	turns, err := r.op.Turns(chat)
 	if err != nil {
 		t.Fatal(err)
@@ -279,8 +279,8 @@ func TestPrivateQueryIsMarkedAndKeptForTheSession(t *testing.T) {
 	d.idle()
 	d.key(keyEnter)
 	d.idle()
-	if d.model().chat.chat.ID != chat {
-		t.Fatalf("reopened %q, want %q", d.model().chat.chat.ID, chat)
+	if d.model().chat.Chat.ID != chat {
+		t.Fatalf("reopened %q, want %q", d.model().chat.Chat.ID, chat)
 	}
 	check("after reopening the chat")
 
@@ -328,7 +328,7 @@ func TestReloadedTurnShowsItsResultsCard(t *testing.T) {
 	d := newDriver(t, r.options(), 120, 60)
 	d.ask(ridesQuery)
 	opts := r.options()
-	opts.ResumeChat, opts.Prompter = d.model().chat.chat.ID, nil
+	opts.ResumeChat, opts.Prompter = d.model().chat.Chat.ID, nil
 	d2 := newDriver(t, opts, 120, 60)
 	v := d2.view()
 	metro, _ := json.Marshal(demo.MetroHailFare("airport", "downtown"))

@@ -127,7 +127,7 @@ type Model struct {
 
 	width, height int
 
-	chat    chatView
+	chat    Pane
 	views   int // chat views made so far; names each (chatView.vid)
 	input   input
 	bar     statusBar
@@ -154,10 +154,10 @@ type Model struct {
 	// extras keeps the activity and results of the turns run here, by
 	// chat and turn number: the hub's log holds the results, not the
 	// activity.
-	extras map[string]map[uint64]*turnExtras
+	extras map[string]map[uint64]*Extras
 	// kept holds the private queries asked here, by chat (private.go): the
 	// hub logs none, so the view keeps them until the UI exits.
-	kept map[string][]keptTurn
+	kept map[string][]Kept
 
 	// Permission dialogs (dialog.go, permit.go).
 	prompter *Prompter
@@ -218,8 +218,8 @@ func newModel(ctx context.Context, opts Options) Model {
 		},
 		now:      time.Now,
 		throttle: 50 * time.Millisecond,
-		extras:   map[string]map[uint64]*turnExtras{},
-		kept:     map[string][]keptTurn{},
+		extras:   map[string]map[uint64]*Extras{},
+		kept:     map[string][]Kept{},
 		prompter: opts.Prompter,
 		gone:     map[uint64]bool{},
 		setup:    newSetup(opts),
@@ -231,16 +231,16 @@ func newModel(ctx context.Context, opts Options) Model {
 	m.bar.hubModel = m.b.HubModel() // a name the hub holds, not a call out
 	m.chat = m.newChatView(opts.Private && opts.ResumeChat == "")
 	if opts.ResumeChat != "" {
-		m.chat.chat.ID = opts.ResumeChat
+		m.chat.Chat.ID = opts.ResumeChat
 	}
 	m.layout()
 	return m
 }
 
-func (m *Model) newChatView(private bool) chatView {
+func (m *Model) newChatView(private bool) Pane {
 	m.views++
-	c := newChatView(private)
-	c.vid = m.views
+	c := NewPane(private)
+	c.VID = m.views
 	return c
 }
 
@@ -251,8 +251,8 @@ func (m Model) Init() tea.Cmd {
 	if m.setup.checking {
 		cmds = append(cmds, m.setupCmd())
 	}
-	if m.chat.chat.ID != "" {
-		cmds = append(cmds, loadChat(m.b, m.chat.chat.ID))
+	if m.chat.Chat.ID != "" {
+		cmds = append(cmds, loadChat(m.b, m.chat.Chat.ID))
 	}
 	if m.opts.Theme == "" || m.opts.Theme == "auto" {
 		cmds = append(cmds, tea.RequestBackgroundColor)
@@ -281,9 +281,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.layout()
 	}
 	m.refresh()
-	if m.chat.wantsOlder() {
-		m.chat.paging = true
-		cmd = tea.Batch(cmd, loadOlder(m.b, m.chat.vid, m.chat.chat.ID, m.chat.turns[0].Seq))
+	if m.chat.WantsOlder() {
+		m.chat.Paging = true
+		cmd = tea.Batch(cmd, loadOlder(m.b, m.chat.VID, m.chat.Chat.ID, m.chat.Turns[0].Seq))
 	}
 	return m, cmd
 }
@@ -318,7 +318,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.MouseWheelMsg:
 		switch m.overlay {
 		case overlayNone:
-			m.chat.scroll(m.drawCtx(), msg, false)
+			m.chat.Scroll(m.drawCtx(), msg, false)
 		case overlayPermission:
 			return m.permKey(msg)
 		case overlayManager:
@@ -466,7 +466,7 @@ func (m Model) inputHeight() int {
 func (m Model) convHeight() int { return max(m.height-2-m.ruleRows()-m.inputHeight(), 1) }
 
 func (m *Model) layout() {
-	m.chat.setSize(m.width, m.convHeight())
+	m.chat.SetSize(m.width, m.convHeight())
 	m.input.setSize(m.width, m.inputHeight())
 	if m.perm != nil {
 		m.perm.Resize(m.width, m.dialogHeight())
@@ -476,25 +476,25 @@ func (m *Model) layout() {
 // refresh re-draws the conversation on screen (finished turns come from
 // a cache).
 func (m *Model) refresh() {
-	m.chat.refresh(m.drawCtx())
+	m.chat.Refresh(m.drawCtx())
 }
 
-func (m *Model) drawCtx() drawCtx {
-	return drawCtx{
-		th: m.th, md: m.md, width: m.width, live: m.liveHere(),
-		spinner: spinnerFrames[m.frame%len(spinnerFrames)], version: m.opts.Version,
-		now: m.now(), throttle: m.throttle, extras: m.extras[m.chat.chat.ID], kept: m.kept[m.chat.chat.ID],
-		vanilla: m.opts.Vanilla,
+func (m *Model) drawCtx() Draw {
+	return Draw{
+		Theme: m.th, MD: m.md, Width: m.width, Live: m.liveHere(),
+		Spinner: spinnerFrames[m.frame%len(spinnerFrames)], Version: m.opts.Version,
+		Now: m.now(), Throttle: m.throttle, Extras: m.extras[m.chat.Chat.ID], Kept: m.kept[m.chat.Chat.ID],
+		Vanilla: m.opts.Vanilla,
 	}
 }
 
 // liveHere is the running turn when it belongs to the chat on screen.
-func (m *Model) liveHere() *turnRun {
+func (m *Model) liveHere() *Live {
 	if m.run == nil {
 		return nil
 	}
-	if m.run.vid == m.chat.vid || (m.run.chat != "" && m.run.chat == m.chat.chat.ID) {
-		return m.run
+	if m.run.vid == m.chat.VID || (m.run.chat != "" && m.run.chat == m.chat.Chat.ID) {
+		return m.run.Live
 	}
 	return nil
 }
@@ -523,7 +523,7 @@ func (m Model) View() tea.View {
 // conversation pane's lines, when they show as drawn, are padded to the
 // width already: they are not measured again.
 func (m Model) fitTop(top []string) []string {
-	pane := m.chat.paneLines()
+	pane := m.chat.PaneLines()
 	n := len(pane)
 	if m.overlay != overlayNone || m.screenFull() || n == 0 || len(top) != m.height-1 || len(top) < 1+n || !slices.Equal(top[1:1+n], pane) {
 		return widget.FitLines(top, m.width, m.height-1)
@@ -561,7 +561,7 @@ func (m Model) parts() ([]string, string) {
 	bar := m.bar
 	bar.waiting = m.waiting()
 	bar.trusted = m.trusted
-	return strings.Split(top, "\n"), bar.view(m.th, m.width, m.title(), m.chat.chat.Private, m.run != nil)
+	return strings.Split(top, "\n"), bar.view(m.th, m.width, m.title(), m.chat.Chat.Private, m.run != nil)
 }
 
 func (m Model) dialog() string {

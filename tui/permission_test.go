@@ -421,7 +421,7 @@ func TestQuitWithADialogOpen(t *testing.T) {
 		t.Fatalf("the broker logged %+v", logged)
 	}
 
-	x := &turnExtras{}
+	x := &Extras{}
 	x.add(hub.Event{Kind: hub.EventPermission, Permission: &execRequest})
 	th := style.New(true)
 	if l := ansi.Strip(strings.Join(x.lines(th, 80, true), "")); !strings.Contains(l, "⚑ exec mail → … asking") {

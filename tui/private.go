@@ -17,11 +17,11 @@ import (
 // privateBadge marks a private query's turn.
 const privateBadge = "PRIVATE · nothing kept"
 
-// keptTurn is a private query the UI keeps for the rest of the session.
-type keptTurn struct {
-	after  uint64 // the chat's last logged turn when it was asked
-	turn   hub.Turn
-	extras *turnExtras
+// Kept is a private query the UI keeps for the rest of the session.
+type Kept struct {
+	After  uint64 // the chat's last logged turn when it was asked
+	Turn   hub.Turn
+	Extras *Extras
 }
 
 // privateQuery reads "/private <query>": the query and true when q is
@@ -42,31 +42,31 @@ func privateQuery(q string) (query string, private, ok bool) {
 // keep holds the outcome of a finished private query in the view of its
 // chat; it reports whether there was one to keep.
 func (m *Model) keep(r *turnRun) bool {
-	if !r.private || r.chat == "" || !r.result.Private {
+	if !r.Private || r.chat == "" || !r.result.Private {
 		return false
 	}
-	x := r.extras
+	x := r.Extras
 	t := r.result
 	if t.Query == "" {
-		t.Query = r.query
+		t.Query = r.Query
 	}
-	m.kept[r.chat] = append(m.kept[r.chat], keptTurn{after: r.after, turn: t, extras: &x})
+	m.kept[r.chat] = append(m.kept[r.chat], Kept{After: r.after, Turn: t, Extras: &x})
 	return true
 }
 
 // keptLines draws the k-th private query of the chat, from the cache.
-func (c *chatView) keptLines(d drawCtx, w, k int) []string {
-	kt := d.kept[k]
-	t := kt.turn
+func (c *Pane) keptLines(d Draw, w, k int) []string {
+	kt := d.Kept[k]
+	t := kt.Turn
 	key := renderKey{kept: k + 1, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status,
-		width: w, dark: d.th.Dark, expand: c.expandThinking, extras: !kt.extras.empty()}
+		width: w, dark: d.Theme.Dark, expand: c.ExpandThinking, extras: !kt.Extras.empty()}
 	if ls, ok := c.cache.get(key); ok {
 		return ls
 	}
 	tv := viewOfTurn(t)
 	tv.Private = true
-	tv.Extras = withResults(kt.extras, t)
-	ls := frameLines(renderTurn(tv, w, d, c.expandThinking, d.md.Render(tv.Answer, w, d.th.Dark)), w)
+	tv.Extras = withResults(kt.Extras, t)
+	ls := frameLines(renderTurn(tv, w, d, c.ExpandThinking, d.MD.Render(tv.Answer, w, d.Theme.Dark)), w)
 	c.cache.put(key, ls)
 	return ls
 }

@@ -243,7 +243,7 @@ func (m Model) convView() string {
 	if m.setup.shows() {
 		return m.setupPane()
 	}
-	return m.chat.view()
+	return m.chat.View()
 }
 
 // serveCommand starts Ollama where bulkhead looks for it: `ollama serve`

@@ -185,7 +185,7 @@ func TestSlashMenu(t *testing.T) {
 	d.ask("first question")
 	d.typeText("/new")
 	d.key(keyEnter)
-	if d.model().chat.chat.ID != "" || strings.Contains(d.view(), "first question") {
+	if d.model().chat.Chat.ID != "" || strings.Contains(d.view(), "first question") {
 		t.Fatalf("/new must show a new chat:\n%s", d.view())
 	}
 	d.typeText("/perm")

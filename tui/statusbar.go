@@ -205,13 +205,13 @@ func (s statusBar) workingApps() []string {
 // title names the chat on screen.
 func (m Model) title() string {
 	switch {
-	case m.chat.chat.Title != "":
-		return m.chat.chat.Title
-	case m.chat.chat.ID != "" && !m.chat.loaded:
+	case m.chat.Chat.Title != "":
+		return m.chat.Chat.Title
+	case m.chat.Chat.ID != "" && !m.chat.Loaded:
 		return "…"
 	case m.run != nil && m.liveHere() != nil:
-		return m.run.query
-	case m.chat.chat.Private:
+		return m.run.Query
+	case m.chat.Chat.Private:
 		return "new private chat"
 	default:
 		return "new chat"
@@ -224,7 +224,7 @@ func (m Model) header() string {
 	if m.opts.Vanilla {
 		right = m.th.Unsafe.Render(" UNSAFE: vanilla ")
 	}
-	if m.chat.chat.Private {
+	if m.chat.Chat.Private {
 		right += m.th.Private.Render(" PRIVATE ")
 	}
 	room := m.width - ansi.StringWidth(right)

@@ -15,37 +15,49 @@ import (
 // turnRun is one Ask or Retry in flight. The worker goroutine touches only
 // events, result and err; everything else belongs to the UI loop.
 type turnRun struct {
-	id    int
+	*Live // what the chat draws of it (tui/chat)
+
 	vid   int    // the chat view it was started from
 	chat  string // empty until the chat of a first send exists
-	query string
-	seq   uint64 // the turn retried, or the new turn's once an event names it
 	retry bool
-	// fallback says why the plan fell back to the plain model ("": it did not).
-	fallback string
-	// drafting: the answer so far is the plain model's draft, made while
-	// the hub plans (hub.EventDraft); it goes if the plan uses an app.
-	drafting bool
-	// private: a /private query (AskOptions.Private); its events carry
-	// turn 0 and the hub keeps nothing of it. after is the last logged
-	// turn of the chat when it was asked: the view keeps it there.
-	private bool
-	after   uint64
+	// after is the last logged turn of the chat when a /private query was
+	// asked: the view keeps it there.
+	after uint64
 
 	events *queue[hub.Event]
 	result hub.Turn // set by the worker before events closes
 	err    error
+}
 
-	// Live state, built from events on the UI loop.
-	extras     turnExtras // app calls, permissions, the results card
-	answer     strings.Builder
-	thinking   strings.Builder
-	app        string
-	status     memory.Status // pending while running
-	errText    string
-	cancelling bool
-	started    time.Time // when it was sent
-	tokens     int       // streamed answer chunks (one token each, from Ollama)
+// Live is a running turn as the chat draws it, built from its events on
+// the UI loop.
+type Live struct {
+	ID    int // the run's, so a rendering of another run is not reused
+	Query string
+	Seq   uint64 // the turn retried, or the new turn's once an event names it
+	// Fallback says why the plan fell back to the plain model ("": it did not).
+	Fallback string
+	// Drafting: the answer so far is the plain model's draft, made while
+	// the hub plans (hub.EventDraft); it goes if the plan uses an app.
+	Drafting bool
+	// Private: a /private query (AskOptions.Private); its events carry
+	// turn 0 and the hub keeps nothing of it.
+	Private bool
+
+	Extras     Extras // app calls, permissions, the results card
+	Answer     strings.Builder
+	Thinking   strings.Builder
+	App        string
+	Status     memory.Status // pending while running
+	ErrText    string
+	Cancelling bool
+	Started    time.Time // when it was sent
+	Tokens     int       // streamed answer chunks (one token each, from Ollama)
+}
+
+// NewLive is a turn just sent: pending, started now.
+func NewLive(id int, query string, seq uint64) *Live {
+	return &Live{ID: id, Query: query, Seq: seq, Status: memory.StatusPending, Started: time.Now()}
 }
 
 // turnMsg hands a batch of a run's events to Update; done says the run
@@ -57,7 +69,7 @@ type turnMsg struct {
 }
 
 func newTurnRun(id int, chat, query string, seq uint64, retry bool) *turnRun {
-	return &turnRun{id: id, chat: chat, query: query, seq: seq, retry: retry, events: newQueue[hub.Event](), status: memory.StatusPending, started: time.Now()}
+	return &turnRun{Live: NewLive(id, query, seq), chat: chat, retry: retry, events: newQueue[hub.Event]()}
 }
 
 // work is the worker's body: it asks the hub and closes the queue. emit
@@ -66,9 +78,9 @@ func (r *turnRun) work(b Backend) func(context.Context) {
 	return func(ctx context.Context) {
 		defer r.events.close()
 		if r.retry {
-			r.result, r.err = b.Retry(ctx, r.chat, r.seq, r.events.push)
+			r.result, r.err = b.Retry(ctx, r.chat, r.Seq, r.events.push)
 		} else {
-			r.result, r.err = b.AskWith(ctx, r.chat, r.query, hub.AskOptions{Private: r.private}, r.events.push)
+			r.result, r.err = b.AskWith(ctx, r.chat, r.Query, hub.AskOptions{Private: r.Private}, r.events.push)
 		}
 	}
 }
@@ -76,76 +88,76 @@ func (r *turnRun) work(b Backend) func(context.Context) {
 // wait is the Cmd that reads the next batch of events.
 func (r *turnRun) wait() tea.Msg {
 	evs, done := r.events.take()
-	return turnMsg{id: r.id, events: evs, done: done}
+	return turnMsg{id: r.ID, events: evs, done: done}
 }
 
-// apply folds events into the live state and the status bar's set of
+// Apply folds events into the live state and the status bar's set of
 // working spokes. The started event names the turn, so the chat finds
 // the hub's pending record of it by number.
-func (r *turnRun) apply(evs []hub.Event, working map[string]bool) {
+func (r *Live) Apply(evs []hub.Event, working map[string]bool) {
 	for _, e := range evs {
-		if e.Turn != 0 && !r.private {
-			r.seq = e.Turn
+		if e.Turn != 0 && !r.Private {
+			r.Seq = e.Turn
 		}
-		if r.extras.add(e) {
+		if r.Extras.add(e) {
 			continue
 		}
 		switch e.Kind {
 		case hub.EventPlan:
-			r.drafting = false
+			r.Drafting = false
 			if e.Plan != nil {
 				if apps := e.Plan.Apps(); len(apps) > 0 {
-					r.app = strings.Join(apps, ", ")
+					r.App = strings.Join(apps, ", ")
 				}
 				if e.Plan.Fallback {
-					r.fallback = fallbackWords(e.Plan.Reason)
+					r.Fallback = fallbackWords(e.Plan.Reason)
 				}
 			}
 		case hub.EventDraft:
-			r.drafting = true
-			r.answer.WriteString(e.Text)
-			r.tokens++
+			r.Drafting = true
+			r.Answer.WriteString(e.Text)
+			r.Tokens++
 		case hub.EventDraftWithdrawn:
-			r.drafting = false
-			r.answer.Reset()
-			r.tokens = 0
+			r.Drafting = false
+			r.Answer.Reset()
+			r.Tokens = 0
 		case hub.EventToken:
-			r.drafting = false
-			r.answer.WriteString(e.Text)
-			r.tokens++
-			if r.extras.results == nil { // the synthesis keeps the plan's apps
-				r.app = e.App
+			r.Drafting = false
+			r.Answer.WriteString(e.Text)
+			r.Tokens++
+			if r.Extras.results == nil { // the synthesis keeps the plan's apps
+				r.App = e.App
 			}
 		case hub.EventThinking:
-			r.thinking.WriteString(e.Text)
-			r.app = e.App
+			r.Thinking.WriteString(e.Text)
+			r.App = e.App
 		case hub.EventSpoke:
 			working[e.App] = e.Working
 			if e.Working {
-				r.app = e.App
+				r.App = e.App
 			}
 		case hub.EventAnswer:
-			r.status = memory.StatusOK
-			r.answer.Reset()
-			r.answer.WriteString(e.Text)
+			r.Status = memory.StatusOK
+			r.Answer.Reset()
+			r.Answer.WriteString(e.Text)
 		case hub.EventError:
-			r.status = e.Status
+			r.Status = e.Status
 			if e.Err != nil {
-				r.errText = e.Err.Error()
+				r.ErrText = e.Err.Error()
 			}
-			if r.answer.Len() == 0 && e.Text != "" {
-				r.answer.WriteString(e.Text) // the partial answer
+			if r.Answer.Len() == 0 && e.Text != "" {
+				r.Answer.WriteString(e.Text) // the partial answer
 			}
 		}
 	}
 }
 
-// view is the run as the chat draws it.
-func (r *turnRun) view() turnView {
-	return turnView{
-		Query: r.query, Answer: r.answer.String(), Thinking: r.thinking.String(),
-		Status: r.status, Error: r.errText, App: r.app, Live: true, Cancelling: r.cancelling,
-		Extras: &r.extras, Private: r.private, Started: r.started, Tokens: r.tokens, Fallback: r.fallback, Drafting: r.drafting,
+// View is the run as the chat draws it.
+func (r *Live) View() TurnView {
+	return TurnView{
+		Query: r.Query, Answer: r.Answer.String(), Thinking: r.Thinking.String(),
+		Status: r.Status, Error: r.ErrText, App: r.App, Live: true, Cancelling: r.Cancelling,
+		Extras: &r.Extras, Private: r.Private, Started: r.Started, Tokens: r.Tokens, Fallback: r.Fallback, Drafting: r.Drafting,
 	}
 }
 

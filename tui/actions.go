@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
+
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/pull"
 
 	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
@@ -252,10 +254,10 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 	}
 	if r.chat != "" && r.Seq != 0 {
 		if m.extras[r.chat] == nil {
-			m.extras[r.chat] = map[uint64]*Extras{}
+			m.extras[r.chat] = map[uint64]*chat.Extras{}
 		}
 		x := r.Extras
-		x.masked = r.result.Masked
+		x.Masked = r.result.Masked
 		m.extras[r.chat][r.Seq] = &x
 	}
 	kept := m.keep(r)
@@ -349,11 +351,11 @@ type revealedMsg struct{ err error }
 // reveal shows the next masked span of the latest answer in this chat
 // that has one, and writes to the action log that the user revealed it.
 func (m *Model) reveal() tea.Cmd {
-	chat := m.chat.Chat.ID
+	id := m.chat.Chat.ID
 	var seq uint64
-	var x *Extras
-	for s, e := range m.extras[chat] {
-		if e != nil && e.revealed < len(e.masked) && s >= seq {
+	var x *chat.Extras
+	for s, e := range m.extras[id] {
+		if e != nil && e.Revealed < len(e.Masked) && s >= seq {
 			seq, x = s, e
 		}
 	}
@@ -361,9 +363,9 @@ func (m *Model) reveal() tea.Cmd {
 		m.notice = "nothing masked to reveal in this chat"
 		return nil
 	}
-	sp := x.masked[x.revealed]
-	x.revealed++
+	sp := x.Masked[x.Revealed]
+	x.Revealed++
 	m.notice = "revealed masked text (" + widget.Clean(sp.Kind) + "); the action log records it"
 	b := m.b
-	return func() tea.Msg { return revealedMsg{err: b.NoteRevealed(chat, seq, sp.Kind)} }
+	return func() tea.Msg { return revealedMsg{err: b.NoteRevealed(id, seq, sp.Kind)} }
 }

@@ -6,11 +6,32 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/memory"
 )
+
+// made and held count the conversation's renderings (chat.Pane.Renderings).
+func made(d *driver) int {
+	m := d.model()
+	n, _ := m.chat.Renderings()
+	return n
+}
+
+func held(d *driver) int {
+	m := d.model()
+	_, n := m.chat.Renderings()
+	return n
+}
+
+// frame is the conversation's lines on screen.
+func frame(d *driver) []string {
+	m := d.model()
+	return m.chat.Frame()
+}
 
 // convLines is the conversation pane of the view (below the header).
 func convLines(d *driver) []string {
@@ -28,23 +49,23 @@ func TestLongChatRendersOnlyWhatShows(t *testing.T) {
 	d := newDriver(t, f.options(), 100, 32)
 	d.until("question number 10000")
 	m := d.model()
-	if n := f.pagesRead(); n != 1 || len(m.chat.Turns) != turnsPage {
-		t.Fatalf("opening read %d pages, holds %d turns; want one page of %d", n, len(m.chat.Turns), turnsPage)
+	if n := f.pagesRead(); n != 1 || len(m.chat.Turns) != chat.TurnsPage {
+		t.Fatalf("opening read %d pages, holds %d turns; want one page of %d", n, len(m.chat.Turns), chat.TurnsPage)
 	}
-	opened := m.chat.cache.made
+	opened, _ := m.chat.Renderings()
 	if opened == 0 || opened > 8 {
 		t.Fatalf("opening rendered %d turns; a 26-line pane shows two or three", opened)
 	}
 	d.typeText("hello there")
 	d.key(tea.KeyPressMsg{Code: tea.KeyBackspace})
-	if got := d.model().chat.cache.made; got != opened {
+	if got := made(d); got != opened {
 		t.Fatalf("typing rendered %d turns", got-opened)
 	}
 	d.send(tea.WindowSizeMsg{Width: 120, Height: 40})
-	if got := d.model().chat.cache.made - opened; got == 0 || got > 8 {
+	if got := made(d) - opened; got == 0 || got > 8 {
 		t.Fatalf("a resize rendered %d turns", got)
 	}
-	if c := d.model().chat.cache.len(); c > 2*maxRenderings {
+	if c := held(d); c > 2*chat.MaxRenderings {
 		t.Fatalf("the cache holds %d renderings", c)
 	}
 }
@@ -127,7 +148,7 @@ func TestReloadKeepsOlderPages(t *testing.T) {
 		d.idle()
 	}
 	read := len(d.model().chat.Turns)
-	if read <= turnsPage {
+	if read <= chat.TurnsPage {
 		t.Fatalf("scrolling up read no older page (%d turns)", read)
 	}
 	d.ask("one more question")
@@ -164,7 +185,7 @@ func TestStreamingIntoALongChat(t *testing.T) {
 	}
 	d := newDriver(t, f.options(), 100, 32)
 	d.until("question number 10000")
-	opened := d.model().chat.cache.made
+	opened := made(d)
 	d.typeText("stream into a long chat")
 	d.key(keyEnter)
 	for i := range chunks {
@@ -173,7 +194,7 @@ func TestStreamingIntoALongChat(t *testing.T) {
 		if v := d.view(); !strings.Contains(v, "esc cancels") {
 			t.Fatalf("chunk %d shows without the running turn's line:\n%s", i, v)
 		}
-		if got := d.model().chat.cache.made - opened; got > 0 {
+		if got := made(d) - opened; got > 0 {
 			t.Fatalf("streaming chunk %d rendered %d finished turns", i, got)
 		}
 		next <- struct{}{}
@@ -182,7 +203,7 @@ func TestStreamingIntoALongChat(t *testing.T) {
 	if v := d.view(); !strings.Contains(v, "and the end.") || strings.Contains(v, "esc cancels") {
 		t.Fatalf("final view:\n%s", v)
 	}
-	if n := len(d.model().chat.Turns); n != turnsPage+1 {
+	if n := len(d.model().chat.Turns); n != chat.TurnsPage+1 {
 		t.Fatalf("after the turn the view holds %d turns, want the page read and the new one", n)
 	}
 }
@@ -194,19 +215,11 @@ func TestFrameLinesMatchTheWholeConversation(t *testing.T) {
 	f := newFakeBackend(12)
 	d := newDriver(t, f.options(), 90, 20)
 	m := d.model()
-	dc := m.drawCtx()
-	fr := m.chat.framer(dc)
-	var all []string
-	for i := range fr.list {
-		all = append(all, fr.lines(i)...)
-		if i < len(fr.list)-1 {
-			all = append(all, "")
-		}
-	}
+	all := m.chat.AllLines(m.drawCtx())
 	h := m.convHeight()
 	for y := len(all) - h; ; y -= 3 {
 		y = max(y, 0)
-		got := d.model().chat.frame
+		got := frame(d)
 		if want := all[y : y+h]; strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("at line %d of %d the frame differs:\n%s\n--- want\n%s", y, len(all), strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
@@ -215,7 +228,7 @@ func TestFrameLinesMatchTheWholeConversation(t *testing.T) {
 		}
 		d.send(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
 	}
-	if !strings.Contains(fmt.Sprint(d.model().chat.frame[0]), "question number 1:") {
-		t.Fatalf("the top line is %q", d.model().chat.frame[0])
+	if !strings.Contains(fmt.Sprint(frame(d)[0]), "question number 1:") {
+		t.Fatalf("the top line is %q", frame(d)[0])
 	}
 }

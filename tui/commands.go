@@ -4,6 +4,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
 )
 
 // The Cmds below are the only places the UI calls the hub outside a
@@ -39,7 +40,7 @@ func loadChat(b Backend, id string) tea.Cmd {
 		if err != nil {
 			return chatLoadedMsg{id: id, err: err}
 		}
-		turns, more, err := b.TurnsBefore(id, 0, turnsPage)
+		turns, more, err := b.TurnsBefore(id, 0, chat.TurnsPage)
 		return chatLoadedMsg{id: id, chat: c, turns: turns, more: more, err: err}
 	}
 }
@@ -56,7 +57,7 @@ type olderMsg struct {
 
 func loadOlder(b Backend, vid int, id string, before uint64) tea.Cmd {
 	return func() tea.Msg {
-		turns, more, err := b.TurnsBefore(id, before, turnsPage)
+		turns, more, err := b.TurnsBefore(id, before, chat.TurnsPage)
 		return olderMsg{vid: vid, before: before, turns: turns, more: more, err: err}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
+
 	"github.com/ollama/ollama/api"
 
 	"github.com/bulkhead-dev/bulkhead/apps/demo"
@@ -235,8 +237,9 @@ func TestPrivateQueryIsMarkedAndKeptForTheSession(t *testing.T) {
 	d := newDriver(t, r.options(), 100, 60)
 	d.ask("a public question")
 	d.ask("/private hello " + marker)
-	chat := d.model().chat.Chat.ID
-	turns, err := r.op.Turns(chat)
+	badgeText := chat.PrivateBadge
+	chatID := d.model().chat.Chat.ID
+	turns, err := r.op.Turns(chatID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,13 +261,13 @@ func TestPrivateQueryIsMarkedAndKeptForTheSession(t *testing.T) {
 		t.Helper()
 		v := d.view()
 		pub, priv, ans := strings.Index(v, "a public question"), strings.Index(v, "┃ hello "+marker), strings.Index(v, "private answer")
-		if pub < 0 || priv < pub || ans < priv || strings.Count(v, privateBadge) != 1 {
+		if pub < 0 || priv < pub || ans < priv || strings.Count(v, badgeText) != 1 {
 			t.Fatalf("%s: the private turn must show once, badged, after the public one:\n%s", when, v)
 		}
-		if badge := strings.Index(v, privateBadge); badge < priv || badge > ans {
+		if badge := strings.Index(v, badgeText); badge < priv || badge > ans {
 			t.Fatalf("%s: the badge must mark the private turn:\n%s", when, v)
 		}
-		if raw := d.m.View().Content; !strings.Contains(raw, d.model().th.Private.Render(" "+privateBadge+" ")) {
+		if raw := d.m.View().Content; !strings.Contains(raw, d.model().th.Private.Render(" "+badgeText+" ")) {
 			t.Fatalf("%s: the badge must be drawn in the private style", when)
 		}
 	}
@@ -279,14 +282,14 @@ func TestPrivateQueryIsMarkedAndKeptForTheSession(t *testing.T) {
 	d.idle()
 	d.key(keyEnter)
 	d.idle()
-	if d.model().chat.Chat.ID != chat {
-		t.Fatalf("reopened %q, want %q", d.model().chat.Chat.ID, chat)
+	if d.model().chat.Chat.ID != chatID {
+		t.Fatalf("reopened %q, want %q", d.model().chat.Chat.ID, chatID)
 	}
 	check("after reopening the chat")
 
 	// A restart: the hub never had it.
 	opts := r.options()
-	opts.ResumeChat = chat
+	opts.ResumeChat = chatID
 	d2 := newDriver(t, opts, 100, 60)
 	if v := d2.view(); strings.Contains(v, marker) || !strings.Contains(v, "a later question") {
 		t.Fatalf("a new UI must not have the private query:\n%s", v)

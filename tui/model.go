@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
+
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/pull"
 
 	"charm.land/bubbles/v2/list"
@@ -127,7 +129,7 @@ type Model struct {
 
 	width, height int
 
-	chat    Pane
+	chat    chat.Pane
 	views   int // chat views made so far; names each (chatView.vid)
 	input   input
 	bar     statusBar
@@ -154,10 +156,10 @@ type Model struct {
 	// extras keeps the activity and results of the turns run here, by
 	// chat and turn number: the hub's log holds the results, not the
 	// activity.
-	extras map[string]map[uint64]*Extras
+	extras map[string]map[uint64]*chat.Extras
 	// kept holds the private queries asked here, by chat (private.go): the
 	// hub logs none, so the view keeps them until the UI exits.
-	kept map[string][]Kept
+	kept map[string][]chat.Kept
 
 	// Permission dialogs (dialog.go, permit.go).
 	prompter *Prompter
@@ -218,8 +220,8 @@ func newModel(ctx context.Context, opts Options) Model {
 		},
 		now:      time.Now,
 		throttle: 50 * time.Millisecond,
-		extras:   map[string]map[uint64]*Extras{},
-		kept:     map[string][]Kept{},
+		extras:   map[string]map[uint64]*chat.Extras{},
+		kept:     map[string][]chat.Kept{},
 		prompter: opts.Prompter,
 		gone:     map[uint64]bool{},
 		setup:    newSetup(opts),
@@ -237,9 +239,9 @@ func newModel(ctx context.Context, opts Options) Model {
 	return m
 }
 
-func (m *Model) newChatView(private bool) Pane {
+func (m *Model) newChatView(private bool) chat.Pane {
 	m.views++
-	c := NewPane(private)
+	c := chat.NewPane(private)
 	c.VID = m.views
 	return c
 }
@@ -479,8 +481,8 @@ func (m *Model) refresh() {
 	m.chat.Refresh(m.drawCtx())
 }
 
-func (m *Model) drawCtx() Draw {
-	return Draw{
+func (m *Model) drawCtx() chat.Draw {
+	return chat.Draw{
 		Theme: m.th, MD: m.md, Width: m.width, Live: m.liveHere(),
 		Spinner: spinnerFrames[m.frame%len(spinnerFrames)], Version: m.opts.Version,
 		Now: m.now(), Throttle: m.throttle, Extras: m.extras[m.chat.Chat.ID], Kept: m.kept[m.chat.Chat.ID],
@@ -489,7 +491,7 @@ func (m *Model) drawCtx() Draw {
 }
 
 // liveHere is the running turn when it belongs to the chat on screen.
-func (m *Model) liveHere() *Live {
+func (m *Model) liveHere() *chat.Live {
 	if m.run == nil {
 		return nil
 	}

@@ -137,7 +137,7 @@ func (m *Model) hide(o overlay) {
 func (m Model) waiting() int {
 	n := len(m.prompts)
 	if m.run != nil {
-		n = max(n, m.run.Extras.asking())
+		n = max(n, m.run.Extras.Asking())
 	}
 	if m.perm != nil && n > 0 {
 		n--

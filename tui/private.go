@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
 )
 
 // A private query ("/private <query>" in the input) runs with
@@ -13,16 +13,6 @@ import (
 // is badged PRIVATE · nothing kept. Since the hub's log does not hold it,
 // reloading the chat would lose it; the UI keeps it in the view (Model.kept)
 // where it was asked, until bulkhead exits. It cannot be retried.
-
-// privateBadge marks a private query's turn.
-const privateBadge = "PRIVATE · nothing kept"
-
-// Kept is a private query the UI keeps for the rest of the session.
-type Kept struct {
-	After  uint64 // the chat's last logged turn when it was asked
-	Turn   hub.Turn
-	Extras *Extras
-}
 
 // privateQuery reads "/private <query>": the query and true when q is
 // one, q itself when it is not. ok is false for "/private" with nothing
@@ -50,23 +40,6 @@ func (m *Model) keep(r *turnRun) bool {
 	if t.Query == "" {
 		t.Query = r.Query
 	}
-	m.kept[r.chat] = append(m.kept[r.chat], Kept{After: r.after, Turn: t, Extras: &x})
+	m.kept[r.chat] = append(m.kept[r.chat], chat.Kept{After: r.after, Turn: t, Extras: &x})
 	return true
-}
-
-// keptLines draws the k-th private query of the chat, from the cache.
-func (c *Pane) keptLines(d Draw, w, k int) []string {
-	kt := d.Kept[k]
-	t := kt.Turn
-	key := renderKey{kept: k + 1, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status,
-		width: w, dark: d.Theme.Dark, expand: c.ExpandThinking, extras: !kt.Extras.empty()}
-	if ls, ok := c.cache.get(key); ok {
-		return ls
-	}
-	tv := viewOfTurn(t)
-	tv.Private = true
-	tv.Extras = withResults(kt.Extras, t)
-	ls := frameLines(renderTurn(tv, w, d, c.ExpandThinking, d.MD.Render(tv.Answer, w, d.Theme.Dark)), w)
-	c.cache.put(key, ls)
-	return ls
 }

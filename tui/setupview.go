@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
+
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -45,7 +47,7 @@ func (p *panelText) blank() { p.lines = append(p.lines, "") }
 // setupPane is the panel, exactly the conversation pane's size.
 func (m Model) setupPane() string {
 	w, h := m.width, m.convHeight()
-	return padFrame(widget.FitLines(m.setupLines(w), w, h), w, h)
+	return chat.PadFrame(widget.FitLines(m.setupLines(w), w, h), w, h)
 }
 
 func (m Model) setupLines(w int) []string {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -195,7 +197,7 @@ func (s statusBar) workingApps() []string {
 	var out []string
 	for app, on := range s.working {
 		if on {
-			out = append(out, appLabel(app))
+			out = append(out, chat.AppLabel(app))
 		}
 	}
 	slices.Sort(out)

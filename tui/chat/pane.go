@@ -1,4 +1,4 @@
-package tui
+package chat
 
 import (
 	"cmp"
@@ -60,8 +60,8 @@ func (c *Pane) Prompts() []string {
 	return out
 }
 
-// turnsPage is how many turns are read from a chat's log at a time.
-const turnsPage = 64
+// TurnsPage is how many turns are read from a chat's log at a time.
+const TurnsPage = 64
 
 // liveCache is the running turn's last Markdown rendering. Rendering
 // costs time proportional to the answer, so while tokens pour in it is
@@ -97,9 +97,9 @@ type TurnView struct {
 	Error                   string
 	App                     string
 	Live, Cancelling        bool
-	RetryHint               bool        // this is the turn ctrl+r would retry
+	RetryHint               bool    // this is the turn ctrl+r would retry
 	Extras                  *Extras // activity and results
-	Private                 bool        // a private query: badged, kept nowhere
+	Private                 bool    // a private query: badged, kept nowhere
 	// Started and Ended bound the turn (Ended zero while it runs);
 	// Tokens is what the model wrote (eval tokens, or streamed chunks
 	// while it runs).
@@ -127,11 +127,11 @@ func viewOfTurn(t hub.Turn) TurnView {
 	return tv
 }
 
-// appLabel is how a screen names who answered: an app's own name, or, for
+// AppLabel is how a screen names who answered: an app's own name, or, for
 // work no installed app does, words of ours — never the internal names
 // (a plain answer is the model's, not "vanilla", which names the unsafe
 // baseline mode).
-func appLabel(apps string) string {
+func AppLabel(apps string) string {
 	parts := strings.Split(apps, ", ")
 	for i, a := range parts {
 		switch a {
@@ -291,7 +291,7 @@ func (c *Pane) SetSize(w, h int) {
 
 // Draw is what rendering needs from the root model.
 type Draw struct {
-	Theme       style.Theme
+	Theme    style.Theme
 	MD       *widget.Markdown
 	Width    int
 	Live     *Live // the running turn, when it belongs to this chat
@@ -359,7 +359,7 @@ func renderTurn(tv TurnView, w int, d Draw, expand bool, md string) string {
 		out = append(out, th.UserBar.Render("┃ ")+th.UserText.Render(l))
 	}
 	out = append(out, "")
-	label := th.Label.Render("◆ " + widget.OneLine(appLabel(tv.App)))
+	label := th.Label.Render("◆ " + widget.OneLine(AppLabel(tv.App)))
 	if !tv.Live {
 		if meta := turnMeta(tv, d.Now); meta != "" {
 			label += th.Dim.Render(" · " + meta)
@@ -368,7 +368,7 @@ func renderTurn(tv TurnView, w int, d Draw, expand bool, md string) string {
 	label = widget.FitWidth(label, w)
 	if tv.Private {
 		// Not through fitWidth, which would trim the badge's last cell.
-		badge := th.Private.Render(" " + privateBadge + " ")
+		badge := th.Private.Render(" " + PrivateBadge + " ")
 		if ansi.StringWidth(label)+1+ansi.StringWidth(badge) <= w {
 			label += " " + badge
 		} else {
@@ -407,7 +407,7 @@ func renderTurn(tv TurnView, w int, d Draw, expand bool, md string) string {
 		case tv.Status == memory.StatusPending:
 			what := "answering"
 			switch {
-			case tv.Extras.asking() > 0:
+			case tv.Extras.Asking() > 0:
 				what = "waiting for your answer"
 			case tv.Answer == "":
 				what = "waiting for the model"

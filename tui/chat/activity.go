@@ -1,4 +1,4 @@
-package tui
+package chat
 
 import (
 	"bytes"
@@ -41,31 +41,31 @@ type Extras struct {
 	// masked are the spans the hub masked in the answer before storing
 	// it, with what they hid (this session only); revealed of them the
 	// user has asked to see (ctrl+x), first to last.
-	masked   []hub.MaskedSpan
-	revealed int
+	Masked   []hub.MaskedSpan
+	Revealed int
 }
 
 func (x *Extras) empty() bool {
-	return x == nil || len(x.acts) == 0 && len(x.results) == 0 && len(x.masked) == 0
+	return x == nil || len(x.acts) == 0 && len(x.results) == 0 && len(x.Masked) == 0
 }
 
 // maskedLines draw what the masking hid: each revealed span, marked as
 // such, then a line saying how many remain and how to see the next.
 func (x *Extras) maskedLines(th style.Theme, w int) []string {
-	if x == nil || len(x.masked) == 0 {
+	if x == nil || len(x.Masked) == 0 {
 		return nil
 	}
 	var out []string
-	for i, sp := range x.masked[:x.revealed] {
-		head := th.Warn.Render(fmt.Sprintf("⚑ revealed %d of %d (%s):", i+1, len(x.masked), widget.Clean(sp.Kind)))
+	for i, sp := range x.Masked[:x.Revealed] {
+		head := th.Warn.Render(fmt.Sprintf("⚑ revealed %d of %d (%s):", i+1, len(x.Masked), widget.Clean(sp.Kind)))
 		out = append(out, widget.FitWidth(head, w))
 		for _, l := range strings.Split(widget.FitWidth(widget.Clean(sp.Text), max(w-4, 1)), "\n") {
 			out = append(out, "    "+th.MaskedText().Render(l))
 		}
 	}
-	if left := len(x.masked) - x.revealed; left > 0 {
+	if left := len(x.Masked) - x.Revealed; left > 0 {
 		var kinds []string
-		for _, sp := range x.masked[x.revealed:] {
+		for _, sp := range x.Masked[x.Revealed:] {
 			if !slices.Contains(kinds, sp.Kind) {
 				kinds = append(kinds, sp.Kind)
 			}
@@ -76,10 +76,10 @@ func (x *Extras) maskedLines(th style.Theme, w int) []string {
 	return out
 }
 
-// asking is the number of permission requests waiting for a decision:
+// Asking is the number of permission requests waiting for a decision:
 // the hub reports a request before it reaches the broker, so this counts
 // those the broker still queues, which the Prompter has not seen.
-func (x *Extras) asking() int {
+func (x *Extras) Asking() int {
 	n := 0
 	if x != nil {
 		for _, a := range x.acts {

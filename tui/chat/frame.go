@@ -1,4 +1,4 @@
-package tui
+package chat
 
 import (
 	"slices"
@@ -184,7 +184,7 @@ func (c *Pane) lines(d Draw, it item) []string {
 		x := withResults(d.Extras[t.Seq], t)
 		key := renderKey{seq: t.Seq, started: t.Started.UnixNano(), ended: t.Ended.UnixNano(), status: t.Status, width: w, dark: d.Theme.Dark, expand: c.ExpandThinking, hint: hint, extras: !x.empty()}
 		if x != nil {
-			key.revealed = x.revealed
+			key.revealed = x.Revealed
 		}
 		if ls, ok := c.cache.get(key); ok {
 			return ls
@@ -368,7 +368,7 @@ func (c *Pane) Refresh(d Draw) {
 	}
 	frame := f.collect(p, h)
 	if !c.pad.ok || c.pad.w != c.width || c.pad.h != c.height || !slices.Equal(frame, c.frame) {
-		c.pad = padded{ok: true, w: c.width, h: c.height, s: padFrame(frame, c.width, c.height)}
+		c.pad = padded{ok: true, w: c.width, h: c.height, s: PadFrame(frame, c.width, c.height)}
 		c.pad.lines = strings.Split(c.pad.s, "\n")
 	}
 	c.frame = frame
@@ -385,9 +385,9 @@ type padded struct {
 	lines []string // s split, each line w cells wide
 }
 
-// padFrame pads the frame's lines to w cells and h lines, as the old
+// PadFrame pads the frame's lines to w cells and h lines, as the old
 // viewport did.
-func padFrame(frame []string, w, h int) string {
+func PadFrame(frame []string, w, h int) string {
 	if w <= 0 || h <= 0 {
 		return ""
 	}
@@ -423,7 +423,7 @@ func (c *Pane) Scroll(d Draw, msg tea.Msg, up bool) {
 // WantsOlder reports whether the page before the first turn read should
 // be asked for: there is one, and the screen is near the first turn.
 func (c *Pane) WantsOlder() bool {
-	const margin = turnsPage / 4 // items above the screen
+	const margin = TurnsPage / 4 // items above the screen
 	return c.Older && !c.Paging && c.Loaded && c.Chat.ID != "" && len(c.Turns) > 0 && c.topItem < margin
 }
 
@@ -441,5 +441,32 @@ func (c *Pane) View() string {
 	if c.pad.ok && c.pad.w == c.width && c.pad.h == c.height {
 		return c.pad.s
 	}
-	return padFrame(c.frame, c.width, c.height)
+	return PadFrame(c.frame, c.width, c.height)
+}
+
+// MaxRenderings bounds the finished turns' renderings the pane keeps:
+// two generations of this many.
+const MaxRenderings = maxRenderings
+
+// Renderings counts the finished turns' renderings: made, ever (a hit
+// is not one), and held in the cache now.
+func (c *Pane) Renderings() (made, held int) { return c.cache.made, c.cache.len() }
+
+// Frame is the conversation's lines on screen, as the last Refresh made
+// them.
+func (c *Pane) Frame() []string { return c.frame }
+
+// AllLines is the whole conversation drawn by d, every block's lines with
+// a blank line between blocks, as the frame windows it (long chats: the
+// pages read so far).
+func (c *Pane) AllLines(d Draw) []string {
+	fr := c.framer(d)
+	var all []string
+	for i := range fr.list {
+		all = append(all, fr.lines(i)...)
+		if i < len(fr.list)-1 {
+			all = append(all, "")
+		}
+	}
+	return all
 }

@@ -1,0 +1,121 @@
+package chat
+
+import (
+	"strings"
+	"time"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
+)
+
+// Live is a running turn as the chat draws it, built from its events on
+// the UI loop.
+type Live struct {
+	ID    int // the run's, so a rendering of another run is not reused
+	Query string
+	Seq   uint64 // the turn retried, or the new turn's once an event names it
+	// Fallback says why the plan fell back to the plain model ("": it did not).
+	Fallback string
+	// Drafting: the answer so far is the plain model's draft, made while
+	// the hub plans (hub.EventDraft); it goes if the plan uses an app.
+	Drafting bool
+	// Private: a /private query (AskOptions.Private); its events carry
+	// turn 0 and the hub keeps nothing of it.
+	Private bool
+
+	Extras     Extras // app calls, permissions, the results card
+	Answer     strings.Builder
+	Thinking   strings.Builder
+	App        string
+	Status     memory.Status // pending while running
+	ErrText    string
+	Cancelling bool
+	Started    time.Time // when it was sent
+	Tokens     int       // streamed answer chunks (one token each, from Ollama)
+}
+
+// NewLive is a turn just sent: pending, started now.
+func NewLive(id int, query string, seq uint64) *Live {
+	return &Live{ID: id, Query: query, Seq: seq, Status: memory.StatusPending, Started: time.Now()}
+}
+
+// Apply folds events into the live state and the status bar's set of
+// working spokes. The started event names the turn, so the chat finds
+// the hub's pending record of it by number.
+func (r *Live) Apply(evs []hub.Event, working map[string]bool) {
+	for _, e := range evs {
+		if e.Turn != 0 && !r.Private {
+			r.Seq = e.Turn
+		}
+		if r.Extras.add(e) {
+			continue
+		}
+		switch e.Kind {
+		case hub.EventPlan:
+			r.Drafting = false
+			if e.Plan != nil {
+				if apps := e.Plan.Apps(); len(apps) > 0 {
+					r.App = strings.Join(apps, ", ")
+				}
+				if e.Plan.Fallback {
+					r.Fallback = fallbackWords(e.Plan.Reason)
+				}
+			}
+		case hub.EventDraft:
+			r.Drafting = true
+			r.Answer.WriteString(e.Text)
+			r.Tokens++
+		case hub.EventDraftWithdrawn:
+			r.Drafting = false
+			r.Answer.Reset()
+			r.Tokens = 0
+		case hub.EventToken:
+			r.Drafting = false
+			r.Answer.WriteString(e.Text)
+			r.Tokens++
+			if r.Extras.results == nil { // the synthesis keeps the plan's apps
+				r.App = e.App
+			}
+		case hub.EventThinking:
+			r.Thinking.WriteString(e.Text)
+			r.App = e.App
+		case hub.EventSpoke:
+			working[e.App] = e.Working
+			if e.Working {
+				r.App = e.App
+			}
+		case hub.EventAnswer:
+			r.Status = memory.StatusOK
+			r.Answer.Reset()
+			r.Answer.WriteString(e.Text)
+		case hub.EventError:
+			r.Status = e.Status
+			if e.Err != nil {
+				r.ErrText = e.Err.Error()
+			}
+			if r.Answer.Len() == 0 && e.Text != "" {
+				r.Answer.WriteString(e.Text) // the partial answer
+			}
+		}
+	}
+}
+
+// View is the run as the chat draws it.
+func (r *Live) View() TurnView {
+	return TurnView{
+		Query: r.Query, Answer: r.Answer.String(), Thinking: r.Thinking.String(),
+		Status: r.Status, Error: r.ErrText, App: r.App, Live: true, Cancelling: r.Cancelling,
+		Extras: &r.Extras, Private: r.Private, Started: r.Started, Tokens: r.Tokens, Fallback: r.Fallback, Drafting: r.Drafting,
+	}
+}
+
+// fallbackWords is what a turn says when the planner's output was
+// unusable and the plain model answered instead.
+func fallbackWords(reason string) string {
+	s := "the planner's output was unusable twice, so the plain model answered, with no app"
+	if reason = widget.OneLine(reason); reason != "" {
+		s += " (" + reason + ")"
+	}
+	return s
+}

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/bulkhead-dev/bulkhead/accessible"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 )
 
@@ -21,9 +26,12 @@ func TestAccessibleChatAnswersDialogs(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("enable: [builtin, demo]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	chat := func(in string, args ...string) string {
+	// chat types the request, then each answer as a person does: once
+	// the question is on screen and could be read (accessible.Grace);
+	// then the lines after, each at the chat's next prompt.
+	chat := func(request string, answers, after []string, args ...string) string {
 		t.Helper()
-		out, errOut, code := runIn(t, strings.NewReader(in), append([]string{"--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", dir}, args...)...)
+		out, errOut, code := typedChat(t, request, answers, after, append([]string{"--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", dir}, args...)...)
 		if code != 0 {
 			t.Fatalf("exit %d: %s\n%s", code, errOut, out)
 		}
@@ -33,7 +41,8 @@ func TestAccessibleChatAnswersDialogs(t *testing.T) {
 		return out
 	}
 	const trip = "Day 1: arrive"
-	out := chat("plan a trip to Lisbon\n1\n", "--accessible")
+	const lisbon = "plan a trip to Lisbon\n"
+	out := chat(lisbon, []string{"1\n"}, nil, "--accessible")
 	for _, want := range []string{"Permission question: exec, from hub to travel_mate, travel.plan_trip.",
 		"The hub says: expected by the plan", "query: plan a trip to Lisbon (typed by you)",
 		"1. allow once", "4. deny", "5. deny with a note", trip} {
@@ -42,23 +51,103 @@ func TestAccessibleChatAnswersDialogs(t *testing.T) {
 		}
 	}
 	// 4 denies: the app does not run; the next line is the next request.
-	out = chat("plan a trip to Lisbon\n4\nwhat rhymes with orange\n", "--accessible")
+	out = chat(lisbon, []string{"4\n"}, []string{"what rhymes with orange\n"}, "--accessible")
 	if strings.Contains(out, trip) || strings.Count(out, "request: ") < 3 {
 		t.Errorf("4 (deny) must keep the app from running, and the chat go on:\n%s", out)
 	}
 	// The end of the input in a dialog denies.
-	if out = chat("plan a trip to Lisbon\n", "--accessible"); strings.Contains(out, trip) || !strings.Contains(out, "Your answer (empty denies)") {
+	if out = chat(lisbon, nil, nil, "--accessible"); strings.Contains(out, trip) || !strings.Contains(out, "Your answer (empty denies)") {
 		t.Errorf("the end of the input must deny:\n%s", out)
+	}
+	// An answer typed ahead with the request answers nothing: the dialog
+	// says so, the end of the input denies, and the line is the chat's.
+	if out = chat(lisbon+"1\n", nil, nil, "--accessible"); strings.Contains(out, trip) || !strings.Contains(out, `"1" came before this question, so it does not answer it`) {
+		t.Errorf("an answer typed before the question must not answer it:\n%s", out)
 	}
 	// The config turns it on as well.
 	if err := os.WriteFile(cfg, []byte("enable: [builtin, demo]\nui:\n  accessible: true\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out = chat("plan a trip to Lisbon\n\n"); !strings.Contains(out, "accessible mode") || strings.Contains(out, trip) {
+	if out = chat(lisbon, []string{"\n"}, nil); !strings.Contains(out, "accessible mode") || strings.Contains(out, trip) {
 		t.Errorf("ui.accessible: true must run the line-mode chat, and an empty answer deny:\n%s", out)
 	}
 	log, _, _ := run(t, "permissions", "log", "--config", cfg, "--data-dir", dir)
-	if strings.Count(log, "denied") < 3 || !strings.Contains(log, "allowed once") {
-		t.Errorf("the action log must hold one allow and three denials:\n%s", log)
+	if strings.Count(log, "denied") < 4 || !strings.Contains(log, "allowed once") {
+		t.Errorf("the action log must hold one allow and four denials:\n%s", log)
 	}
+}
+
+// screen is standard output as the person at the terminal sees it.
+type screen struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// until waits (at most 30 s) for n occurrences of what on the screen.
+func (s *screen) until(what string, n int) bool {
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if strings.Count(s.String(), what) >= n {
+			return true
+		}
+	}
+	return false
+}
+
+// typedChat runs bulkhead with args as runIn does, its input typed as a
+// person types it: request at once, each answer once its question is on
+// screen and Grace has passed, each line of after at the chat's next
+// prompt; then the input ends.
+func typedChat(t *testing.T, request string, answers, after []string, args ...string) (string, string, int) {
+	t.Helper()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	stopServingAfter(t, args)
+	pr, pw := io.Pipe()
+	var out screen
+	var errOut bytes.Buffer
+	go func() {
+		defer pw.Close()
+		io.WriteString(pw, request)
+		for i, a := range answers {
+			if !out.until("Enter a number between", i+1) {
+				return
+			}
+			time.Sleep(accessible.Grace + 200*time.Millisecond)
+			io.WriteString(pw, a)
+		}
+		for i, a := range after {
+			if !out.until("request: ", i+2) {
+				return
+			}
+			io.WriteString(pw, a)
+		}
+		if len(answers) == 0 {
+			out.until("Enter a number between", 1) // then the input ends, in the dialog
+			return
+		}
+		out.until("request: ", len(after)+2)
+	}()
+	root := newRoot()
+	root.SetIn(pr)
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	err := root.Execute()
+	pr.Close()
+	code := 0
+	if err != nil {
+		code = report(err, &errOut)
+	}
+	return out.String(), errOut.String(), code
 }

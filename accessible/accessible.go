@@ -8,8 +8,12 @@
 //
 // The same rules as the TUI's dialog hold in their line-mode form: deny
 // is the default answer (an empty line or the end of input denies), an
-// allow of a request that is not routine takes a second, explicit yes, and
-// an irreversible action is never offered a permanent grant.
+// allow of a request that is not routine takes a second, explicit yes,
+// an irreversible action is never offered a permanent grant, and — the
+// grace period's form — only a line typed after a question was written
+// (Grace after it) answers it: a request typed ahead, a pasted block, a
+// "yes" pasted with the number it would confirm answer nothing, and stay
+// for the chat (Lines).
 package accessible
 
 import (
@@ -20,6 +24,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bulkhead-dev/bulkhead/headless"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
@@ -84,57 +89,174 @@ func Run(ctx context.Context, b headless.Backend, lines *Lines, out io.Writer, o
 	}
 }
 
-// Lines reads its input a line at a time and never reads past the line
-// it returns: the chat and its dialogs (huh reads each answer with a
-// scanner of its own) share one input without losing what was typed
-// ahead.
+// Lines is the chat's input, shared by the chat and its dialogs (huh
+// reads each answer with a scanner of its own). A reader goroutine takes
+// each line as it arrives and notes when; the chat takes lines in order,
+// and a dialog takes only a line that arrived after it was put — Grace
+// after its question was written — so that nothing typed before the
+// question (a request typed ahead, a line pasted, a number meant for an
+// earlier question) can answer it. Those lines stay, in order, for the
+// chat, and the dialog says so. Nothing typed is lost.
 //
-// One reader at a time holds it for a whole line: a dialog still waiting
-// for its answer when its turn ended gets the next line, never the chat
-// (the server drops an answer to a request it withdrew).
+// While a dialog reads, the chat waits: a dialog still waiting for its
+// answer when its turn ended gets the next line, never the chat (the
+// server drops an answer to a request it withdrew).
 type Lines struct {
-	mu sync.Mutex
-	r  *bufio.Reader
+	src  *bufio.Reader
+	now  func() time.Time
+	mu   sync.Mutex
+	cond *sync.Cond
+	q    []line // arrived, not yet taken, in order
+	err  error  // how the input ended, once it has
+	pump bool   // the reader goroutine runs
+	asks int    // dialogs reading now
+	read uint64 // lines read so far
+	wait int    // dialog reads blocked for a line now
 }
 
-// NewLines reads lines from r.
-func NewLines(r io.Reader) *Lines { return &Lines{r: bufio.NewReader(r)} }
+// line is one line of input and when it arrived.
+type line struct {
+	s  string
+	at time.Time
+	n  uint64 // its place in the input, from 1
+}
 
-// ReadLine returns the next line without its newline (at most 64 KiB of
-// it; the rest of a longer line is dropped).
+// Grace is how long after a question is written a line must arrive to
+// answer it: a line that arrives sooner was typed before the question
+// could be read.
+const Grace = 800 * time.Millisecond
+
+// NewLines reads lines from r.
+func NewLines(r io.Reader) *Lines {
+	l := &Lines{src: bufio.NewReader(r), now: time.Now}
+	l.cond = sync.NewCond(&l.mu)
+	return l
+}
+
+// start runs the reader goroutine once; l.mu is held.
+func (l *Lines) start() {
+	if l.pump {
+		return
+	}
+	l.pump = true
+	go func() {
+		for {
+			s, err := l.src.ReadString('\n')
+			s = strings.TrimRight(s, "\r\n")
+			if len(s) > 64<<10 {
+				s = s[:64<<10]
+			}
+			l.mu.Lock()
+			if s != "" || err == nil {
+				l.read++
+				l.q = append(l.q, line{s: termtext.Sanitize(s), at: l.now(), n: l.read})
+			}
+			if err != nil {
+				l.err = err
+			}
+			l.cond.Broadcast()
+			l.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// ReadLine returns the chat's next line without its newline (at most 64
+// KiB of it; the rest of a longer line is dropped), and the input's end
+// with the last line.
 func (l *Lines) ReadLine() (string, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s, err := l.r.ReadString('\n')
-	s = strings.TrimRight(s, "\r\n")
-	if len(s) > 64<<10 {
-		s = s[:64<<10]
+	l.start()
+	for l.asks > 0 || len(l.q) == 0 && l.err == nil {
+		l.cond.Wait()
 	}
-	return termtext.Sanitize(s), err
+	if len(l.q) == 0 {
+		return "", l.err
+	}
+	s := l.q[0].s
+	l.q = l.q[1:]
+	if len(l.q) == 0 && l.err != nil {
+		return s, l.err
+	}
+	return s, nil
 }
 
-// Read gives at most one line (with its newline) per call: what huh's
-// scanner reads of a dialog's answer is that line and no more.
-func (l *Lines) Read(p []byte) (int, error) {
+// ask opens a dialog's reading; each of its questions is put with
+// question, and only lines arriving from Grace after that answer it.
+// early is told of each line that came sooner (it stays for the chat).
+// done ends the dialog's reading.
+func (l *Lines) ask(early func(string)) (d *dialogIn, done func()) {
+	l.mu.Lock()
+	l.start()
+	l.asks++
+	l.mu.Unlock()
+	d = &dialogIn{l: l, early: early, told: map[uint64]bool{}}
+	return d, func() {
+		l.mu.Lock()
+		l.asks--
+		l.cond.Broadcast()
+		l.mu.Unlock()
+	}
+}
+
+// dialogIn is a dialog's view of the input: one line per Read, only
+// lines that arrived from `from` on.
+type dialogIn struct {
+	l     *Lines
+	from  time.Time
+	early func(string)
+	told  map[uint64]bool
+	rest  []byte // what did not fit the last Read
+}
+
+// question starts a question: from now, a line must wait Grace to
+// answer it.
+func (d *dialogIn) question() {
+	d.l.mu.Lock()
+	d.from = d.l.now().Add(Grace)
+	d.l.mu.Unlock()
+	d.rest = nil
+}
+
+func (d *dialogIn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for n < len(p) {
-		c, err := l.r.ReadByte()
-		if err != nil {
-			if n > 0 {
-				return n, nil
-			}
-			return 0, err
-		}
-		p[n] = c
-		n++
-		if c == '\n' {
-			break
-		}
+	if len(d.rest) > 0 {
+		n := copy(p, d.rest)
+		d.rest = d.rest[n:]
+		return n, nil
 	}
-	return n, nil
+	l := d.l
+	l.mu.Lock()
+	for {
+		for i := range l.q {
+			ln := l.q[i]
+			if ln.at.Before(d.from) {
+				if !d.told[ln.n] && d.early != nil {
+					d.told[ln.n] = true
+					d.early(ln.s)
+				}
+				continue
+			}
+			b := []byte(ln.s + "\n")
+			l.q = append(l.q[:i:i], l.q[i+1:]...)
+			l.mu.Unlock()
+			n := copy(p, b)
+			d.rest = b[n:]
+			return n, nil
+		}
+		if l.err != nil {
+			l.mu.Unlock()
+			return 0, l.err
+		}
+		l.wait++
+		l.cond.Broadcast()
+		l.cond.Wait()
+		l.wait--
+		l.cond.Broadcast()
+	}
 }

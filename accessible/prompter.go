@@ -47,6 +47,10 @@ func (p *Prompter) Prompt(ctx context.Context, r permissions.Request) (permissio
 	for _, l := range describe(r) {
 		fmt.Fprintln(p.out, l)
 	}
+	in, done := p.in.ask(func(s string) {
+		fmt.Fprintf(p.out, "\n(%q came before this question, so it does not answer it; it stays for the chat. Answer now.)\n", plain(s, 60))
+	})
+	defer done()
 	var choice string
 	if len(r.Choices) > 0 {
 		opts := make([]huh.Option[string], len(r.Choices))
@@ -54,7 +58,7 @@ func (p *Prompter) Prompt(ctx context.Context, r permissions.Request) (permissio
 			opts[i] = huh.NewOption(plain(c, 80), c)
 		}
 		choice = r.Choices[0]
-		if err := p.run(huh.NewSelect[string]().Title("Which app should answer it?").Options(opts...).Value(&choice)); err != nil {
+		if err := p.run(in, huh.NewSelect[string]().Title("Which app should answer it?").Options(opts...).Value(&choice)); err != nil {
 			return permissions.Decision{}, err
 		}
 	}
@@ -64,7 +68,7 @@ func (p *Prompter) Prompt(ctx context.Context, r permissions.Request) (permissio
 	for i, a := range answers {
 		opts[i] = huh.NewOption(a.label, i)
 	}
-	if err := p.run(huh.NewSelect[int]().Title("Your answer (empty denies):").Options(opts...).Value(&pick)); err != nil {
+	if err := p.run(in, huh.NewSelect[int]().Title("Your answer (empty denies):").Options(opts...).Value(&pick)); err != nil {
 		return permissions.Decision{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -74,7 +78,7 @@ func (p *Prompter) Prompt(ctx context.Context, r permissions.Request) (permissio
 	switch {
 	case a.note:
 		note := ""
-		if err := p.run(huh.NewInput().Title(fmt.Sprintf("Note to %s (it reaches the app's model):", plain(r.Subject, 40))).CharLimit(500).Value(&note)); err != nil {
+		if err := p.run(in, huh.NewInput().Title(fmt.Sprintf("Note to %s (it reaches the app's model):", plain(r.Subject, 40))).CharLimit(500).Value(&note)); err != nil {
 			return permissions.Decision{}, err
 		}
 		return permissions.Decision{Answer: permissions.AnswerDeny, Note: strings.TrimSpace(plain(note, 500))}, nil
@@ -89,7 +93,7 @@ func (p *Prompter) Prompt(ctx context.Context, r permissions.Request) (permissio
 			q = "This cannot be undone. Allow it?"
 		}
 		yes := false
-		if err := p.run(huh.NewConfirm().Title(q).Affirmative("yes").Negative("no").Value(&yes)); err != nil {
+		if err := p.run(in, huh.NewConfirm().Title(q).Affirmative("yes").Negative("no").Value(&yes)); err != nil {
 			return permissions.Decision{}, err
 		}
 		if !yes {
@@ -100,12 +104,14 @@ func (p *Prompter) Prompt(ctx context.Context, r permissions.Request) (permissio
 	return permissions.Decision{Answer: a.a, Choice: choice}, nil
 }
 
-// run asks one field in accessible mode.
-func (p *Prompter) run(f huh.Field) error {
+// run asks one field in accessible mode; only a line typed after its
+// question answers it.
+func (p *Prompter) run(in *dialogIn, f huh.Field) error {
+	in.question()
 	form := huh.NewForm(huh.NewGroup(f)).
 		WithAccessible(true).
 		WithTheme(huh.ThemeFunc(huh.ThemeBase)).
-		WithInput(p.in).WithOutput(p.out)
+		WithInput(in).WithOutput(p.out)
 	return form.Run()
 }
 

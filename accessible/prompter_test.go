@@ -4,15 +4,94 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
+// clock is the input's clock in these tests: it moves only when a line
+// is typed.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// ask puts r to a dialog and types in as a person does: each line once
+// the dialog waits for it, a second after its question.
 func ask(t *testing.T, r permissions.Request, in string) (permissions.Decision, string, *Lines) {
 	t.Helper()
-	lines := NewLines(strings.NewReader(in))
+	return askTyped(t, r, "", in)
+}
+
+// askTyped is ask with ahead typed before the dialog opens (as a request
+// typed while the turn runs), then in line by line as the questions come.
+func askTyped(t *testing.T, r permissions.Request, ahead, in string) (permissions.Decision, string, *Lines) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	lines := NewLines(pr)
+	c := &clock{t: time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)}
+	lines.now = c.now
+	if ahead != "" {
+		lines.mu.Lock()
+		lines.start()
+		lines.mu.Unlock()
+		if _, err := io.WriteString(pw, ahead); err != nil {
+			t.Fatal(err)
+		}
+		for n := strings.Count(ahead, "\n"); ; time.Sleep(time.Millisecond) {
+			lines.mu.Lock()
+			got := len(lines.q)
+			lines.mu.Unlock()
+			if got >= n {
+				break
+			}
+		}
+	}
+	go func() {
+		asked := false
+		for _, l := range strings.SplitAfter(in, "\n") {
+			if l == "" {
+				continue
+			}
+			// Typed once a question waits for it, or, after the dialog,
+			// for the chat.
+			lines.mu.Lock()
+			for lines.wait == 0 && !(asked && lines.asks == 0) {
+				asked = asked || lines.asks > 0
+				lines.cond.Wait()
+			}
+			n := lines.read
+			lines.mu.Unlock()
+			c.add(time.Second)
+			if _, err := io.WriteString(pw, l); err != nil {
+				return
+			}
+			// The line is in, and taken by a question, before the next.
+			lines.mu.Lock()
+			for lines.read == n || lines.wait > 0 && slices.ContainsFunc(lines.q, func(x line) bool { return x.n > n }) {
+				lines.cond.Wait()
+			}
+			lines.mu.Unlock()
+		}
+		pw.Close()
+	}()
 	var out bytes.Buffer
 	d, err := NewPrompter(lines, &out).Prompt(context.Background(), r)
 	if err != nil {
@@ -94,5 +173,78 @@ func TestPrivateOffersThisChatOnly(t *testing.T) {
 	_, out, _ := ask(t, r, "4\n")
 	if strings.Contains(out, "allow permanently") || !strings.Contains(out, "allow in this private chat") {
 		t.Fatalf("a private chat's answers:\n%s", out)
+	}
+}
+
+// Nothing typed before a question answers it: not a line typed ahead
+// while the turn ran, not one that came with the question or too soon
+// after it (within Grace), not a "yes" pasted with the number it
+// confirms. Such lines stay, in order, for the chat, and the dialog says
+// so; an answer typed after the question, once it could be read, counts.
+func TestTypedAheadNeverAnswers(t *testing.T) {
+	routine := permissions.Request{Kind: permissions.KindExec, Subject: "hub", Object: "clock", Function: "clock.now",
+		Expected: true, Warning: "expected by the plan: step s1 uses clock.now"}
+	irreversible := permissions.Request{Kind: permissions.KindIrreversible, Subject: "mail", Object: "mail", Function: "send",
+		Irreversible: true, Warning: "NOT expected by the plan; cannot be undone",
+		Concerns: []permissions.Concern{permissions.ConcernUnexpected, permissions.ConcernIrreversible}}
+
+	// Typed ahead, then nothing: the end of the input denies, and the
+	// line is the chat's next request.
+	for _, ahead := range []string{"1\n", "2\n", "1\nyes\n", "allow once\n"} {
+		d, out, lines := askTyped(t, routine, ahead, "")
+		if d.Answer != permissions.AnswerDeny {
+			t.Errorf("%q typed ahead answered the dialog: %+v\n%s", ahead, d, out)
+		}
+		if !strings.Contains(out, "came before this question, so it does not answer it") {
+			t.Errorf("the dialog must say why %q did not answer it:\n%s", ahead, out)
+		}
+		for _, want := range strings.Split(strings.TrimSuffix(ahead, "\n"), "\n") {
+			if l, _ := lines.ReadLine(); l != want {
+				t.Errorf("typed ahead %q: the chat reads %q, want %q", ahead, l, want)
+			}
+		}
+	}
+	// Typed ahead, then an answer after the question: the answer counts,
+	// the line typed ahead stays for the chat.
+	d, _, lines := askTyped(t, routine, "2\n", "1\n")
+	if d.Answer != permissions.AnswerOnce {
+		t.Fatalf("1 after the question must allow once (2 was typed ahead): %+v", d)
+	}
+	if l, _ := lines.ReadLine(); l != "2" {
+		t.Fatalf("the chat must read the line typed ahead, got %q", l)
+	}
+
+	// A number and its confirmation pasted at once, after the question:
+	// the number answers the first question, the yes came before the
+	// second one and does not confirm.
+	pr, pw := io.Pipe()
+	lines = NewLines(pr)
+	c := &clock{t: time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)}
+	lines.now = c.now
+	go func() {
+		lines.mu.Lock()
+		for lines.wait == 0 {
+			lines.cond.Wait()
+		}
+		lines.mu.Unlock()
+		c.add(time.Second)
+		io.WriteString(pw, "1\nyes\n")
+		lines.mu.Lock()
+		for lines.read < 2 || lines.wait == 0 {
+			lines.cond.Wait()
+		}
+		lines.mu.Unlock()
+		pw.Close()
+	}()
+	var out bytes.Buffer
+	dec, err := NewPrompter(lines, &out).Prompt(context.Background(), irreversible)
+	if err == nil && dec.Answer != permissions.AnswerDeny {
+		t.Fatalf("a pasted yes confirmed an irreversible send: %+v\n%s", dec, out.String())
+	}
+	if !strings.Contains(out.String(), `"yes" came before this question`) {
+		t.Fatalf("the dialog must say the yes came too soon:\n%s", out.String())
+	}
+	if l, _ := lines.ReadLine(); l != "yes" {
+		t.Fatalf("the pasted yes must stay for the chat, got %q", l)
 	}
 }

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ollama/ollama/api"
+
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/llm"
-	"github.com/ollama/ollama/api"
 )
 
 func newClient(t *testing.T, host, model string) *llm.Client {

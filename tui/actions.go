@@ -6,17 +6,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bulkhead-dev/bulkhead/tui/chat"
-
-	"github.com/bulkhead-dev/bulkhead/tui/dialogs/pull"
-
-	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
-
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/pull"
+	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 

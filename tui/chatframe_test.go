@@ -6,12 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bulkhead-dev/bulkhead/tui/chat"
-
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
 )
 
 // made and held count the conversation's renderings (chat.Pane.Renderings).

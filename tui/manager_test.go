@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
-	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
-
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 

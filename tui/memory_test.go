@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulkhead-dev/bulkhead/tui/chat"
-
 	"github.com/ollama/ollama/api"
 
 	"github.com/bulkhead-dev/bulkhead/apps/demo"
@@ -17,6 +15,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
 )
 
 // memoryOn turns the hub's long-term memory on (the rig's options).

@@ -6,22 +6,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bulkhead-dev/bulkhead/tui/chat"
-
-	"github.com/bulkhead-dev/bulkhead/tui/dialogs/pull"
-
 	"charm.land/bubbles/v2/list"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/chats"
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/models"
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/permission"
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/pull"
 	appscreen "github.com/bulkhead-dev/bulkhead/tui/screens/apps"
 	memscreen "github.com/bulkhead-dev/bulkhead/tui/screens/memory"
 	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/setup"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -393,12 +392,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		for _, a := range msg.working {
 			m.bar.working[a] = true
 		}
-		setup := m.setupHealth(msg)
+		recheck := m.setupHealth(msg)
 		if m.after != nil {
-			return tea.Batch(setup, m.after(ollamaPoll, pollMsg{}))
+			return tea.Batch(recheck, m.after(ollamaPoll, pollMsg{}))
 		}
-		return setup
-	case setupMsg:
+		return recheck
+	case setup.Result:
 		return m.onSetup(msg)
 	case setupTickMsg:
 		return m.onSetupTick(msg)

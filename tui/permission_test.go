@@ -9,14 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulkhead-dev/bulkhead/tui/dialogs/permission"
-
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/apps/demo"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/permission"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 

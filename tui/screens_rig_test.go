@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulkhead-dev/bulkhead/sandbox"
-
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/calc"
 	"github.com/bulkhead-dev/bulkhead/apps/clock"
@@ -19,6 +17,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // t0 is when the seeded broker's history starts; the UI looks at it a

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/tui/setup"
 )
 
 const fakeHost = "http://127.0.0.1:11434"
@@ -200,7 +201,7 @@ func TestSetupWaitsForOllama(t *testing.T) {
 	d.send(setupTickMsg{gen: d.model().setup.gen})
 	mustShow(t, d.view(), "checking again in 1s")
 	d.tickSetup()
-	if s := d.model().setup; s.phase != setupDown || s.tries != 2 {
+	if s := d.model().setup; s.phase != setup.Down || s.tries != 2 {
 		t.Fatalf("after a second failed check: phase %v, tries %d", s.phase, s.tries)
 	}
 
@@ -394,41 +395,6 @@ func TestSetupGolden(t *testing.T) {
 			d.idle()
 			golden.RequireEqual(t, d.view())
 		})
-	}
-}
-
-// TestSetupWords: where the host came from, how to start Ollama there,
-// and whether a pull's error looks like no network.
-func TestSetupWords(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ from, want string }{
-		{"default", "the default host"},
-		{"--ollama-host", "set by --ollama-host"},
-		{"$OLLAMA_HOST", "set by $OLLAMA_HOST"},
-		{"/etc/bulkhead.yaml", "set by ollama.host in /etc/bulkhead.yaml"},
-		{"", ""},
-	} {
-		if got := hostFrom(tc.from); got != tc.want {
-			t.Errorf("hostFrom(%q) = %q, want %q", tc.from, got, tc.want)
-		}
-	}
-	for _, tc := range []struct{ host, want string }{
-		{"", "ollama serve"},
-		{"http://127.0.0.1:11434", "ollama serve"},
-		{"localhost", "ollama serve"},
-		{"127.0.0.1:18555", "OLLAMA_HOST=127.0.0.1:18555 ollama serve"},
-	} {
-		if got := serveCommand(tc.host); got != tc.want {
-			t.Errorf("serveCommand(%q) = %q, want %q", tc.host, got, tc.want)
-		}
-	}
-	for host, local := range map[string]bool{"http://127.0.0.1:11434": true, "localhost:1": true, "http://[::1]:1": true, "http://gpu-box:11434": false, "10.0.0.2:11434": false} {
-		if localHost(host) != local {
-			t.Errorf("localHost(%q) = %v", host, !local)
-		}
-	}
-	if !offline(offlinePull.Error()) || offline(`pull model manifest: file does not exist`) {
-		t.Error("offline misjudges a pull's error")
 	}
 }
 

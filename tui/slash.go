@@ -6,12 +6,12 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
-	"github.com/bulkhead-dev/bulkhead/tui/widget"
-
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // Slash commands. A message whose first word starts with "/" and holds no

@@ -7,11 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bulkhead-dev/bulkhead/tui/chat"
-
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )

@@ -6,14 +6,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bulkhead-dev/bulkhead/tui/dialogs/pull"
-
-	"github.com/bulkhead-dev/bulkhead/tui/dialogs/models"
-
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/models"
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/pull"
+	"github.com/bulkhead-dev/bulkhead/tui/setup"
 )
 
 // Models lists the installed models and switches the hub's and the
@@ -172,7 +171,7 @@ func (m *Model) onModelSet(msg modelSetMsg) tea.Cmd {
 		h, s := m.opts.Models.Current()
 		m.bar.hubModel, m.bar.spokeModel = h, s
 		m.notice = switchedNotice + msg.name + " for this session (the config file is unchanged; apps with a model of their own keep it)"
-		if m.setup.opts != nil && m.setup.phase == setupModels {
+		if m.setup.opts != nil && m.setup.phase == setup.Models {
 			return m.setupCheck()
 		}
 		return nil

@@ -3,11 +3,10 @@ package tui
 import (
 	"context"
 
-	"github.com/bulkhead-dev/bulkhead/tui/chat"
-
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
 )
 
 // turnRun is one Ask or Retry in flight. The worker goroutine touches only

@@ -10,12 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulkhead-dev/bulkhead/tui/dialogs/permission"
-
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/permission"
 )
 
 // virtualClock stands in for the model's timers: after records what is

@@ -1,4 +1,4 @@
-package tui
+package setup
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/bulkhead-dev/bulkhead/tui/chat"
-
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/tui/chat"
+	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
-// The setup panel's drawing (setup.go has its states). Every word that
+// The setup panel's drawing (the root's setup.go has its states). Every word that
 // came from Ollama or the configuration — a model name, an error, the
 // host — goes through oneLine (internal/termtext).
 
@@ -44,41 +44,56 @@ func (p *panelText) item(indent int, mark, text string) {
 
 func (p *panelText) blank() { p.lines = append(p.lines, "") }
 
-// setupPane is the panel, exactly the conversation pane's size.
-func (m Model) setupPane() string {
-	w, h := m.width, m.convHeight()
-	return chat.PadFrame(widget.FitLines(m.setupLines(w), w, h), w, h)
+// Panel is what the panel shows: the root's state of it.
+type Panel struct {
+	Opts     *Setup
+	Phase    Phase
+	Checking bool  // a check is in flight
+	Wait     int   // seconds until the next check
+	Down     error // why Ollama does not answer
+	Binary   string
+	Version  string
+	Models   []Check
+	// Declined holds the models not offered for pull again until ctrl+r:
+	// "" the user said no, else why the pull failed.
+	Declined  map[string]string
+	Blocks    bool   // a query cannot be answered now
+	Pulling   bool   // the pull dialog is up
+	CanSwitch bool   // /model switches this session's model
+	Spinner   string // the spinner's frame
 }
 
-func (m Model) setupLines(w int) []string {
-	s := &m.setup
-	th := m.th
+// View is the panel in w by h cells, exactly the conversation pane's
+// size.
+func View(th style.Theme, pn Panel, w, h int) string {
+	return chat.PadFrame(widget.FitLines(pn.lines(th, w), w, h), w, h)
+}
+
+func (s Panel) lines(th style.Theme, w int) []string {
 	p := &panelText{w: w}
 	p.blank()
-	host := widget.OneLine(s.opts.Host)
+	host := widget.OneLine(s.Opts.Host)
 	if host == "" {
 		host = llm.DefaultHost
 	}
-	switch s.phase {
-	case setupChecking:
+	switch s.Phase {
+	case Checking:
 		p.add(2, th.Label.Render("Getting ready"))
 		p.blank()
-		p.add(2, spinnerFrames[0]+" checking Ollama at "+th.Key.Render(host)+" and the models…")
+		p.add(2, s.Spinner+" checking Ollama at "+th.Key.Render(host)+" and the models…")
 		return p.lines
-	case setupDown:
-		m.downLines(p, host)
-	case setupModels:
-		m.modelLines(p, host)
+	case Down:
+		s.downLines(th, p, host)
+	case Models:
+		s.modelLines(th, p, host)
 	}
 	return p.lines
 }
 
-func (m Model) downLines(p *panelText, host string) {
-	s := &m.setup
-	th := m.th
+func (s Panel) downLines(th style.Theme, p *panelText, host string) {
 	p.add(2, th.Err.Render("✗ Ollama is not answering at ")+th.Key.Render(host))
-	detail := downReason(s.down)
-	if from := hostFrom(s.opts.HostFrom); from != "" {
+	detail := downReason(s.Down)
+	if from := hostFrom(s.Opts.HostFrom); from != "" {
 		detail = from + " · " + detail
 	}
 	p.add(4, th.Dim.Render(detail))
@@ -89,8 +104,8 @@ func (m Model) downLines(p *panelText, host string) {
 	case !localHost(host):
 		p.item(2, fmt.Sprintf("%d. ", step), "Start Ollama on that machine, listening beyond itself: "+th.Key.Render("OLLAMA_HOST=0.0.0.0 ollama serve"))
 		step++
-	case s.binary != "":
-		p.item(2, fmt.Sprintf("%d. ", step), "Start it: "+th.Key.Render(serveCommand(host))+th.Dim.Render("   (installed: "+widget.OneLine(s.binary)+")"))
+	case s.Binary != "":
+		p.item(2, fmt.Sprintf("%d. ", step), "Start it: "+th.Key.Render(serveCommand(host))+th.Dim.Render("   (installed: "+widget.OneLine(s.Binary)+")"))
 		step++
 	default:
 		p.item(2, fmt.Sprintf("%d. ", step), "Install Ollama")
@@ -100,55 +115,53 @@ func (m Model) downLines(p *panelText, host string) {
 		p.item(2, fmt.Sprintf("%d. ", step), "Start it: "+th.Key.Render(serveCommand(host)))
 		step++
 	}
-	file := widget.OneLine(s.opts.ConfigFile)
+	file := widget.OneLine(s.Opts.ConfigFile)
 	if file == "" {
 		file = "the config file"
 	}
 	p.item(2, fmt.Sprintf("%d. ", step), "Or use a server elsewhere: "+th.Key.Render("bulkhead --ollama-host http://HOST:11434")+
 		", or "+th.Key.Render("OLLAMA_HOST")+", or ollama.host in "+file)
 	p.blank()
-	if s.checking {
+	if s.Checking {
 		p.add(2, th.Dim.Render("⟳ checking now…"))
 	} else {
-		p.add(2, th.Dim.Render(fmt.Sprintf("⟳ checking again in %ds · ctrl+r checks now", max(s.wait, 1))))
+		p.add(2, th.Dim.Render(fmt.Sprintf("⟳ checking again in %ds · ctrl+r checks now", max(s.Wait, 1))))
 	}
 	p.add(2, th.Dim.Render("What you type stays in the input; the chat opens as soon as Ollama answers."))
 }
 
-func (m Model) modelLines(p *panelText, host string) {
-	s := &m.setup
-	th := m.th
-	p.add(2, th.OK.Render("✓ Ollama "+widget.OneLine(s.version))+th.Dim.Render(" at "+host))
-	file := widget.OneLine(s.opts.ConfigFile)
+func (s Panel) modelLines(th style.Theme, p *panelText, host string) {
+	p.add(2, th.OK.Render("✓ Ollama "+widget.OneLine(s.Version))+th.Dim.Render(" at "+host))
+	file := widget.OneLine(s.Opts.ConfigFile)
 	if file == "" {
 		file = "the config file"
 	}
-	for _, c := range s.models {
-		if !c.problem() {
-			p.add(2, th.OK.Render("✓ "+widget.OneLine(c.model))+th.Dim.Render(" — "+roleNames(c.roles)))
+	for _, c := range s.Models {
+		if !c.Problem() {
+			p.add(2, th.OK.Render("✓ "+widget.OneLine(c.Model))+th.Dim.Render(" — "+RoleNames(c.Roles)))
 			continue
 		}
 		mark := th.Err.Render("✗ ")
-		if !c.blocking() {
+		if !c.Blocking() {
 			mark = th.Warn.Render("⚠ ")
 		}
-		name := th.Key.Render(widget.OneLine(c.model))
+		name := th.Key.Render(widget.OneLine(c.Model))
 		switch {
 		case c.err != "":
-			p.add(2, mark+name+" — "+roleNames(c.roles)+": could not check it")
+			p.add(2, mark+name+" — "+RoleNames(c.Roles)+": could not check it")
 			p.add(4, th.Dim.Render(widget.OneLine(c.err)))
 			continue
-		case c.missing:
-			p.add(2, mark+name+" is not installed — the model of "+roleNames(c.roles))
-			why, asked := s.declined[c.model]
+		case c.Missing:
+			p.add(2, mark+name+" is not installed — the model of "+RoleNames(c.Roles))
+			why, asked := s.Declined[c.Model]
 			switch {
 			case !asked:
 				p.add(4, th.Dim.Render("pull offered"))
 				continue
 			case why == "":
 				p.add(4, th.Dim.Render("not pulled"))
-			case why == pullCancelled:
-				p.add(4, th.Dim.Render(pullCancelled))
+			case why == PullCancelled:
+				p.add(4, th.Dim.Render(PullCancelled))
 			default:
 				fail := "pull failed: " + widget.OneLine(why)
 				if i := strings.Index(why, "dial tcp"); i >= 0 {
@@ -160,20 +173,20 @@ func (m Model) modelLines(p *panelText, host string) {
 			}
 		default:
 			for _, cp := range c.lacks {
-				line := mark + name + " cannot " + capWords[cp] + ", which " + rolesNeeding(c.roles, cp)
-				if cp == llm.CapTools && !c.blocking() {
+				line := mark + name + " cannot " + CapWords[cp] + ", which " + rolesNeeding(c.Roles, cp)
+				if cp == llm.CapTools && !c.Blocking() {
 					line += ": apps will not run with it (plain chat works)"
 				}
 				p.add(2, line)
 			}
 		}
-		m.choices(p, c, file)
+		s.choices(th, p, c, file)
 	}
 	p.blank()
 	switch {
-	case m.pull != nil:
-	case s.blocks():
-		p.add(2, th.Dim.Render(fmt.Sprintf("⟳ checking again in %ds · ctrl+r offers the pull again · ctrl+c quits", max(s.wait, 1))))
+	case s.Pulling:
+	case s.Blocks:
+		p.add(2, th.Dim.Render(fmt.Sprintf("⟳ checking again in %ds · ctrl+r offers the pull again · ctrl+c quits", max(s.Wait, 1))))
 	default:
 		p.add(2, th.Dim.Render("esc or a query goes to the chat · ctrl+r checks again"))
 	}
@@ -181,16 +194,15 @@ func (m Model) modelLines(p *panelText, host string) {
 
 // choices lists the installed models that can serve c's roles and how
 // to choose one.
-func (m Model) choices(p *panelText, c modelCheck, file string) {
-	th := m.th
+func (s Panel) choices(th style.Theme, p *panelText, c Check, file string) {
 	alts := make([]string, len(c.alts))
 	for i, a := range c.alts {
 		alts[i] = widget.OneLine(a)
 	}
 	if len(alts) > 0 {
-		p.add(4, "Installed models that can "+capWords[c.need]+": "+th.Key.Render(strings.Join(alts, ", ")))
+		p.add(4, "Installed models that can "+CapWords[c.need]+": "+th.Key.Render(strings.Join(alts, ", ")))
 	} else {
-		p.add(4, "No installed model can "+capWords[c.need]+th.Dim.Render(" — pull one, e.g. ollama pull qwen3:1.7b"))
+		p.add(4, "No installed model can "+CapWords[c.need]+th.Dim.Render(" — pull one, e.g. ollama pull qwen3:1.7b"))
 		if len(c.hubAlts) > 0 {
 			hub := make([]string, len(c.hubAlts))
 			for i, a := range c.hubAlts {
@@ -202,33 +214,33 @@ func (m Model) choices(p *panelText, c modelCheck, file string) {
 	// The roles to change: every one of a missing model's, else those
 	// that need what the model lacks.
 	var keys []string
-	for _, r := range c.roles {
-		if c.missing || slices.Contains(c.lacks, r.need) {
-			keys = append(keys, r.key)
+	for _, r := range c.Roles {
+		if c.Missing || slices.Contains(c.lacks, r.Need) {
+			keys = append(keys, r.Key)
 		}
 	}
 	how := "Choose one: quit (ctrl+c) and run " + th.Key.Render("bulkhead --model NAME") + " (the hub and every spoke)"
-	if m.opts.Models != nil {
+	if s.CanSwitch {
 		how = "Choose one: " + th.Key.Render("/model NAME") + ", or run " + th.Key.Render("bulkhead --model NAME") + " (the hub and every spoke)"
 	}
 	p.add(4, how+", or set "+strings.Join(keys, " / ")+" in "+file)
-	if c.missing {
-		p.add(4, th.Dim.Render("Or pull it yourself (ollama pull "+widget.OneLine(c.model)+"): this screen notices."))
+	if c.Missing {
+		p.add(4, th.Dim.Render("Or pull it yourself (ollama pull "+widget.OneLine(c.Model)+"): this screen notices."))
 	}
 }
 
 // rolesNeeding says which roles need cp: "the spokes need".
-func rolesNeeding(rs []role, cp string) string {
-	var out []role
+func rolesNeeding(rs []Role, cp string) string {
+	var out []Role
 	for _, r := range rs {
-		if r.need == cp {
+		if r.Need == cp {
 			out = append(out, r)
 		}
 	}
-	if len(out) == 1 && out[0].key != "spokes.model" {
-		return roleNames(out) + " needs"
+	if len(out) == 1 && out[0].Key != "spokes.model" {
+		return RoleNames(out) + " needs"
 	}
-	return roleNames(out) + " need"
+	return RoleNames(out) + " need"
 }
 
 // clipRunes bounds s to n cells.
@@ -238,14 +250,6 @@ func clipRunes(s string, n int) string {
 		return s
 	}
 	return string(r[:max(n-1, 0)]) + "…"
-}
-
-// convView is the conversation pane, or the setup panel in its place.
-func (m Model) convView() string {
-	if m.setup.shows() {
-		return m.setupPane()
-	}
-	return m.chat.View()
 }
 
 // serveCommand starts Ollama where bulkhead looks for it: `ollama serve`
@@ -262,11 +266,11 @@ func serveCommand(host string) string {
 	return "OLLAMA_HOST=" + u.Host + " ollama serve"
 }
 
-// roleNames says who uses a model: "the hub and the spokes".
-func roleNames(rs []role) string {
+// RoleNames says who uses a model: "the hub and the spokes".
+func RoleNames(rs []Role) string {
 	names := make([]string, len(rs))
 	for i, r := range rs {
-		names[i] = widget.OneLine(r.name)
+		names[i] = widget.OneLine(r.Name)
 	}
 	switch len(names) {
 	case 0:

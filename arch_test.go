@@ -59,3 +59,43 @@ func TestImportArrows(t *testing.T) {
 		t.Fatalf("checked %d packages, want at least %d: go list output changed?", seen, len(forbidden))
 	}
 }
+
+// TestTUIArrows keeps the shape of tui/ (tui/doc.go): the root model
+// wires the parts — the chat, each dialog, each screen, the setup panel
+// — and no part imports another or the root; a part builds on the kit
+// alone (style, widget, forms, request, and screens' shared Outcome),
+// and the kit on nothing of tui but the theme.
+func TestTUIArrows(t *testing.T) {
+	const mod = "github.com/bulkhead-dev/bulkhead/"
+	kit := map[string]bool{"tui/style": true, "tui/widget": true, "tui/forms": true, "tui/request": true, "tui/screens": true}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./tui/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	parts := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], mod)
+		if pkg == "tui" {
+			continue // the root wires everything
+		}
+		if !kit[pkg] {
+			parts++
+		}
+		for _, dep := range fields[1:] {
+			d, ours := strings.CutPrefix(dep, mod)
+			if !ours || !strings.HasPrefix(d, "tui") {
+				continue
+			}
+			switch {
+			case kit[pkg] && d != "tui/style":
+				t.Errorf("%s is of the kit and imports %s: the kit builds on the theme alone", pkg, d)
+			case !kit[pkg] && !kit[d]:
+				t.Errorf("%s imports %s: a part of the UI imports only the kit; the root wires the parts", pkg, d)
+			}
+		}
+	}
+	if parts < 8 {
+		t.Fatalf("found %d parts under tui/, want the chat, the dialogs, the screens and the setup panel", parts)
+	}
+}

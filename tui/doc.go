@@ -2,29 +2,55 @@
 // Markdown answers, the permission dialog, each turn's app activity and
 // results card, a chats list, private chats and private queries, a pull
 // dialog for missing models, full screens for permissions, apps and
-// memory, and a status bar. It is the only package that imports the charm
-// libraries.
+// memory, and a status bar. It and its sub-packages are the only ones
+// that draw on the terminal with the charm libraries (package accessible
+// uses huh's accessible mode for its line-mode dialogs).
 //
 // # Structure
 //
-// One root Model (model.go) owns plain child structs with methods: the
-// conversation (chat.go, with Markdown by glamour in widget/markdown.go), the
-// input (input.go), the status bar (statusbar.go), the chats list
-// (chatlist.go), the pull dialog (pull.go), the permission dialog
-// (dialog.go, its words in dialogwords.go, driven by permit.go), the
-// help overlay (overlay.go) and the
-// full screens below; one dialog at a time is drawn over the chat and
-// takes the keys, and a permission dialog covers any other until it is
-// answered. A turn's app calls and permission decisions (activity.go) and
-// its results card (results.go) are drawn inside the turn; the hub logs
-// the results, so a turn reloaded from its log (another session's) keeps
-// its card, while the activity is shown only for turns run here. Key handling and the reactions
-// to backend answers live in actions.go, bindings in keys.go, colours in
-// the style package (tui/style), the widgets every part is built from —
-// a screen's layout and table, the filter box, width fitting, Markdown,
-// Clean — in tui/widget.
+// A newcomer finds a part of the UI by its folder:
 //
-// A frame costs the same however long the chat is (chatframe.go): the
+//	tui/                    the root model (model.go): it owns the parts, routes
+//	                        every message to the one it is for, and acts on what
+//	                        they ask; the input (input.go), the status bar
+//	                        (statusbar.go), the slash menu (slash.go), the
+//	                        workers and their queues (stream.go, turn.go,
+//	                        pulling.go), the keys (keys.go)
+//	tui/chat                the conversation pane: the turns read, the frame and
+//	                        its render cache, each turn's drawing, a running
+//	                        turn's Live state, its activity and results card
+//	tui/dialogs/permission  the permission dialog, its caveat step and the
+//	                        Prompter (the root's side: permit.go)
+//	tui/dialogs/chats       the chats list (ctrl+o)
+//	tui/dialogs/models      /model's list and picker (the switch: switchmodel.go)
+//	tui/dialogs/pull        the model-missing dialog (the pull: pulling.go)
+//	tui/dialogs/help        the keys (?)
+//	tui/screens/permissions the permission manager: grants, rules, the action log
+//	tui/screens/apps        the apps screen
+//	tui/screens/memory      the memory screen
+//	tui/setup               the setup panel's checks and drawing (when: setup.go)
+//	tui/forms               every huh form's theme, keys and confirmation
+//	tui/widget              building blocks: a screen's layout and table, a
+//	                        dialog's box, the filter box, width fitting,
+//	                        Markdown by glamour, safe text (Clean)
+//	tui/style               the theme
+//	tui/request             how a permission request is named and coloured
+//
+// A part is a component: New opens it (and returns the Cmd that reads
+// its data), Update(msg) takes the messages the root routes to it and
+// returns what it asks of the root (an Outcome: close, open a chat,
+// switch a model, an answer, a key meant for the input…), View draws it
+// in the room it is given; none does IO outside a Cmd. A part imports
+// only the kit (style, widget, forms, request, screens), never another
+// part or the root (arch_test.go). One dialog at a time is drawn over the
+// chat and takes the keys; a permission dialog covers any other until it
+// is answered. Each form is hosted by the part that opened it, one open
+// at a time (form.go). A turn's app calls and permission decisions and
+// its results card are drawn inside the turn; the hub logs the results,
+// so a turn reloaded from its log (another session's) keeps its card,
+// while the activity is shown only for turns run here.
+//
+// A frame costs the same however long the chat is (tui/chat): the
 // conversation draws only the turns on screen, each finished turn is
 // rendered and measured once per width and theme into a bounded cache,
 // and only the running turn is drawn anew. A chat's log is read a page
@@ -35,28 +61,28 @@
 // # Screens
 //
 // Three full screens replace the chat above the status bar (widget's
-// screen.go lays them out: a title, a filter or description line, a table with a cursor,
-// a detail pane, a footer of keys); a permission dialog still opens over
-// them. The permission manager (manager.go; ctrl+g or /permissions, /log
-// for its second tab) lists the broker's grants and the config rules
-// (grants.go) and its action log (actionlog.go): / filters as you type, r,
-// R and X revoke after a y, e exports the log as JSON Lines to the data
-// dir. The apps screen (appsview.go; ctrl+a or /apps) lists the installed
-// apps and enables or disables them through Options.Apps. ctrl+y (or
-// /trusted) toggles the broker's trusted-session mode; the status bar
-// shows TRUSTED while it is on. The memory screen (memoryview.go,
-// memorydetail.go; ctrl+e or /memory) lists whose long-term memory there
+// screen.go lays them out: a title, a filter or description line, a
+// table with a cursor, a detail pane, a footer of keys); a permission
+// dialog still opens over them. The permission manager
+// (screens/permissions; ctrl+g or /permissions, /log for its second tab)
+// lists the broker's grants and the config rules and its action log: /
+// filters as you type, r, R and X revoke after a confirmation, e exports
+// the log as JSON Lines to the data dir. The apps screen (screens/apps;
+// ctrl+a or /apps) lists the installed apps and enables or disables them
+// through Options.Apps. ctrl+y (or /trusted) toggles the broker's
+// trusted-session mode; the status bar shows TRUSTED while it is on. The
+// memory screen (screens/memory; ctrl+e or /memory) lists whose long-term memory there
 // is — the hub, then each app with memory — and shows the selected
 // owner's summaries (by chat title) and entities, with the hub's record
 // of an app; text the hub masked shows as masked, in amber. / filters, f
 // forgets the owner after a y/n that names what goes (an app at work
 // answers hub.ErrBusy, shown as a message), r reads it again. Their data
-// comes through Cmds (permsMsg, appsMsg, memoryMsg), never from View.
+// comes through Cmds (each screen's Loaded), never from View.
 //
 // # Setup
 //
-// With Options.Setup the first screen is the setup panel (setup.go,
-// setupview.go): it checks what `bulkhead doctor` checks of Ollama and
+// With Options.Setup the first screen is the setup panel (tui/setup, and
+// setup.go for when it checks): it checks what `bulkhead doctor` checks of Ollama and
 // the configured models — the server answers, the hub's, the spokes'
 // and each app's own model are installed and can serve their role
 // (completion for the hub, tools for a spoke) — and shows what fails,
@@ -84,14 +110,14 @@
 //
 // # Permissions
 //
-// Prompter (prompter.go) is the broker's permissions.Prompter. Prompt
+// Prompter (dialogs/permission) is the broker's permissions.Prompter. Prompt
 // queues the request and blocks until the dialog answers it or its ctx
 // ends; a Cmd the root model keeps armed hands Update a snapshot of the
 // queue whenever it changes. The first request shows as a dialog (with
 // a bell, and keys ignored for a grace period so typing in the chat cannot
 // answer it); the others wait in arrival order and the status bar counts
 // them. A request whose ctx ends leaves the queue and its dialog closes.
-// s and p do not answer at once: the caveat step (caveats.go) first lets
+// s and p do not answer at once: the caveat step first lets
 // the user limit the grant — an expiry, a number of uses, one argument
 // held to its value or folder — shows the exact scope being saved, and
 // returns the limits in Decision.Caveats. Irreversible requests offer

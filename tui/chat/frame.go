@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
@@ -368,7 +367,7 @@ func (c *Pane) Refresh(d Draw) {
 	}
 	frame := f.collect(p, h)
 	if !c.pad.ok || c.pad.w != c.width || c.pad.h != c.height || !slices.Equal(frame, c.frame) {
-		c.pad = padded{ok: true, w: c.width, h: c.height, s: PadFrame(frame, c.width, c.height)}
+		c.pad = padded{ok: true, w: c.width, h: c.height, s: widget.PadFrame(frame, c.width, c.height)}
 		c.pad.lines = strings.Split(c.pad.s, "\n")
 	}
 	c.frame = frame
@@ -383,15 +382,6 @@ type padded struct {
 	w, h  int
 	s     string
 	lines []string // s split, each line w cells wide
-}
-
-// PadFrame pads the frame's lines to w cells and h lines, as the old
-// viewport did.
-func PadFrame(frame []string, w, h int) string {
-	if w <= 0 || h <= 0 {
-		return ""
-	}
-	return lipgloss.NewStyle().Width(w).Height(h).Render(strings.Join(frame, "\n"))
 }
 
 // Scroll handles the keys and wheel that move the conversation: a page
@@ -441,7 +431,7 @@ func (c *Pane) View() string {
 	if c.pad.ok && c.pad.w == c.width && c.pad.h == c.height {
 		return c.pad.s
 	}
-	return PadFrame(c.frame, c.width, c.height)
+	return widget.PadFrame(c.frame, c.width, c.height)
 }
 
 // MaxRenderings bounds the finished turns' renderings the pane keeps:

@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/bulkhead-dev/bulkhead/llm"
-	"github.com/bulkhead-dev/bulkhead/tui/chat"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -66,7 +65,7 @@ type Panel struct {
 // View is the panel in w by h cells, exactly the conversation pane's
 // size.
 func View(th style.Theme, pn Panel, w, h int) string {
-	return chat.PadFrame(widget.FitLines(pn.lines(th, w), w, h), w, h)
+	return widget.PadFrame(widget.FitLines(pn.lines(th, w), w, h), w, h)
 }
 
 func (s Panel) lines(th style.Theme, w int) []string {

@@ -382,3 +382,12 @@ func Clean(s string) string {
 func OneLine(s string) string {
 	return strings.ReplaceAll(Clean(s), "\n", " ⏎ ")
 }
+
+// PadFrame pads the frame's lines to w cells and h lines, a pane
+// exactly its size.
+func PadFrame(frame []string, w, h int) string {
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	return lipgloss.NewStyle().Width(w).Height(h).Render(strings.Join(frame, "\n"))
+}

@@ -288,8 +288,7 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 		cmd = tea.Batch(cmd, m.setupLost(r.err))
 	}
 	if model, ok := llm.IsModelMissing(r.err); ok && r.result.Seq != 0 {
-		m.pull = pull.New(model, pull.For{Chat: r.chat, Seq: r.result.Seq, Query: r.Query})
-		m.show(overlayPull)
+		cmd = tea.Batch(cmd, m.openPull(model, pull.For{Chat: r.chat, Seq: r.result.Seq, Query: r.Query}))
 	}
 	return tea.Batch(cmd, reload)
 }

@@ -6,7 +6,8 @@ import (
 
 // Forms and pickers are huh forms (charm.land/huh/v2, built by
 // tui/forms), each hosted by the part that opened it: the chats dialog's
-// delete confirmation, /model's picker, a screen's confirmation, the
+// delete confirmation, /model's picker, the pull dialog's "pull it
+// now?", a screen's confirmation, the
 // permission dialog's deny-with-note field and its choice among apps.
 // One is open at a time, wherever it lives (they are all modal): a form
 // opening leaves every other as esc would, a permission dialog opening
@@ -25,6 +26,9 @@ func (m *Model) leaveAllForms() tea.Cmd {
 	if m.models != nil {
 		cmds = append(cmds, m.models.Leave())
 	}
+	if m.pull != nil {
+		cmds = append(cmds, m.pull.Leave())
+	}
 	return tea.Batch(cmds...)
 }
 
@@ -36,6 +40,8 @@ func (m *Model) leaveForms(o overlay) tea.Cmd {
 		return m.list.Leave()
 	case o == overlayModels && m.models != nil:
 		return m.models.Leave()
+	case o == overlayPull && m.pull != nil:
+		return m.pull.Leave()
 	}
 	return nil
 }

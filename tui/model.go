@@ -426,6 +426,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.overlay == overlayModels && m.models != nil {
 			return m.modelsKey(msg) // its picker's messages
 		}
+		if m.overlay == overlayPull && m.pull != nil {
+			return m.pullKey(msg) // its confirmation's messages
+		}
 		if m.overlay == overlayChats && m.list != nil {
 			// Its confirmation is a form of its own.
 			cmd, _ := m.list.Update(msg)

@@ -248,7 +248,7 @@ func TestModelMissingOffersAPullThenRetries(t *testing.T) {
 	d := newDriver(t, r.options(), 80, 24)
 	d.ask("hello?")
 	v := d.view()
-	if !strings.Contains(v, "model spoke-model is not installed — pull it now? (y/n)") {
+	if !strings.Contains(v, "model spoke-model is not installed.") {
 		t.Fatalf("no pull dialog:\n%s", v)
 	}
 	d.key(char('y'))
@@ -273,6 +273,7 @@ func TestModelMissingDialogNClosesIt(t *testing.T) {
 	d := newDriver(t, r.options(), 80, 24)
 	d.ask("hello?")
 	d.key(char('n'))
+	d.idle()
 	v := d.view()
 	if strings.Contains(v, "pull it now") || !strings.Contains(v, "✗ failed") || !strings.Contains(v, "ctrl+r retries") {
 		t.Fatalf("n must close the dialog and leave a retryable failed turn:\n%s", v)

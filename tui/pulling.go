@@ -41,28 +41,43 @@ func (r *pullRun) wait() tea.Msg {
 	return pullMsg{id: r.id, progress: ps, done: done}
 }
 
-// pullKey drives the model-missing dialog.
-func (m *Model) pullKey(msg tea.KeyPressMsg) tea.Cmd {
+// openPull shows the model-missing dialog for model, pulled for f (under
+// a permission dialog when one shows: its confirmation then waits for y
+// or n, one form at a time).
+func (m *Model) openPull(model string, f pull.For) tea.Cmd {
+	var cmd tea.Cmd
+	m.pull, cmd = pull.New(m.th, model, f, m.width, m.opts.Ollama != nil)
+	m.show(overlayPull)
+	if m.perm != nil {
+		return m.pull.Leave()
+	}
+	return tea.Batch(m.leaveScreens(), cmd)
+}
+
+// pullKey drives the model-missing dialog: a key, or its confirmation's
+// messages.
+func (m *Model) pullKey(msg tea.Msg) tea.Cmd {
 	p := m.pull
 	if p == nil {
 		m.overlay = overlayNone
 		return nil
 	}
-	switch p.Key(msg) {
+	cmd, out := p.Update(msg)
+	switch out {
 	case pull.Start:
 		if m.opts.Ollama == nil {
-			return nil
+			return cmd
 		}
 		m.nextID++
 		r := &pullRun{id: m.nextID, q: newQueue[llm.Progress]()}
 		m.pulling = r
 		p.Started(r.id)
 		ctx := m.w.add(r.id)
-		return tea.Batch(m.w.start(ctx, r.id, r.work(m.opts.Ollama, p.Model), r.wait), m.tick())
+		return tea.Batch(cmd, m.w.start(ctx, r.id, r.work(m.opts.Ollama, p.Model), r.wait), m.tick())
 	case pull.Decline:
 		m.closePull("")
 		if p.Setup {
-			return m.setupPullEnded(p.Model, errDeclined)
+			return tea.Batch(cmd, m.setupPullEnded(p.Model, errDeclined))
 		}
 	case pull.Cancel:
 		if m.pulling != nil {
@@ -71,7 +86,7 @@ func (m *Model) pullKey(msg tea.KeyPressMsg) tea.Cmd {
 	case pull.Close:
 		m.closePull("")
 	}
-	return nil
+	return cmd
 }
 
 func (m *Model) closePull(notice string) {

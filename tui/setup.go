@@ -197,28 +197,27 @@ func (m *Model) onSetup(msg setup.Result) tea.Cmd {
 		return nil
 	}
 	s.phase = setup.Models
-	m.offerPull()
+	offer := m.offerPull()
 	if s.blocks() && m.pull == nil {
 		// Notice an `ollama pull` run elsewhere.
 		return m.countdown(5)
 	}
-	return nil
+	return offer
 }
 
 // offerPull opens the pull dialog for the first missing model not
 // declined, unless another dialog is up.
-func (m *Model) offerPull() {
+func (m *Model) offerPull() tea.Cmd {
 	if m.pull != nil || m.overlay != overlayNone {
-		return
+		return nil
 	}
 	for _, c := range m.setup.models {
 		if _, no := m.setup.declined[c.Model]; !c.Missing || no {
 			continue
 		}
-		m.pull = pull.New(c.Model, pull.For{Setup: true, Why: setup.RoleNames(c.Roles)})
-		m.show(overlayPull)
-		return
+		return m.openPull(c.Model, pull.For{Setup: true, Why: setup.RoleNames(c.Roles)})
 	}
+	return nil
 }
 
 // setupPullEnded follows a pull the panel offered: declined (err is
@@ -238,11 +237,11 @@ func (m *Model) setupPullEnded(model string, err error) tea.Cmd {
 	default:
 		s.declined[model] = err.Error()
 	}
-	m.offerPull()
+	offer := m.offerPull()
 	if m.pull == nil && s.blocks() {
 		return m.countdown(5)
 	}
-	return nil
+	return offer
 }
 
 // errDeclined is the answer n to a pull the panel offered.

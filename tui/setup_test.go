@@ -243,7 +243,7 @@ func TestSetupPullsMissingModelAtStart(t *testing.T) {
 	d := newDriver(t, setupOptions(r, f, ""), 100, 30)
 
 	v := d.view()
-	mustShow(t, v, "Model missing", "spoke-model is not installed — pull it now? (y/n)", "it is the model of the spokes")
+	mustShow(t, v, "Model missing", "spoke-model is not installed.", "pull it now?  Pull     Not now", "it is the model of the spokes")
 	d.typeText("hello")
 	if d.model().input.value() != "" {
 		t.Fatal("typing must go to the dialog, not the input")

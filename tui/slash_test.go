@@ -320,7 +320,7 @@ func TestModelCommand(t *testing.T) {
 	d.typeText("/model nope")
 	d.key(keyEnter)
 	d.idle()
-	if v := d.view(); !strings.Contains(v, "nope is not installed — pull it now? (y/n)") || !strings.Contains(v, "then this session switches to it") {
+	if v := d.view(); !strings.Contains(v, "nope is not installed.") || !strings.Contains(v, "then this session switches to it") {
 		t.Errorf("/model nope: no pull offered:\n%s", v)
 	}
 	d.typeText("n")

@@ -181,9 +181,7 @@ func (m *Model) onModelSet(msg modelSetMsg) tea.Cmd {
 	case errors.Is(msg.err, errNoModel) && m.opts.Ollama != nil && m.pull == nil:
 		// Not installed: offer to pull it, then switch.
 		m.notice = ""
-		m.pull = pull.New(msg.name, pull.For{Switch: true, Why: "this session (/model)"})
-		m.show(overlayPull)
-		return nil
+		return m.openPull(msg.name, pull.For{Switch: true, Why: "this session (/model)"})
 	case errors.Is(msg.err, errNoModel), errors.Is(msg.err, errNoTools):
 		m.notice = "cannot switch: " + msg.name + " " + msg.err.Error()
 	case errors.As(msg.err, &inc):

@@ -2,18 +2,21 @@
 // that is not installed (y/n), shows the pull's progress (a bubbles
 // progress bar) and why it ended, and remembers what the pull is for — a
 // turn to retry, the setup panel's model, a /model switch. The pull
-// itself runs on the root's worker; the dialog's Key says what the user
-// asked (start, decline, cancel, close), the root tells it how the pull
-// goes.
+// itself runs on the root's worker; the dialog's Update says what the
+// user asked (start, decline, cancel, close), the root tells it how the
+// pull goes.
 package pull
 
 import (
 	"fmt"
+	"strings"
 
 	"charm.land/bubbles/v2/progress"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
 
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/tui/forms"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -46,6 +49,8 @@ type For struct {
 type Dialog struct {
 	Model string // the model to pull
 	For
+	form  *huh.Form // "pull it now?", while it asks (a huh confirmation)
+	yes   *bool
 	state state
 	run   int // the worker's id of the pull in flight
 	last  llm.Progress
@@ -53,7 +58,7 @@ type Dialog struct {
 	bar   progress.Model
 }
 
-// Outcome is what a key asks of the root.
+// Outcome is what the user asked of the root.
 type Outcome int
 
 const (
@@ -64,36 +69,88 @@ const (
 	Close           // esc or enter after a failure
 )
 
-// New opens the dialog for model, pulled for f.
-func New(model string, f For) *Dialog {
-	return &Dialog{Model: model, For: f, bar: progress.New(progress.WithDefaultBlend(), progress.WithFillCharacters('█', '░'), progress.WithoutPercentage())}
+// New opens the dialog for model, pulled for f, in a terminal width
+// cells wide; canPull is false where the UI has no Ollama to pull with
+// (the dialog then says how to pull by hand, and asks nothing). The Cmd
+// starts its confirmation.
+func New(th style.Theme, model string, f For, width int, canPull bool) (*Dialog, tea.Cmd) {
+	p := &Dialog{Model: model, For: f, bar: progress.New(progress.WithDefaultBlend(), progress.WithFillCharacters('█', '░'), progress.WithoutPercentage())}
+	if !canPull {
+		return p, nil
+	}
+	yes := false
+	w := widget.DialogWidth(width) - 4
+	p.yes = &yes
+	p.form = forms.New(th, w, forms.Confirm("pull it now?", "Pull", "Not now", w, &yes))
+	return p, p.form.Init()
 }
 
-// Key says what a key asks.
-func (p *Dialog) Key(msg tea.KeyPressMsg) Outcome {
+// Update takes a key, or the confirmation's own messages, and says what
+// the user asked.
+func (p *Dialog) Update(msg tea.Msg) (tea.Cmd, Outcome) {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		return p.key(k)
+	}
+	if p.form == nil {
+		return nil, None
+	}
+	return p.confirm(msg)
+}
+
+// Leave ends the confirmation as esc would leave it, without an answer:
+// another form takes the keys (y and n still answer without it).
+func (p *Dialog) Leave() tea.Cmd {
+	p.form = nil
+	return nil
+}
+
+// confirm gives msg to the confirmation: Start or Decline once it ends.
+func (p *Dialog) confirm(msg tea.Msg) (tea.Cmd, Outcome) {
+	f, cmd, ended := forms.Update(p.form, msg)
+	p.form = f
+	switch ended {
+	case forms.Submitted:
+		p.form = nil
+		if *p.yes {
+			return cmd, Start
+		}
+		return cmd, Decline
+	case forms.Left:
+		p.form = nil
+		return cmd, Decline
+	}
+	return cmd, None
+}
+
+// key says what a key asks: while the dialog asks, its confirmation
+// takes it (y pulls, n or esc declines, ←/→ and enter choose).
+func (p *Dialog) key(msg tea.KeyPressMsg) (tea.Cmd, Outcome) {
 	s := msg.String()
 	switch p.state {
 	case asking:
+		if p.form != nil {
+			return p.confirm(msg)
+		}
 		switch s {
 		case "y", "Y":
-			return Start
+			return nil, Start
 		case "n", "N", "esc":
-			return Decline
+			return nil, Decline
 		}
 	case running:
 		if s == "esc" {
-			return Cancel
+			return nil, Cancel
 		}
 	case failed:
 		if s == "esc" || s == "enter" {
-			return Close
+			return nil, Close
 		}
 	}
-	return None
+	return nil, None
 }
 
 // Started records the pull the root started, by its worker's id.
-func (p *Dialog) Started(id int) { p.state, p.run = running, id }
+func (p *Dialog) Started(id int) { p.state, p.run, p.form = running, id, nil }
 
 // Running reports whether a pull is in flight, and its worker's id.
 func (p *Dialog) Running() (int, bool) { return p.run, p.state == running }
@@ -119,15 +176,21 @@ func (p *Dialog) View(th style.Theme, width, height int, canPull bool) string {
 	lines := []string{th.BoxTitle.Render("Model missing"), ""}
 	switch p.state {
 	case asking:
-		lines = append(lines, fmt.Sprintf("model %s is not installed — pull it now? (y/n)", th.Key.Render(widget.OneLine(p.Model))))
+		if !canPull {
+			lines = append(lines, fmt.Sprintf("model %s is not installed. Run `ollama pull %s`, then ctrl+r retries. esc closes.", widget.OneLine(p.Model), widget.OneLine(p.Model)))
+			break
+		}
+		lines = append(lines, fmt.Sprintf("model %s is not installed.", th.Key.Render(widget.OneLine(p.Model))))
+		if p.form != nil {
+			lines = append(lines, strings.TrimRight(p.form.View(), "\n"))
+		} else {
+			lines = append(lines, "pull it now? (y/n)")
+		}
 		switch {
 		case p.Switch:
 			lines = append(lines, th.Dim.Render("then this session switches to it; n keeps the models it has"))
 		case p.Why != "":
 			lines = append(lines, th.Dim.Render("it is the model of "+p.Why+"; n lists the installed models to choose from instead"))
-		}
-		if !canPull {
-			lines[len(lines)-1] = fmt.Sprintf("model %s is not installed. Run `ollama pull %s`, then ctrl+r retries. esc closes.", widget.OneLine(p.Model), widget.OneLine(p.Model))
 		}
 	case running:
 		status := p.last.Status

@@ -40,7 +40,7 @@ type Backend interface {
 	Working() []string
 	HubModel() string
 
-	// The memory screen (memoryview.go): whose memory there is, what
+	// The memory screen (tui/screens/memory): whose memory there is, what
 	// each owner remembers, and forgetting it.
 	MemoryOwners() ([]string, error)
 	Memory(owner string) (hub.OwnerMemory, error)
@@ -105,7 +105,7 @@ type Options struct {
 	// is found down, and what fails is shown with its fix until it works.
 	Setup *Setup
 	// Models, when set, lists the installed models and switches the
-	// session's model (/model, modelsview.go).
+	// session's model (/model, tui/dialogs/models).
 	Models Models
 	// Mouse starts with the mouse captured (ui.mouse): the wheel scrolls,
 	// and selecting text takes shift+drag. Off, the terminal selects text
@@ -144,7 +144,7 @@ type Model struct {
 	ruleShown   int
 	setup       setupState // the setup panel (setup.go)
 
-	// The slash command menu (slash.go) and /model's list (modelsview.go).
+	// The slash command menu (slash.go) and /model's list (tui/dialogs/models).
 	menu   slashMenu
 	models *models.Dialog
 
@@ -160,7 +160,7 @@ type Model struct {
 	// hub logs none, so the view keeps them until the UI exits.
 	kept map[string][]chat.Kept
 
-	// Permission dialogs (dialog.go, permit.go).
+	// Permission dialogs (tui/dialogs/permission, permit.go).
 	prompter *Prompter
 	pseen    uint64             // the Prompter's version last handed over
 	prompts  []permission.Ask   // its queue as of pseen, answered ones left out

@@ -20,7 +20,7 @@ import (
 // read so far and the lines on screen. A long chat is read a page at a
 // time, newest first (TurnsBefore): turns holds the newest pages, and the
 // next older page is asked for when the view nears the first of them
-// (chatframe.go). Each finished turn is rendered once per width and theme
+// (frame.go). Each finished turn is rendered once per width and theme
 // and kept in a bounded cache; a frame draws only the turns it shows, so
 // its cost does not grow with the chat. The running turn is not kept
 // here; the root model passes it in when it belongs to this chat.

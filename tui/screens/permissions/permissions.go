@@ -46,7 +46,7 @@ type Tab int
 
 const (
 	Grants Tab = iota // grants and config rules (grants.go)
-	Log               // the action log (actionlog.go)
+	Log               // the action log (log.go)
 )
 
 // Config is what the manager reads and where it exports.

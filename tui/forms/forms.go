@@ -108,3 +108,50 @@ func Confirm(q, yes, no string, width int, value *bool) *huh.Confirm {
 	return huh.NewConfirm().Inline(true).Title(q).
 		Affirmative(yes).Negative(no).Value(value).WithButtonAlignment(lipgloss.Left)
 }
+
+// Confirmation is a yes/no question a part asks in a form of its own
+// (Confirm's one line): the part draws View where it asks, gives it the
+// keys and huh's messages while Open, and acts when Update says it has
+// ended. The zero value asks nothing.
+type Confirmation struct {
+	f   *huh.Form
+	yes *bool
+}
+
+// Ask opens the question q, answered by the yes or the no word, width
+// cells wide; the Cmd starts it.
+func (c *Confirmation) Ask(th style.Theme, q, yes, no string, width int) tea.Cmd {
+	v := false
+	c.yes = &v
+	c.f = New(th, width, Confirm(q, yes, no, width, &v))
+	return c.f.Init()
+}
+
+// Open reports whether the question waits for its answer.
+func (c *Confirmation) Open() bool { return c.f != nil }
+
+// View is the question and its buttons ("" when none is open).
+func (c *Confirmation) View() string {
+	if c.f == nil {
+		return ""
+	}
+	return c.f.View()
+}
+
+// Update gives msg to the question. When that ends it, done is true and
+// yes says whether the answer was the yes word (esc is a no).
+func (c *Confirmation) Update(msg tea.Msg) (cmd tea.Cmd, done, yes bool) {
+	if c.f == nil {
+		return nil, false, false
+	}
+	f, cmd, ended := Update(c.f, msg)
+	c.f = f
+	if ended == Open {
+		return cmd, false, false
+	}
+	c.f = nil
+	return cmd, true, ended == Submitted && *c.yes
+}
+
+// Close drops the question without an answer.
+func (c *Confirmation) Close() { c.f = nil }

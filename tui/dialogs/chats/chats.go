@@ -15,7 +15,6 @@ import (
 
 	"charm.land/bubbles/v2/list"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/huh/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
@@ -47,9 +46,8 @@ type Dialog struct {
 	lm      list.Model
 	loading bool
 	err     string
-	form    *huh.Form // the confirmation ("delete …?") in the list's foot
-	yes     *bool
-	delID   string // the chat it asks about
+	ask     forms.Confirmation // "delete …?" in the list's foot
+	delID   string             // the chat it asks about
 }
 
 // Outcome is what the dialog's Update asks of the root: close it, and
@@ -210,8 +208,8 @@ func (l *Dialog) View(th style.Theme, width, height int, now time.Time) string {
 		}
 	}
 	foot := th.Dim.Render(Help)
-	if l.form != nil {
-		foot = l.form.View()
+	if l.ask.Open() {
+		foot = l.ask.View()
 	}
 	content := []string{th.BoxTitle.Render("Chats"), ""}
 	content = append(content, body...)
@@ -297,7 +295,7 @@ func (l *Dialog) Update(msg tea.Msg) (tea.Cmd, Outcome) {
 	case tea.KeyPressMsg:
 		return l.key(msg)
 	default:
-		if l.form != nil {
+		if l.ask.Open() {
 			return l.formUpdate(msg), Outcome{}
 		}
 	}
@@ -310,7 +308,7 @@ func (l *Dialog) SetCurrent(id string) { l.c.Current = id }
 // key drives the list.
 func (l *Dialog) key(msg tea.KeyPressMsg) (tea.Cmd, Outcome) {
 	s := msg.String()
-	if l.form != nil {
+	if l.ask.Open() {
 		return l.formUpdate(msg), Outcome{}
 	}
 	if l.lm.SettingFilter() {
@@ -368,22 +366,14 @@ func (l *Dialog) key(msg tea.KeyPressMsg) (tea.Cmd, Outcome) {
 // confirmDelete asks, in the list's foot, whether to delete c: y or
 // enter on Delete deletes it, n, esc or enter on Keep keep it.
 func (l *Dialog) confirmDelete(c hub.Chat) tea.Cmd {
-	yes := false
-	l.yes, l.delID = &yes, c.ID
-	w := widget.DialogWidth(l.c.Width) - 4
-	l.form = forms.New(l.th, w, forms.Confirm("delete “"+titleOf(c)+"”?", "Delete", "Keep", w, &yes))
-	return l.form.Init()
+	l.delID = c.ID
+	return l.ask.Ask(l.th, "delete “"+titleOf(c)+"”?", "Delete", "Keep", widget.DialogWidth(l.c.Width)-4)
 }
 
 // formUpdate gives msg to the confirmation and acts on its answer.
 func (l *Dialog) formUpdate(msg tea.Msg) tea.Cmd {
-	f, cmd, ended := forms.Update(l.form, msg)
-	l.form = f
-	if ended == forms.Open {
-		return cmd
-	}
-	l.form = nil
-	if ended == forms.Submitted && *l.yes {
+	cmd, done, yes := l.ask.Update(msg)
+	if done && yes {
 		return tea.Batch(cmd, deleteCmd(l.c.Backend, l.delID))
 	}
 	return cmd
@@ -392,6 +382,6 @@ func (l *Dialog) formUpdate(msg tea.Msg) tea.Cmd {
 // Leave ends an open confirmation as esc would: a dialog's form takes
 // the keys.
 func (l *Dialog) Leave() tea.Cmd {
-	l.form = nil
+	l.ask.Close()
 	return nil
 }

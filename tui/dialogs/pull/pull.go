@@ -13,7 +13,6 @@ import (
 
 	"charm.land/bubbles/v2/progress"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/huh/v2"
 
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/tui/forms"
@@ -49,8 +48,7 @@ type For struct {
 type Dialog struct {
 	Model string // the model to pull
 	For
-	form  *huh.Form // "pull it now?", while it asks (a huh confirmation)
-	yes   *bool
+	ask   forms.Confirmation // "pull it now?", while it asks
 	state state
 	run   int // the worker's id of the pull in flight
 	last  llm.Progress
@@ -78,11 +76,7 @@ func New(th style.Theme, model string, f For, width int, canPull bool) (*Dialog,
 	if !canPull {
 		return p, nil
 	}
-	yes := false
-	w := widget.DialogWidth(width) - 4
-	p.yes = &yes
-	p.form = forms.New(th, w, forms.Confirm("pull it now?", "Pull", "Not now", w, &yes))
-	return p, p.form.Init()
+	return p, p.ask.Ask(th, "pull it now?", "Pull", "Not now", widget.DialogWidth(width)-4)
 }
 
 // Update takes a key, or the confirmation's own messages, and says what
@@ -91,7 +85,7 @@ func (p *Dialog) Update(msg tea.Msg) (tea.Cmd, Outcome) {
 	if k, ok := msg.(tea.KeyPressMsg); ok {
 		return p.key(k)
 	}
-	if p.form == nil {
+	if !p.ask.Open() {
 		return nil, None
 	}
 	return p.confirm(msg)
@@ -100,26 +94,20 @@ func (p *Dialog) Update(msg tea.Msg) (tea.Cmd, Outcome) {
 // Leave ends the confirmation as esc would leave it, without an answer:
 // another form takes the keys (y and n still answer without it).
 func (p *Dialog) Leave() tea.Cmd {
-	p.form = nil
+	p.ask.Close()
 	return nil
 }
 
 // confirm gives msg to the confirmation: Start or Decline once it ends.
 func (p *Dialog) confirm(msg tea.Msg) (tea.Cmd, Outcome) {
-	f, cmd, ended := forms.Update(p.form, msg)
-	p.form = f
-	switch ended {
-	case forms.Submitted:
-		p.form = nil
-		if *p.yes {
-			return cmd, Start
-		}
-		return cmd, Decline
-	case forms.Left:
-		p.form = nil
-		return cmd, Decline
+	cmd, done, yes := p.ask.Update(msg)
+	switch {
+	case !done:
+		return cmd, None
+	case yes:
+		return cmd, Start
 	}
-	return cmd, None
+	return cmd, Decline
 }
 
 // key says what a key asks: while the dialog asks, its confirmation
@@ -128,7 +116,7 @@ func (p *Dialog) key(msg tea.KeyPressMsg) (tea.Cmd, Outcome) {
 	s := msg.String()
 	switch p.state {
 	case asking:
-		if p.form != nil {
+		if p.ask.Open() {
 			return p.confirm(msg)
 		}
 		switch s {
@@ -150,7 +138,10 @@ func (p *Dialog) key(msg tea.KeyPressMsg) (tea.Cmd, Outcome) {
 }
 
 // Started records the pull the root started, by its worker's id.
-func (p *Dialog) Started(id int) { p.state, p.run, p.form = running, id, nil }
+func (p *Dialog) Started(id int) {
+	p.state, p.run = running, id
+	p.ask.Close()
+}
 
 // Running reports whether a pull is in flight, and its worker's id.
 func (p *Dialog) Running() (int, bool) { return p.run, p.state == running }
@@ -181,8 +172,8 @@ func (p *Dialog) View(th style.Theme, width, height int, canPull bool) string {
 			break
 		}
 		lines = append(lines, fmt.Sprintf("model %s is not installed.", th.Key.Render(widget.OneLine(p.Model))))
-		if p.form != nil {
-			lines = append(lines, strings.TrimRight(p.form.View(), "\n"))
+		if p.ask.Open() {
+			lines = append(lines, strings.TrimRight(p.ask.View(), "\n"))
 		} else {
 			lines = append(lines, "pull it now? (y/n)")
 		}

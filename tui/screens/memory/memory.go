@@ -14,7 +14,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/huh/v2"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/tui/forms"
@@ -46,10 +45,9 @@ type Screen struct {
 	msg     string
 	msgErr  bool
 	filter  widget.FilterBox
-	confirm string    // the owner whose forgetting waits for its confirmation
-	form    *huh.Form // that confirmation
-	yes     *bool     // its answer
-	full    bool      // the detail pane has the screen
+	confirm string             // the owner whose forgetting waits for its confirmation
+	ask     forms.Confirmation // that confirmation
+	full    bool               // the detail pane has the screen
 	scroll  int
 }
 
@@ -142,11 +140,11 @@ func (v *Screen) Update(msg tea.Msg) (tea.Cmd, screens.Outcome) {
 		if v.filter.Typing {
 			return v.filter.Update(msg), screens.Stay
 		}
-		if v.form != nil {
+		if v.ask.Open() {
 			return v.formUpdate(msg), screens.Stay
 		}
 	default:
-		if v.form != nil {
+		if v.ask.Open() {
 			return v.formUpdate(msg), screens.Stay
 		}
 	}
@@ -214,7 +212,7 @@ func (v *Screen) key(msg tea.KeyPressMsg) (tea.Cmd, screens.Outcome) {
 		v.clamp()
 		return nil, screens.Stay
 	}
-	if v.form != nil {
+	if v.ask.Open() {
 		return v.formUpdate(msg), screens.Stay
 	}
 	v.msg = ""
@@ -324,10 +322,7 @@ func (v *Screen) keysHelp(w int) string {
 
 // View draws the screen in w by h cells.
 func (v *Screen) View(th style.Theme, w, h int, now time.Time) string {
-	confirmView := ""
-	if v.form != nil {
-		confirmView = v.form.View()
-	}
+	confirmView := v.ask.View()
 	items := v.items()
 	count := widget.Plural(len(v.owners), "owner")
 	if v.filter.Value() != "" {
@@ -406,27 +401,24 @@ func (v *Screen) View(th style.Theme, w, h int, now time.Time) string {
 // confirmForget asks whether to forget the pending owner, as a huh
 // confirmation in the footer (what goes is said above it).
 func (v *Screen) confirmForget() tea.Cmd {
-	ask, _ := v.question()
-	yes := false
-	v.yes = &yes
-	v.form = forms.New(v.th, v.width-2, forms.Confirm(ask, "Forget", "Keep", v.width-2, &yes))
-	return v.form.Init()
+	q, _ := v.question()
+	return v.ask.Ask(v.th, q, "Forget", "Keep", v.width-2)
 }
 
 // formUpdate gives msg to the confirmation and acts on its answer.
 func (v *Screen) formUpdate(msg tea.Msg) tea.Cmd {
-	f, cmd, ended := forms.Update(v.form, msg)
-	v.form = f
-	if ended == forms.Open {
+	cmd, done, yes := v.ask.Update(msg)
+	if !done {
 		return cmd
 	}
-	return tea.Batch(cmd, v.answer(ended == forms.Submitted && *v.yes))
+	return tea.Batch(cmd, v.answer(yes))
 }
 
 // answer ends the confirmation: forget the owner, or say nothing went.
 func (v *Screen) answer(forget bool) tea.Cmd {
 	owner := v.confirm
-	v.form, v.confirm = nil, ""
+	v.ask.Close()
+	v.confirm = ""
 	if forget {
 		v.msg, v.msgErr = "forgetting "+owner+"…", false
 		return forgetCmd(v.b, owner)
@@ -438,7 +430,7 @@ func (v *Screen) answer(forget bool) tea.Cmd {
 // Leave ends an open confirmation as esc would: a dialog's form is about
 // to take the keys.
 func (v *Screen) Leave() tea.Cmd {
-	if v.form == nil {
+	if !v.ask.Open() {
 		return nil
 	}
 	return v.answer(false)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/huh/v2"
 
 	perm "github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/forms"
@@ -63,9 +62,8 @@ type Config struct {
 type Screen struct {
 	c       Config
 	th      style.Theme
-	width   int // the terminal's, for the confirmation
-	form    *huh.Form
-	yes     *bool
+	width   int                // the terminal's, for the confirmation
+	ask     forms.Confirmation // the revoke's confirmation
 	tab     Tab
 	vanilla bool // --vanilla: the second line says what the log holds
 	loaded  bool
@@ -163,11 +161,11 @@ func (g *Screen) Update(msg tea.Msg) (tea.Cmd, screens.Outcome) {
 		if g.filter.Typing {
 			return g.filter.Update(msg), screens.Stay
 		}
-		if g.form != nil {
+		if g.ask.Open() {
 			return g.formUpdate(msg), screens.Stay
 		}
 	default:
-		if g.form != nil {
+		if g.ask.Open() {
 			return g.formUpdate(msg), screens.Stay
 		}
 	}
@@ -227,7 +225,7 @@ func (g *Screen) key(msg tea.KeyPressMsg) (tea.Cmd, screens.Outcome) {
 		g.clamp(now)
 		return nil, screens.Stay
 	}
-	if g.form != nil {
+	if g.ask.Open() {
 		return g.formUpdate(msg), screens.Stay
 	}
 	g.msg = ""
@@ -332,10 +330,7 @@ func (g *Screen) keysHelp(w int) string {
 
 // View draws the manager in w by h cells.
 func (g *Screen) View(th style.Theme, w, h int, now time.Time) string {
-	confirmView := ""
-	if g.form != nil {
-		confirmView = g.form.View()
-	}
+	confirmView := g.ask.View()
 	grants := g.grantItems(now)
 	count := func(name string, n, total int) string {
 		if g.filter.Value() == "" {
@@ -427,26 +422,23 @@ func involves(g perm.Grant, app string) bool {
 // confirmRevoke asks the pending revoke as a huh confirmation in the
 // footer: y or enter on Revoke revokes, n, esc or Keep keep.
 func (g *Screen) confirmRevoke() tea.Cmd {
-	yes := false
-	g.yes = &yes
-	g.form = forms.New(g.th, g.width-2, forms.Confirm(g.confirm.question, "Revoke", "Keep", g.width-2, &yes))
-	return g.form.Init()
+	return g.ask.Ask(g.th, g.confirm.question, "Revoke", "Keep", g.width-2)
 }
 
 // formUpdate gives msg to the confirmation and acts on its answer.
 func (g *Screen) formUpdate(msg tea.Msg) tea.Cmd {
-	f, cmd, ended := forms.Update(g.form, msg)
-	g.form = f
-	if ended == forms.Open {
+	cmd, done, yes := g.ask.Update(msg)
+	if !done {
 		return cmd
 	}
-	return tea.Batch(cmd, g.answer(ended == forms.Submitted && *g.yes))
+	return tea.Batch(cmd, g.answer(yes))
 }
 
 // answer ends the confirmation: revoke, or say nothing was.
 func (g *Screen) answer(revoke bool) tea.Cmd {
 	q := g.confirm
-	g.form, g.confirm = nil, nil
+	g.ask.Close()
+	g.confirm = nil
 	if revoke && q != nil {
 		return revokeCmd(g.c.Broker, *q)
 	}
@@ -457,7 +449,7 @@ func (g *Screen) answer(revoke bool) tea.Cmd {
 // Leave ends an open confirmation as esc would: a dialog's form is about
 // to take the keys.
 func (g *Screen) Leave() tea.Cmd {
-	if g.form == nil {
+	if !g.ask.Open() {
 		return nil
 	}
 	return g.answer(false)

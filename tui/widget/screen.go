@@ -391,3 +391,22 @@ func PadFrame(frame []string, w, h int) string {
 	}
 	return lipgloss.NewStyle().Width(w).Height(h).Render(strings.Join(frame, "\n"))
 }
+
+// DetailKey moves a detail pane that has the whole screen: ↑/↓ (k/j) a
+// line, pgup/pgdn (space) ten lines; enter, esc or q give the screen
+// back (true). The view clamps scroll to what the pane holds.
+func DetailKey(key string, scroll *int) (back bool) {
+	switch key {
+	case "enter", "esc", "q":
+		return true
+	case "up", "k":
+		*scroll = max(*scroll-1, 0)
+	case "down", "j":
+		*scroll++
+	case "pgup":
+		*scroll = max(*scroll-10, 0)
+	case "pgdown", "space":
+		*scroll += 10
+	}
+	return false
+}

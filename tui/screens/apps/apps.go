@@ -236,13 +236,8 @@ func (v *Screen) key(msg tea.KeyPressMsg) (tea.Cmd, screens.Outcome) {
 	s := msg.String()
 	v.msg = ""
 	if v.full {
-		switch s {
-		case "enter", "esc", "q":
+		if widget.DetailKey(s, &v.scroll) {
 			v.full = false
-		case "up", "k":
-			v.scroll = max(v.scroll-1, 0)
-		case "down", "j":
-			v.scroll++
 		}
 		return nil, screens.Stay
 	}
@@ -394,7 +389,7 @@ func (v *Screen) View(th style.Theme, w, h int, working map[string]bool) string 
 		keys = "↑/↓ move · space enable/disable · r refresh tools · enter detail · esc close"
 	}
 	if v.full {
-		keys = "↑/↓ scroll · enter/esc back"
+		keys = "↑/↓ pgup/pgdn scroll · enter/esc back"
 	}
 	st := th.OK
 	if v.msgErr {

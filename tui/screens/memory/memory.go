@@ -224,17 +224,8 @@ func (v *Screen) key(msg tea.KeyPressMsg) (tea.Cmd, screens.Outcome) {
 		return nil, screens.Stay
 	}
 	if v.full {
-		switch s {
-		case "enter", "esc", "q":
+		if widget.DetailKey(s, &v.scroll) {
 			v.full = false
-		case "up", "k":
-			v.scroll = max(v.scroll-1, 0)
-		case "down", "j":
-			v.scroll++
-		case "pgup":
-			v.scroll = max(v.scroll-10, 0)
-		case "pgdown", "space":
-			v.scroll += 10
 		}
 		return nil, screens.Stay
 	}

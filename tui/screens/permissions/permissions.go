@@ -230,17 +230,8 @@ func (g *Screen) key(msg tea.KeyPressMsg) (tea.Cmd, screens.Outcome) {
 	}
 	g.msg = ""
 	if g.full {
-		switch s {
-		case "enter", "esc", "q":
+		if widget.DetailKey(s, &g.scroll) {
 			g.full = false
-		case "up", "k":
-			g.scroll = max(g.scroll-1, 0)
-		case "down", "j":
-			g.scroll++
-		case "pgup":
-			g.scroll = max(g.scroll-10, 0)
-		case "pgdown", "space":
-			g.scroll += 10
 		}
 		return nil, screens.Stay
 	}

@@ -142,6 +142,7 @@ func (l *Lines) start() {
 	go func() {
 		for {
 			s, err := l.src.ReadString('\n')
+			at := l.now() // when it arrived, whatever holds the lock
 			s = strings.TrimRight(s, "\r\n")
 			if len(s) > 64<<10 {
 				s = s[:64<<10]
@@ -149,7 +150,7 @@ func (l *Lines) start() {
 			l.mu.Lock()
 			if s != "" || err == nil {
 				l.read++
-				l.q = append(l.q, line{s: termtext.Sanitize(s), at: l.now(), n: l.read})
+				l.q = append(l.q, line{s: termtext.Sanitize(s), at: at, n: l.read})
 			}
 			if err != nil {
 				l.err = err
@@ -185,16 +186,24 @@ func (l *Lines) ReadLine() (string, error) {
 }
 
 // ask opens a dialog's reading; each of its questions is put with
-// question, and only lines arriving from Grace after that answer it.
-// early is told of each line that came sooner (it stays for the chat).
-// done ends the dialog's reading.
-func (l *Lines) ask(early func(string)) (d *dialogIn, done func()) {
+// question, and only lines arriving from Grace after the question was
+// written answer it. early is told of each line that came sooner (it
+// stays for the chat). When ctx ends (the request was withdrawn) the
+// dialog reads no more: the input is the chat's again. done ends the
+// dialog's reading.
+func (l *Lines) ask(ctx context.Context, early func(string)) (d *dialogIn, done func()) {
 	l.mu.Lock()
 	l.start()
 	l.asks++
 	l.mu.Unlock()
-	d = &dialogIn{l: l, early: early, told: map[uint64]bool{}}
+	d = &dialogIn{l: l, ctx: ctx, early: early, told: map[uint64]bool{}}
+	stop := context.AfterFunc(ctx, func() {
+		l.mu.Lock()
+		l.cond.Broadcast()
+		l.mu.Unlock()
+	})
 	return d, func() {
+		stop()
 		l.mu.Lock()
 		l.asks--
 		l.cond.Broadcast()
@@ -206,6 +215,7 @@ func (l *Lines) ask(early func(string)) (d *dialogIn, done func()) {
 // lines that arrived from `from` on.
 type dialogIn struct {
 	l     *Lines
+	ctx   context.Context
 	from  time.Time
 	early func(string)
 	told  map[uint64]bool
@@ -232,26 +242,44 @@ func (d *dialogIn) Read(p []byte) (int, error) {
 	}
 	l := d.l
 	l.mu.Lock()
+	// The question is on screen by now (huh writes it, then reads): its
+	// window starts here at the latest, however long the writing took.
+	d.from = later(d.from, l.now().Add(Grace))
 	for {
+		var early []string
 		for i := range l.q {
 			ln := l.q[i]
 			if ln.at.Before(d.from) {
-				if !d.told[ln.n] && d.early != nil {
+				if !d.told[ln.n] {
 					d.told[ln.n] = true
-					d.early(ln.s)
+					early = append(early, ln.s)
 				}
 				continue
 			}
 			b := []byte(ln.s + "\n")
 			l.q = append(l.q[:i:i], l.q[i+1:]...)
 			l.mu.Unlock()
+			d.tell(early)
 			n := copy(p, b)
 			d.rest = b[n:]
 			return n, nil
 		}
-		if l.err != nil {
+		switch {
+		case d.ctx.Err() != nil:
 			l.mu.Unlock()
+			d.tell(early)
+			return 0, d.ctx.Err()
+		case l.err != nil:
+			l.mu.Unlock()
+			d.tell(early)
 			return 0, l.err
+		case len(early) > 0:
+			// Say so with the lock let go: the writing may block, and the
+			// reader must go on stamping lines as they come.
+			l.mu.Unlock()
+			d.tell(early)
+			l.mu.Lock()
+			continue
 		}
 		l.wait++
 		l.cond.Broadcast()
@@ -259,4 +287,21 @@ func (d *dialogIn) Read(p []byte) (int, error) {
 		l.wait--
 		l.cond.Broadcast()
 	}
+}
+
+// tell says of each line that it came too soon to answer.
+func (d *dialogIn) tell(lines []string) {
+	if d.early == nil {
+		return
+	}
+	for _, s := range lines {
+		d.early(s)
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -47,7 +47,7 @@ func (p *Prompter) Prompt(ctx context.Context, r permissions.Request) (permissio
 	for _, l := range describe(r) {
 		fmt.Fprintln(p.out, l)
 	}
-	in, done := p.in.ask(func(s string) {
+	in, done := p.in.ask(ctx, func(s string) {
 		fmt.Fprintf(p.out, "\n(%q came before this question, so it does not answer it; it stays for the chat. Answer now.)\n", plain(s, 60))
 	})
 	defer done()

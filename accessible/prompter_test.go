@@ -248,3 +248,112 @@ func TestTypedAheadNeverAnswers(t *testing.T) {
 		t.Fatalf("the pasted yes must stay for the chat, got %q", l)
 	}
 }
+
+// A line is judged by when it arrived, not by when the dialog got to it:
+// while the dialog is saying that a typed-ahead line does not answer it
+// (the terminal may be slow to take the words), a line typed within
+// Grace still does not answer either.
+func TestALineTooSoonStaysTooSoonWhileTheDialogWrites(t *testing.T) {
+	r := permissions.Request{Kind: permissions.KindExec, Subject: "hub", Object: "clock", Function: "clock.now",
+		Expected: true, Warning: "expected by the plan: step s1 uses clock.now"}
+	pr, pw := io.Pipe()
+	lines := NewLines(pr)
+	c := &clock{t: time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)}
+	lines.now = c.now
+	lines.mu.Lock()
+	lines.start()
+	lines.mu.Unlock()
+	io.WriteString(pw, "typed ahead\n")
+	for lines.readCount() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	out := &slowScreen{held: make(chan struct{}), release: make(chan struct{})}
+	go func() {
+		<-out.held // the dialog is writing its note of the line typed ahead
+		c.add(200 * time.Millisecond)
+		io.WriteString(pw, "1\n") // within Grace of the question
+		// It is in (and stamped) at once, unless something holds the
+		// reader up: then the clock moves on regardless.
+		for end := time.Now().Add(2 * time.Second); lines.readCount() < 2 && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+		}
+		c.add(2 * time.Second)
+		close(out.release)
+		pw.Close()
+	}()
+	d, err := NewPrompter(lines, out).Prompt(context.Background(), r)
+	if err == nil && d.Answer != permissions.AnswerDeny {
+		t.Fatalf("a line typed 200 ms after the question answered it: %+v", d)
+	}
+	for _, want := range []string{"typed ahead", "1"} {
+		if l, _ := lines.ReadLine(); l != want {
+			t.Fatalf("the chat reads %q, want %q", l, want)
+		}
+	}
+}
+
+// A request withdrawn while its dialog waits (the turn ended) lets the
+// input go: Prompt returns, and the next line is the chat's.
+func TestAWithdrawnDialogLetsTheInputGo(t *testing.T) {
+	r := permissions.Request{Kind: permissions.KindExec, Subject: "hub", Object: "clock", Function: "clock.now", Expected: true}
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	lines := NewLines(pr)
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan error, 1)
+	go func() {
+		_, err := NewPrompter(lines, io.Discard).Prompt(ctx, r)
+		got <- err
+	}()
+	for {
+		lines.mu.Lock()
+		w := lines.wait
+		lines.mu.Unlock()
+		if w > 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-got:
+		if err == nil {
+			t.Fatal("a withdrawn dialog must say so")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a withdrawn dialog kept the input")
+	}
+	go io.WriteString(pw, "next request\n")
+	if l, _ := lines.ReadLine(); l != "next request" {
+		t.Fatalf("the chat reads %q", l)
+	}
+}
+
+// slowScreen is a terminal slow to take the dialog's note of a line typed
+// ahead: it holds that write until released.
+type slowScreen struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	held    chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *slowScreen) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte("came before this question")) {
+		s.once.Do(func() { close(s.held) })
+		<-s.release
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// readCount is how many lines the reader has taken in.
+func (l *Lines) readCount() uint64 {
+	if !l.mu.TryLock() {
+		return 0
+	}
+	defer l.mu.Unlock()
+	return l.read
+}

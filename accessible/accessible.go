@@ -222,14 +222,10 @@ type dialogIn struct {
 	rest  []byte // what did not fit the last Read
 }
 
-// question starts a question: from now, a line must wait Grace to
-// answer it.
-func (d *dialogIn) question() {
-	d.l.mu.Lock()
-	d.from = d.l.now().Add(Grace)
-	d.l.mu.Unlock()
-	d.rest = nil
-}
+// question starts a question: nothing of the last answer's line carries
+// over to it (its window starts at its first Read, once huh has written
+// it).
+func (d *dialogIn) question() { d.rest = nil }
 
 func (d *dialogIn) Read(p []byte) (int, error) {
 	if len(p) == 0 {

@@ -11,24 +11,24 @@ import (
 	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
 )
 
+// beneath is the overlay a permission dialog covers, or the one on top
+// when no dialog shows.
+func (m Model) beneath() overlay {
+	if m.overlay == overlayPermission {
+		return m.under
+	}
+	return m.overlay
+}
+
 // screenFull reports whether a full screen is up (under a permission
 // dialog, too).
-func (m Model) screenFull() bool {
-	o := m.overlay
-	if o == overlayPermission {
-		o = m.under
-	}
-	return o.full()
-}
+func (m Model) screenFull() bool { return m.beneath().full() }
 
 // screenView draws the full screen open, if any — the permission manager,
 // the apps or the memory screen — also while a permission dialog covers
 // it.
 func (m Model) screenView() (string, bool) {
-	o := m.overlay
-	if o == overlayPermission {
-		o = m.under
-	}
+	o := m.beneath()
 	h := m.height - 1
 	switch {
 	case o == overlayManager && m.mgr != nil:
@@ -44,18 +44,13 @@ func (m Model) screenView() (string, bool) {
 // screen is what the root asks of every full screen (tui/screens/…).
 type screen interface {
 	Update(msg tea.Msg) (tea.Cmd, screens.Outcome)
-	Typing() bool   // its filter is being typed: a paste goes there
 	Leave() tea.Cmd // end its open confirmation, as esc would
 }
 
 // screenOn is the full screen open, also under a permission dialog; nil
 // when none is.
 func (m *Model) screenOn() screen {
-	o := m.overlay
-	if o == overlayPermission {
-		o = m.under
-	}
-	switch {
+	switch o := m.beneath(); {
 	case o == overlayMemory && m.memv != nil:
 		return m.memv
 	case o == overlayApps && m.appsv != nil:
@@ -84,10 +79,7 @@ func (m *Model) toScreen(msg tea.Msg) tea.Cmd {
 
 // closeScreen closes the full screen open.
 func (m *Model) closeScreen() {
-	o := m.overlay
-	if o == overlayPermission {
-		o = m.under
-	}
+	o := m.beneath()
 	switch o {
 	case overlayMemory:
 		m.memv = nil

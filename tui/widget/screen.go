@@ -229,7 +229,7 @@ type FilterBox struct {
 	Typing bool
 }
 
-func NewFilterBox(th style.Theme) FilterBox { return FilterBox{Input: NewFilter(th)} }
+func NewFilterBox(th style.Theme) FilterBox { return FilterBox{Input: newFilter(th)} }
 
 // Value is the filter as typed.
 func (f *FilterBox) Value() string { return f.Input.Value() }
@@ -277,8 +277,8 @@ func (f *FilterBox) Line(w int) string {
 	return " " + f.Input.View()
 }
 
-// NewFilter is a screen's filter input, typed after /.
-func NewFilter(th style.Theme) textinput.Model {
+// newFilter is a screen's filter input, typed after /.
+func newFilter(th style.Theme) textinput.Model {
 	ti := textinput.New()
 	ti.Prompt = "/ "
 	ti.Placeholder = "type to filter"

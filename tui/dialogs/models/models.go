@@ -72,9 +72,6 @@ func New(th style.Theme, base context.Context, ls Lister, hub, spoke string, w, 
 	}
 }
 
-// LoadedOf is a listing already made (a test's).
-func LoadedOf(list []llm.ModelInfo) Loaded { return Loaded{list: list} }
-
 // roles names what model n serves now: "hub", "spokes", both or none.
 func (d *Dialog) roles(n string) []string {
 	var tags []string

@@ -143,9 +143,6 @@ func (p *Dialog) Started(id int) {
 	p.ask.Close()
 }
 
-// Running reports whether a pull is in flight, and its worker's id.
-func (p *Dialog) Running() (int, bool) { return p.run, p.state == running }
-
 // Progress records how the pull goes.
 func (p *Dialog) Progress(pr llm.Progress) { p.last = pr }
 

@@ -214,9 +214,6 @@ func (v *Screen) Update(msg tea.Msg) (tea.Cmd, screens.Outcome) {
 	return nil, screens.Stay
 }
 
-// Typing is false: the screen has no filter.
-func (v *Screen) Typing() bool { return false }
-
 // Leave has nothing to end: the screen asks no confirmation.
 func (v *Screen) Leave() tea.Cmd { return nil }
 

@@ -151,9 +151,6 @@ func (v *Screen) Update(msg tea.Msg) (tea.Cmd, screens.Outcome) {
 	return nil, screens.Stay
 }
 
-// Typing reports whether the filter is being typed.
-func (v *Screen) Typing() bool { return v.filter.Typing }
-
 func (v *Screen) onLoaded(msg Loaded) {
 	sel := ""
 	if o, ok := v.selected(); ok {

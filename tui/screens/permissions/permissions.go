@@ -172,9 +172,6 @@ func (g *Screen) Update(msg tea.Msg) (tea.Cmd, screens.Outcome) {
 	return nil, screens.Stay
 }
 
-// Typing reports whether the filter is being typed.
-func (g *Screen) Typing() bool { return g.filter.Typing }
-
 // Tab is the tab showing.
 func (g *Screen) Tab() Tab { return g.tab }
 

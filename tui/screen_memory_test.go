@@ -353,7 +353,7 @@ func TestReloadedTurnShowsItsResultsCard(t *testing.T) {
 // fixed times (t0): the hub's summary and entities, mail's with a masked
 // span and the hub's record of it, an entity of notes. The UI looks at it
 // at seenAt.
-func memoryRig(t *testing.T, w, h int) (*driver, *rig) {
+func memoryRig(t *testing.T, w, h int, prep ...func(*Options)) (*driver, *rig) {
 	t.Helper()
 	r := newRig(t, replies(ollamatest.Text("ok")))
 	ctx := context.Background()
@@ -401,5 +401,9 @@ func memoryRig(t *testing.T, w, h int) (*driver, *rig) {
 	must(lt("spoke/notes").PutEntities(notes))
 	nrec, _ := hubNS.Record("notes")
 	must(nrec.PutEntities(notes))
-	return newDriver(t, r.options(), w, h, atSeen), r
+	opts := r.options()
+	for _, p := range prep {
+		p(&opts)
+	}
+	return newDriver(t, opts, w, h, atSeen), r
 }

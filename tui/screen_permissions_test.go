@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
@@ -429,54 +430,85 @@ func TestNetworkGrantInTheDialogAndTheManager(t *testing.T) {
 	}
 }
 
-// A permission dialog that opens over the manager's revoke confirmation
-// takes the keys: a note typed into it (y, enter included) never answers
-// the confirmation, which ends as esc would once the note opens — one
-// form at a time, the screen's included.
+// A permission dialog that opens over any confirmation — the manager's
+// revoke, the memory screen's forget, the chats list's delete — takes
+// the keys: a note typed into it (y and enter included) never answers the
+// confirmation, which ends as esc would once the dialog opens — one form
+// at a time, wherever it lives. After the dialog nothing was removed, and
+// a y answers no confirmation.
 func TestADialogOverAConfirmationTakesItsKeys(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, replies(ollamatest.Text("x")))
-	b := seededBroker(t)
-	opts := r.options()
-	opts.Broker, opts.Rules, opts.DataDir = b, seededRules, t.TempDir()
-	p := NewPrompter()
-	opts.Prompter = p
-	d := newDriver(t, opts, 120, 40, atSeen)
-	before := len(b.Grants())
-
-	d.key(ctrl('g'))
-	d.idle()
-	if os.Getenv("DBGX") == "" {
-		d.key(char('X'))
-		d.idle()
-		if v := d.view(); !strings.Contains(v, "revoke ALL") {
-			t.Fatalf("X must ask:\n%s", v)
-		}
-	}
-	got := prompt(t, d, p, draftRequest)
-	if m := d.model(); m.overlay != overlayPermission || m.under != overlayManager {
-		t.Fatalf("the dialog must open over the manager: %v under %v", m.overlay, m.under)
-	}
-	d.key(char('n'))
-	d.typeText("yy")
-	d.key(char('y'))
-	d.key(keyEnter)
-	d.idle()
-	dec := recvDecision(t, got)
-	if dec.Allowed || dec.Note != "yyy" {
-		t.Fatalf("the note must deny with its text: %+v", dec)
-	}
-	d.idle()
-	if n := len(b.Grants()); n != before {
-		t.Fatalf("keys typed into the dialog's note revoked grants: %d of %d left", n, before)
-	}
-	v := d.view()
-	if d.model().overlay != overlayManager || strings.Contains(v, "revoke ALL") || !strings.Contains(v, "nothing revoked") {
-		t.Fatalf("the confirmation must have ended as esc would, the manager back:\n%s", v)
-	}
-	d.key(char('y')) // no confirmation is waiting for it
-	d.idle()
-	if n := len(b.Grants()); n != before {
-		t.Fatalf("a y after the dialog revoked grants: %d of %d left", n, before)
+	withPrompter := func(p *Prompter) func(*Options) { return func(o *Options) { o.Prompter = p } }
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, p *Prompter) (d *driver, count func() int)
+		open  []tea.KeyPressMsg // the screen or list, then its question
+		asks  string
+		under overlay
+		ended string // what the part says once its question ended unanswered ("" says nothing)
+	}{
+		{"revoke all grants", func(t *testing.T, p *Prompter) (*driver, func() int) {
+			r := newRig(t, replies(ollamatest.Text("x")))
+			b := seededBroker(t)
+			opts := r.options()
+			opts.Broker, opts.Rules, opts.DataDir, opts.Prompter = b, seededRules, t.TempDir(), p
+			return newDriver(t, opts, 120, 40, atSeen), func() int { return len(b.Grants()) }
+		}, []tea.KeyPressMsg{ctrl('g'), char('X')}, "revoke ALL", overlayManager, "nothing revoked"},
+		{"forget the hub's memory", func(t *testing.T, p *Prompter) (*driver, func() int) {
+			d, r := memoryRig(t, 120, 40, withPrompter(p))
+			return d, func() int { return remembers(t, r.op, "hub") }
+		}, []tea.KeyPressMsg{ctrl('e'), char('f')}, "forget everything the hub remembers?", overlayMemory, "nothing forgotten"},
+		{"delete a chat", func(t *testing.T, p *Prompter) (*driver, func() int) {
+			d, r := memoryRig(t, 120, 40, withPrompter(p)) // two chats in its log
+			return d, func() int {
+				cs, err := r.op.Chats()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(cs)
+			}
+		}, []tea.KeyPressMsg{ctrl('o'), char('d')}, "delete “", overlayChats, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := NewPrompter()
+			d, count := tc.setup(t, p)
+			before := count()
+			if before == 0 {
+				t.Fatal("the fixture has nothing to remove")
+			}
+			for _, k := range tc.open {
+				d.key(k)
+				d.idle()
+			}
+			if v := d.view(); !strings.Contains(v, tc.asks) {
+				t.Fatalf("the confirmation must ask %q:\n%s", tc.asks, v)
+			}
+			got := prompt(t, d, p, draftRequest)
+			if m := d.model(); m.overlay != overlayPermission || m.under != tc.under {
+				t.Fatalf("the dialog must open over %v: %v under %v", tc.under, m.overlay, m.under)
+			}
+			d.key(char('n'))
+			d.typeText("yy")
+			d.key(char('y'))
+			d.key(keyEnter)
+			d.idle()
+			if dec := recvDecision(t, got); dec.Allowed || dec.Note != "yyy" {
+				t.Fatalf("the note must deny with its text: %+v", dec)
+			}
+			d.idle()
+			if n := count(); n != before {
+				t.Fatalf("keys typed into the dialog's note removed something: %d of %d left", n, before)
+			}
+			v := d.view()
+			if d.model().overlay != tc.under || strings.Contains(v, tc.asks) || !strings.Contains(v, tc.ended) {
+				t.Fatalf("the confirmation must have ended as esc would (%q), its part back:\n%s", tc.ended, v)
+			}
+			d.key(char('y')) // no confirmation is waiting for it
+			d.idle()
+			if n := count(); n != before {
+				t.Fatalf("a y after the dialog removed something: %d of %d left", n, before)
+			}
+		})
 	}
 }

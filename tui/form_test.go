@@ -64,3 +64,43 @@ func TestALateModelListNeverTakesADialogsKeys(t *testing.T) {
 		t.Fatalf("enter in the list must switch once: %v", fm.sets)
 	}
 }
+
+// The same for a pull offered late: /model NAME of a model not installed
+// answers while a note is typed; the pull dialog waits under the
+// permission dialog with no form of its own open, the note keeps every
+// key, and after it y or n still answer the pull.
+func TestALatePullOfferNeverTakesADialogsKeys(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Text("x")))
+	opts := r.options()
+	p := NewPrompter()
+	opts.Prompter = p
+	gate := make(chan struct{})
+	opts.Models = gatedModels{newFakeModels(), gate}
+	d := newDriver(t, opts, 100, 30, atSeen)
+
+	d.typeText("/model nope")
+	d.key(keyEnter)
+	got := prompt(t, d, p, draftRequest)
+	d.key(char('n'))
+	d.typeText("not ")
+	close(gate)
+	d.untilView("the late pull offer", func(string) bool { return d.model().pull != nil })
+	if m := d.model(); m.under != overlayPull || !m.perm.Noting() {
+		t.Fatalf("the pull offer must wait under the dialog, the note open:\n%s", d.view())
+	}
+	d.typeText("yet")
+	d.key(keyEnter)
+	d.idle()
+	if dec := recvDecision(t, got); dec.Allowed || dec.Note != "not yet" {
+		t.Fatalf("the note must deny with what was typed: %+v", dec)
+	}
+	if v := d.view(); d.model().overlay != overlayPull || !strings.Contains(v, "pull it now? (y/n)") {
+		t.Fatalf("the pull offer must be back, answering y/n itself:\n%s", v)
+	}
+	d.key(char('n'))
+	d.idle()
+	if d.model().pull != nil {
+		t.Fatalf("n must decline the pull:\n%s", d.view())
+	}
+}

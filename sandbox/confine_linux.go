@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -147,7 +148,7 @@ func restrict(s spec) error {
 		rw    bool
 	}{
 		{systemRead, false}, {etcDirs, false}, {etcFiles, false}, {devRead, false}, {systemWrite, true},
-		{s.RO, false}, {s.RW, true}, {shm(s), true},
+		{append(slices.Clone(s.RO), s.readOnly()...), false}, {s.writable(), true}, {s.Own, true}, {shm(s), true},
 	} {
 		dirs, files, err := opened(g.paths)
 		if err != nil {
@@ -167,6 +168,24 @@ func restrict(s spec) error {
 		rules = append(rules, ll.ConnectSendUDP(53), ll.BindUDP(0))
 	}
 	return ll.V11.BestEffort().Restrict(rules...)
+}
+
+// writable are the folders of RW the command may write: those the guard
+// serves (all of them when the guard is left out, for the tests that
+// show what it alone keeps).
+func (s spec) writable() []string {
+	if s.without(Guard) {
+		return s.RW
+	}
+	return slices.DeleteFunc(slices.Clone(s.RW), func(d string) bool { return !slices.Contains(s.Guarded, d) })
+}
+
+// readOnly are the folders of RW the guard could not serve: read-only.
+func (s spec) readOnly() []string {
+	if s.without(Guard) {
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(s.RW), func(d string) bool { return slices.Contains(s.Guarded, d) })
 }
 
 // shm is /dev/shm when it is the command's own.

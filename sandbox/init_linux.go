@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,6 +31,10 @@ type initStatus struct {
 	Userns string `json:"userns,omitempty"` // why the limit of user namespaces could not be set to 0
 	Net    string `json:"net,omitempty"`    // why the loopback interface is not up
 	Hosts  string `json:"hosts,omitempty"`  // why /etc/hosts is not the command's own
+	Hidden string `json:"hidden,omitempty"` // why a folder of bulkhead's is not empty here
+	// Guard: the folders granted to write that the guard could not
+	// serve (granted read-only instead), and why.
+	Guard map[string]string `json:"guard,omitempty"`
 	// Listening are the endpoints (by index) that have a listener, whose
 	// sockets come with the message, in order.
 	Listening []int             `json:"listening,omitempty"`
@@ -48,9 +54,15 @@ func startInit(s spec, name string, cargs []string) (cmd *exec.Cmd, fwd *forward
 	}
 	ours, theirs := os.NewFile(uintptr(pair[0]), "control"), os.NewFile(uintptr(pair[1]), "control")
 	defer ours.Close()
-	cmd = exec.Command(selfPath(), append([]string{argInit, s.encode(), "--", name}, cargs...)...)
+	sf, err := specFile(s)
+	if err != nil {
+		theirs.Close()
+		return nil, nil, false, err
+	}
+	defer sf.Close()
+	cmd = exec.Command(selfPath(), append([]string{argInit, "--", name}, cargs...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{theirs} // fd 3
+	cmd.ExtraFiles = []*os.File{sf, theirs} // specFD, ctlFD
 	uid, gid := os.Getuid(), os.Getgid()
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  nsFlags,
@@ -76,10 +88,13 @@ func startInit(s spec, name string, cargs []string) (cmd *exec.Cmd, fwd *forward
 	// What did not hold is said (an MCP server's stderr goes to the
 	// log), never passed over.
 	for what, why := range map[string]string{"a /proc of its own": st.Proc, "a /sys of its own": st.Sys,
-		"its network": st.Net, "its /etc/hosts": st.Hosts} {
+		"its network": st.Net, "its /etc/hosts": st.Hosts, "bulkhead's folders hidden": st.Hidden} {
 		if why != "" {
 			fmt.Fprintf(os.Stderr, "bulkhead sandbox: %s: %s\n", what, why)
 		}
+	}
+	for d, why := range st.Guard {
+		fmt.Fprintf(os.Stderr, "bulkhead sandbox: %s is read-only to the app: the guard that keeps git's hooks and the like read-only in it could not start (%s)\n", d, why)
 	}
 	for ep, why := range st.Failed {
 		fmt.Fprintf(os.Stderr, "bulkhead sandbox: no listener for the granted %s: %s\n", ep, why)
@@ -167,12 +182,43 @@ func initStage(args []string) int {
 	if err != nil {
 		return fail(err.Error())
 	}
-	const ctl = 3
+	const ctl = specFD + 1
 	unix.CloseOnExec(ctl)
 	var st initStatus
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		st.Proc = "make mounts private: " + err.Error()
-	} else {
+	private := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+	if private != nil {
+		st.Proc = "make mounts private: " + private.Error()
+	}
+	// The folders it may write, each through the guard (mounted over
+	// itself, in this namespace only); a folder the guard cannot serve
+	// is granted read-only.
+	if !s.without(Guard) {
+		for _, d := range s.RW {
+			err := private
+			if err == nil {
+				err = mountGuard(d, s.Commits)
+			}
+			if err != nil {
+				if st.Guard == nil {
+					st.Guard = map[string]string{}
+				}
+				st.Guard[d] = err.Error()
+				continue
+			}
+			s.Guarded = append(s.Guarded, d)
+		}
+	}
+	// bulkhead's own folders: empty here.
+	if private == nil {
+		st.Hidden = hide(s.Deny)
+	}
+	// The working folder again by its name: through the guard where it
+	// is one of the folders served (the one inherited is the folder
+	// under the mount, which Landlock grants nothing in).
+	if wd, err := os.Getwd(); err == nil {
+		_ = os.Chdir(wd)
+	}
+	if private == nil {
 		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 			st.Proc = "mount /proc: " + err.Error()
 		} else if err := os.WriteFile("/proc/sys/user/max_user_namespaces", []byte("0\n"), 0); err != nil {
@@ -234,9 +280,15 @@ func initStage(args []string) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	exe := selfPath()
-	p, err := os.StartProcess(exe, append([]string{exe, argExec, s.encode(), "--", name}, cargs...), &os.ProcAttr{
-		Env: os.Environ(), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}, Sys: &syscall.SysProcAttr{Setpgid: true},
+	closeOnExecAll() // the guard's /dev/fuse among them: the command never serves its own files
+	sf, err := specFile(s)
+	if err != nil {
+		return fail(err.Error())
+	}
+	p, err := os.StartProcess(exe, append([]string{exe, argExec, "--", name}, cargs...), &os.ProcAttr{
+		Env: os.Environ(), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, sf}, Sys: &syscall.SysProcAttr{Setpgid: true},
 	})
+	sf.Close()
 	if err != nil {
 		return fail("start " + name + ": " + err.Error())
 	}
@@ -260,4 +312,34 @@ func initStage(args []string) int {
 			return ws.ExitStatus()
 		}
 	}
+}
+
+// closeOnExecAll marks every descriptor above stderr close-on-exec.
+func closeOnExecAll() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+}
+
+// hide mounts an empty, read-only folder over each of dirs that exists
+// (bulkhead's data directory and config folder): the command finds
+// nothing in them, not even a name to stat. It returns what failed.
+func hide(dirs []string) string {
+	var failed []string
+	for _, d := range dirs {
+		fi, err := os.Stat(d)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0"); err != nil {
+			failed = append(failed, d+": "+err.Error())
+		}
+	}
+	return strings.Join(failed, "; ")
 }

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,7 +24,34 @@ const waitDelay = 3 * time.Second
 
 func launcherAttr() *syscall.SysProcAttr {
 	// The launcher hears SIGTERM when bulkhead goes away, and cleans up.
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	// It starts a session of its own: no controlling terminal, so a
+	// command started from the user's terminal (doctor) cannot open
+	// /dev/tty and write to it, or push input into it.
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGTERM}
+}
+
+// specFile is s as a sealed in-memory file, for a stage to read on
+// specFD.
+func specFile(s spec) (*os.File, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.MemfdCreate("bulkhead-policy", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("a file for the policy: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "policy")
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write the policy: %w", err)
+	}
+	_, _ = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE)
+	if _, err := f.Seek(0, 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // Status reports the Landlock ABI version the kernel offers, or
@@ -95,10 +123,22 @@ func launch(args []string) int {
 	}
 	if child == nil {
 		s.Flat = true
-		child = exec.Command(selfPath(), append([]string{argExec, s.encode(), "--", name}, cargs...)...)
+		if len(s.RW) > 0 && !s.without(Guard) {
+			// No mount namespace: no guard, so the folders an app may
+			// write are granted read-only (doctor names it).
+			fmt.Fprintf(os.Stderr, "bulkhead sandbox: no namespaces here: the folders granted to write are read-only (%s)\n", strings.Join(s.RW, ", "))
+		}
+		sf, err := specFile(s)
+		if err != nil {
+			return fail(err.Error())
+		}
+		child = exec.Command(selfPath(), append([]string{argExec, "--", name}, cargs...)...)
 		child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stdout, os.Stderr
+		child.ExtraFiles = []*os.File{sf} // specFD
 		child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		if err := child.Start(); err != nil {
+		err = child.Start()
+		sf.Close()
+		if err != nil {
 			return fail("start " + name + ": " + startError(err))
 		}
 	}

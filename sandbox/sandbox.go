@@ -49,6 +49,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,8 +86,20 @@ const (
 // Policy is what one command may touch.
 type Policy struct {
 	// ReadWrite are the folders the command may read and write (the
-	// workspace); ReadOnly those it may only read (its own installation).
+	// workspace, the folders an app's config grants): shared with the
+	// user and the user's tools, so the Protected paths in them stay
+	// read-only to it (guard_linux.go). ReadOnly are those it may only
+	// read (its own installation).
 	ReadWrite, ReadOnly []string
+	// Own are folders that are the command's alone (its package
+	// runner's cache and install tree: Runner): read and write, and no
+	// other principal runs what is in them, so they are not guarded.
+	Own []string
+	// GitCommits lets the command make commits in a git work tree of
+	// ReadWrite: git's objects, refs and index stay writable in .git,
+	// its hooks and config never (the shell app, whose commands the user
+	// approved one by one).
+	GitCommits bool
 	// Env is the environment beyond the minimal one (Environ): only what
 	// the app's config passes.
 	Env []string
@@ -99,48 +112,68 @@ type Policy struct {
 	// Without leaves mechanisms out: for tests that show what each one
 	// stops by itself.
 	Without []Mechanism
-	// Deny are folders no grant may reach (bulkhead's data directory): a
-	// command whose grants reach one — as they lead when it starts, links
-	// resolved — does not start.
+	// Deny are folders no grant may reach (bulkhead's data directory and
+	// config folder): a command whose grants reach one — as they lead
+	// when it starts, links resolved — does not start, and in its mount
+	// namespace each is an empty folder (nothing in it can be read,
+	// listed or even stat'ed).
 	Deny []string
 }
 
-// spec is a Policy as it travels to the launcher's stages, in one
-// argument.
+// spec is a Policy as it travels to the launcher's stages: as a file
+// they read on fd 3 (specFD), never as an argument (a command sees the
+// arguments of the namespaces' first process in /proc/1/cmdline).
 type spec struct {
-	RW, RO  []string    `json:",omitempty"`
-	Net     []Endpoint  `json:",omitempty"`
-	Without []Mechanism `json:",omitempty"`
+	RW, RO, Own []string    `json:",omitempty"`
+	Commits     bool        `json:",omitempty"`
+	Net         []Endpoint  `json:",omitempty"`
+	Without     []Mechanism `json:",omitempty"`
 	// Flat is set by the launcher for the command's stage when it runs
 	// without namespaces (the network grants are then ports on any
-	// host).
+	// host, and no folder can be guarded).
 	Flat bool `json:",omitempty"`
 	// Shm: /dev/shm is the command's own (a tmpfs the namespaces' first
 	// process mounted), so it may write there.
 	Shm bool `json:",omitempty"`
+	// Guarded are the folders of RW the namespaces' first process serves
+	// through the guard; the others of RW (where it could not) are
+	// granted read-only.
+	Guarded []string `json:",omitempty"`
 	// Deny are folders no grant may reach (bulkhead's data directory):
 	// checked again where the rules are made, on the paths as they are
 	// then.
 	Deny []string `json:",omitempty"`
 }
 
+// Guard is the mechanism that keeps Protected paths read-only in the
+// folders a command may write (guard_linux.go).
+const Guard Mechanism = "guard"
+
 func (s spec) without(m Mechanism) bool { return slices.Contains(s.Without, m) }
 
-func (s spec) encode() string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
+// specFD is the descriptor a stage reads its spec from.
+const specFD = 3
 
-// parseStage reads a stage's arguments: the spec, "--", the command.
+// parseStage reads a stage's spec (on specFD) and its arguments: "--",
+// the command.
 func parseStage(args []string) (spec, string, []string, error) {
 	var s spec
-	if len(args) < 3 || args[1] != "--" {
-		return s, "", nil, errors.New("want SPEC -- COMMAND [ARGS]")
+	if len(args) < 2 || args[0] != "--" {
+		return s, "", nil, errors.New("want -- COMMAND [ARGS]")
 	}
-	if err := json.Unmarshal([]byte(args[0]), &s); err != nil {
+	f := os.NewFile(specFD, "spec")
+	if f == nil {
+		return s, "", nil, errors.New("no policy on fd 3")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 16<<20))
+	f.Close()
+	if err != nil {
 		return s, "", nil, fmt.Errorf("the policy: %w", err)
 	}
-	return s, args[2], args[3:], nil
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, "", nil, fmt.Errorf("the policy: %w", err)
+	}
+	return s, args[1], args[2:], nil
 }
 
 // systemRead are the folders every command may read: the system's
@@ -217,10 +250,19 @@ func Command(ctx context.Context, p Policy, dir, name string, args ...string) (*
 	if err != nil {
 		return nil, nil, fmt.Errorf("sandbox: a temporary folder: %w", err)
 	}
-	cleanup := func() { _ = os.RemoveAll(tmp) }
-	s := spec{RW: append(slices.Clone(p.ReadWrite), tmp), RO: p.ReadOnly, Net: p.Net, Without: p.Without, Deny: p.Deny}
-	argv := append([]string{Arg, s.encode(), "--", name}, args...)
+	s := spec{RW: p.ReadWrite, RO: p.ReadOnly, Own: append(slices.Clone(p.Own), tmp), Commits: p.GitCommits, Net: p.Net, Without: p.Without, Deny: p.Deny}
+	sf, err := specFile(s)
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, nil, fmt.Errorf("sandbox: %w", err)
+	}
+	cleanup := func() {
+		sf.Close()
+		_ = os.RemoveAll(tmp)
+	}
+	argv := append([]string{Arg, "--", name}, args...)
 	cmd := exec.CommandContext(ctx, exe, argv...)
+	cmd.ExtraFiles = []*os.File{sf} // specFD
 	cmd.Dir = dir
 	cmd.Env = Environ(tmp, p.Env)
 	cmd.SysProcAttr = launcherAttr()

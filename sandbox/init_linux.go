@@ -60,7 +60,7 @@ func startInit(s spec, name string, cargs []string) (cmd *exec.Cmd, fwd *forward
 		return nil, nil, false, err
 	}
 	defer sf.Close()
-	cmd = exec.Command(selfPath(), append([]string{argInit, "--", name}, cargs...)...)
+	cmd = exec.Command(selfPath(), argInit)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{sf, theirs} // specFD, ctlFD
 	uid, gid := os.Getuid(), os.Getgid()
@@ -178,7 +178,7 @@ func handshake(ctl *os.File, n int) (initStatus, []net.Listener, error) {
 // and reaps every process of the namespace until the command ends. When
 // it exits, the kernel ends whatever else runs in the namespace.
 func initStage(args []string) int {
-	s, name, cargs, err := parseStage(args)
+	s, name, _, err := parseStage(args)
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -285,7 +285,7 @@ func initStage(args []string) int {
 	if err != nil {
 		return fail(err.Error())
 	}
-	p, err := os.StartProcess(exe, append([]string{exe, argExec, "--", name}, cargs...), &os.ProcAttr{
+	p, err := os.StartProcess(exe, []string{exe, argExec}, &os.ProcAttr{
 		Env: os.Environ(), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, sf}, Sys: &syscall.SysProcAttr{Setpgid: true},
 	})
 	sf.Close()

@@ -132,7 +132,7 @@ func launch(args []string) int {
 		if err != nil {
 			return fail(err.Error())
 		}
-		child = exec.Command(selfPath(), append([]string{argExec, "--", name}, cargs...)...)
+		child = exec.Command(selfPath(), argExec)
 		child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stdout, os.Stderr
 		child.ExtraFiles = []*os.File{sf} // specFD
 		child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -35,6 +35,12 @@ type targets struct {
 	Start    string // its start time (field 22 of its stat), to tell it from a namesake
 	Pts      string // a terminal of the user's (/dev/pts/N), "" if none could be made
 	Shm      string // a file of the user's in /dev/shm, "" if there is none
+	// Work is a folder granted to write, a git work tree: an ordinary
+	// file may be written in it, not its hooks nor a new .envrc.
+	Work string
+	// Hidden is a file in a folder the policy denies (bulkhead's data
+	// directory, as it were): not even its name may be seen.
+	Hidden string
 }
 
 // attempt is one try from inside: reached, or why not.
@@ -54,6 +60,8 @@ func try(err error) attempt {
 type findings struct {
 	Secret, Shadow, Unix, Abstract, TCP, UDP, Environ, Signal, Keyring attempt
 	Pts, Shm, Listen, Userns                                           attempt
+	Hook, Envrc, Ordinary, HiddenStat                                  attempt
+	Cmdline                                                            string // /proc/1/cmdline
 	SeesProber                                                         bool
 	Caps                                                               string // CapEff
 	UserNS, NetNS                                                      bool
@@ -84,11 +92,22 @@ func Probe(ctx context.Context, p Policy) Report {
 		return r
 	}
 	defer os.RemoveAll(dir)
-	tg := targets{Secret: filepath.Join(dir, "secret"), Unix: filepath.Join(dir, "probe.sock"), Pid: os.Getpid(), Start: startTime("self")}
-	if err := os.WriteFile(tg.Secret, []byte("probe secret"), 0o600); err != nil {
-		r.Err = err.Error()
-		return r
+	tg := targets{Secret: filepath.Join(dir, "secret"), Unix: filepath.Join(dir, "probe.sock"), Pid: os.Getpid(), Start: startTime("self"),
+		Work: filepath.Join(dir, "work"), Hidden: filepath.Join(dir, "data", "serve.key")}
+	for _, d := range []string{filepath.Join(tg.Work, ".git", "hooks"), filepath.Dir(tg.Hidden)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			r.Err = err.Error()
+			return r
+		}
 	}
+	for f, b := range map[string]string{tg.Secret: "probe secret", tg.Hidden: "probe key"} {
+		if err := os.WriteFile(f, []byte(b), 0o600); err != nil {
+			r.Err = err.Error()
+			return r
+		}
+	}
+	p.ReadWrite = append(p.ReadWrite, tg.Work)
+	p.Deny = append(p.Deny, filepath.Dir(tg.Hidden))
 	if pts, closePts := openPts(); pts != "" {
 		defer closePts()
 		tg.Pts = pts
@@ -266,6 +285,13 @@ func probeStage(args []string) int {
 	nu := exec.Command("/bin/true")
 	nu.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
 	f.Userns = try(nu.Run())
+	f.Hook = try(os.WriteFile(filepath.Join(tg.Work, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\n"), 0o755))
+	f.Envrc = try(os.WriteFile(filepath.Join(tg.Work, ".envrc"), []byte("echo\n"), 0o644))
+	f.Ordinary = try(os.WriteFile(filepath.Join(tg.Work, "ordinary.txt"), []byte("ok\n"), 0o644))
+	_, err = os.Lstat(tg.Hidden)
+	f.HiddenStat = try(err)
+	cl, _ := os.ReadFile("/proc/1/cmdline")
+	f.Cmdline = string(bytes.ReplaceAll(cl, []byte{0}, []byte{' '}))
 	status, _ := os.ReadFile("/proc/self/status")
 	f.Caps = field(string(status), "CapEff:")
 	f.Seccomp = field(string(status), "Seccomp:")
@@ -369,7 +395,16 @@ func layers(f findings, tg targets, shadowOpen bool, without []Mechanism) []Laye
 		if f.UserNS && what == "pid" {
 			return "pid namespace"
 		}
+		if f.UserNS && what == "mount" {
+			return "mount namespace"
+		}
 		return ""
+	}
+	guard := ""
+	if f.Ordinary.Reached && !containsMech(without, Guard) {
+		guard = "guard (FUSE, mount namespace)"
+	} else if !f.Hook.Reached && !f.Envrc.Reached {
+		guard = "read-only folders"
 	}
 	landlockFrom := func(min int) string {
 		if ll != "" && abi >= min {
@@ -410,6 +445,13 @@ func layers(f findings, tg targets, shadowOpen bool, without []Mechanism) []Laye
 			try{"a terminal of yours", f.Pts}, try{"a file of yours in /dev/shm", f.Shm}),
 		layer("keyring", by(sc), "cannot read your kernel keyring",
 			try{"the user keyring", f.Keyring}),
+		layer("protected paths", by(guard), "in the folders it may write, "+strings.Join(ProtectedNames(), ", ")+" stay read-only: it cannot plant what git, your shell, direnv, editors or agents run later",
+			try{".git/hooks/pre-commit in a folder it may write", f.Hook}, try{"a new .envrc in a folder it may write", f.Envrc}),
+		layer("bulkhead's folders", by(ns("mount")), "bulkhead's data directory and config folder are empty to it: not a name in them can be seen; its policy is not in any process's arguments",
+			try{"the name of a file in bulkhead's data directory", f.HiddenStat}, try{"its policy in /proc/1/cmdline", attempt{Reached: strings.Contains(f.Cmdline, tg.Work) || strings.Contains(f.Cmdline, filepath.Dir(tg.Hidden))}}),
+	}
+	if !f.Ordinary.Reached && f.Hook.Err != "" {
+		out[9].Detail += "; but with no guard here (" + firstLine(f.Ordinary.Err) + "), the folders granted to write are read-only to it"
 	}
 	if !shadowOpen {
 		out[1].Detail += " (your user cannot read /etc/shadow either)"
@@ -459,4 +501,9 @@ func openPts() (string, func()) {
 		return "", nil
 	}
 	return fmt.Sprintf("/dev/pts/%d", n), func() { m.Close() }
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
 }

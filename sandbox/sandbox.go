@@ -124,6 +124,8 @@ type Policy struct {
 // they read on fd 3 (specFD), never as an argument (a command sees the
 // arguments of the namespaces' first process in /proc/1/cmdline).
 type spec struct {
+	// Command is the command and its arguments.
+	Command     []string
 	RW, RO, Own []string    `json:",omitempty"`
 	Commits     bool        `json:",omitempty"`
 	Net         []Endpoint  `json:",omitempty"`
@@ -154,12 +156,12 @@ func (s spec) without(m Mechanism) bool { return slices.Contains(s.Without, m) }
 // specFD is the descriptor a stage reads its spec from.
 const specFD = 3
 
-// parseStage reads a stage's spec (on specFD) and its arguments: "--",
-// the command.
+// parseStage reads a stage's spec (on specFD): the policy and the
+// command.
 func parseStage(args []string) (spec, string, []string, error) {
 	var s spec
-	if len(args) < 2 || args[0] != "--" {
-		return s, "", nil, errors.New("want -- COMMAND [ARGS]")
+	if len(args) != 0 {
+		return s, "", nil, errors.New("a stage takes no arguments: its policy and command come on fd 3")
 	}
 	f := os.NewFile(specFD, "spec")
 	if f == nil {
@@ -173,7 +175,10 @@ func parseStage(args []string) (spec, string, []string, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, "", nil, fmt.Errorf("the policy: %w", err)
 	}
-	return s, args[1], args[2:], nil
+	if len(s.Command) == 0 {
+		return s, "", nil, errors.New("the policy names no command")
+	}
+	return s, s.Command[0], s.Command[1:], nil
 }
 
 // systemRead are the folders every command may read: the system's
@@ -250,7 +255,7 @@ func Command(ctx context.Context, p Policy, dir, name string, args ...string) (*
 	if err != nil {
 		return nil, nil, fmt.Errorf("sandbox: a temporary folder: %w", err)
 	}
-	s := spec{RW: p.ReadWrite, RO: p.ReadOnly, Own: append(slices.Clone(p.Own), tmp), Commits: p.GitCommits, Net: p.Net, Without: p.Without, Deny: p.Deny}
+	s := spec{Command: append([]string{name}, args...), RW: p.ReadWrite, RO: p.ReadOnly, Own: append(slices.Clone(p.Own), tmp), Commits: p.GitCommits, Net: p.Net, Without: p.Without, Deny: p.Deny}
 	sf, err := specFile(s)
 	if err != nil {
 		_ = os.RemoveAll(tmp)
@@ -260,8 +265,7 @@ func Command(ctx context.Context, p Policy, dir, name string, args ...string) (*
 		sf.Close()
 		_ = os.RemoveAll(tmp)
 	}
-	argv := append([]string{Arg, "--", name}, args...)
-	cmd := exec.CommandContext(ctx, exe, argv...)
+	cmd := exec.CommandContext(ctx, exe, Arg)
 	cmd.ExtraFiles = []*os.File{sf} // specFD
 	cmd.Dir = dir
 	cmd.Env = Environ(tmp, p.Env)

@@ -264,3 +264,46 @@ func TestGrantsNeverLeadIntoADeniedFolder(t *testing.T) {
 		t.Fatalf("without the denial, the grant reaches it (or the test proves nothing): %d %q", code, out)
 	}
 }
+
+// Nothing of the policy reaches the command: no process it can see has
+// the policy, the folders it was granted or bulkhead's data directory in
+// its arguments, and in bulkhead's data directory not even a name can
+// be seen (stat fails, the folder lists empty). Where the namespaces are
+// left out, the names show (the test bites); the contents never.
+func TestNothingOfThePolicyLeaks(t *testing.T) {
+	t.Parallel()
+	namespaced(t)
+	ws, data := t.TempDir(), t.TempDir()
+	key := filepath.Join(data, "serve.key")
+	if err := os.WriteFile(key, []byte("SECRET-KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	line := "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done; stat -c 'stat %n' " + key + "; ls -a " + data + "; cat " + key + "; echo end"
+	for _, without := range []bool{false, true} {
+		pol := sandbox.Policy{ReadWrite: []string{ws}, Deny: []string{data}}
+		if without {
+			pol.Without = []sandbox.Mechanism{sandbox.Namespaces}
+		}
+		out, _ := run(t, pol, ws, line)
+		if !strings.Contains(out, "end") || strings.Contains(out, "SECRET-KEY") {
+			t.Fatalf("without=%v: %q", without, out)
+		}
+		cmdlines, _, _ := strings.Cut(out, "stat")
+		var others []string // the command's own arguments hold the paths it was given
+		for _, l := range strings.Split(cmdlines, "\n") {
+			if !strings.HasPrefix(l, "/bin/sh -c") && !strings.HasPrefix(l, "tr ") && !strings.HasPrefix(l, "bulkhead sandbox:") {
+				others = append(others, l)
+			}
+		}
+		cmdlines = strings.Join(others, "\n")
+		for _, secret := range []string{data, ws, "RW", "Deny"} {
+			if strings.Contains(cmdlines, secret) {
+				t.Errorf("without=%v: a process's arguments show %q:\n%s", without, secret, cmdlines)
+			}
+		}
+		seen := strings.Contains(out, "stat "+key) || strings.Contains(out, "serve.key\n")
+		if seen == !without {
+			t.Errorf("without=%v: the name serve.key seen: %v, want %v:\n%s", without, seen, without, out)
+		}
+	}
+}

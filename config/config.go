@@ -40,6 +40,10 @@ const DefaultModel = "qwen3:1.7b"
 type Config struct {
 	File    string // the config file read, "" if none
 	DataDir string
+	// CacheDir is where bulkhead keeps what it can make again
+	// (cache_dir, default $XDG_CACHE_HOME/bulkhead): the package
+	// runners' caches of apps (AppsCache).
+	CacheDir string
 	Ollama  Ollama
 	Hub     Owner
 	Spokes  Owner
@@ -169,6 +173,24 @@ func DefaultFile() string { return filepath.Join(xdg.ConfigHome, "bulkhead", "co
 // DefaultDataDir is where bulkhead keeps its database and log.
 func DefaultDataDir() string { return filepath.Join(xdg.DataHome, "bulkhead") }
 
+// DefaultCacheDir is where bulkhead keeps what it can make again.
+func DefaultCacheDir() string { return filepath.Join(xdg.CacheHome, "bulkhead") }
+
+// ConfigDir is the folder of the config file (the default one's when none
+// was read): no app's grant may reach it.
+func (c Config) ConfigDir() string {
+	if c.File != "" {
+		if abs, err := filepath.Abs(c.File); err == nil {
+			return filepath.Dir(abs)
+		}
+	}
+	return filepath.Dir(DefaultFile())
+}
+
+// AppsCache is where the apps started through a package runner (npx,
+// uvx, …) keep their caches and install trees, each its own.
+func (c Config) AppsCache() string { return filepath.Join(c.CacheDir, "apps") }
+
 // Sources is a viper holding defaults, BULKHEAD_* variables and the config
 // file, plus the flags bound to its keys.
 type Sources struct {
@@ -203,6 +225,7 @@ func Open(file string) (*Sources, error) {
 	v.SetDefault("spokes.model", DefaultModel)
 	v.SetDefault("spokes.history", 10)
 	v.SetDefault("data_dir", DefaultDataDir())
+	v.SetDefault("cache_dir", DefaultCacheDir())
 	v.SetDefault("ui.theme", "auto")
 	v.SetDefault("ui.mouse", false)
 	v.SetDefault("ui.accessible", false)
@@ -247,7 +270,7 @@ func Open(file string) (*Sources, error) {
 var (
 	appName   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 	modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]*$`)
-	knownTop  = map[string]bool{"ollama": true, "hub": true, "spokes": true, "apps": true, "data_dir": true, "ui": true, "enable": true, "workspace": true, "permissions": true, "mcp": true, "memory": true, "limits": true}
+	knownTop  = map[string]bool{"ollama": true, "hub": true, "spokes": true, "apps": true, "data_dir": true, "cache_dir": true, "ui": true, "enable": true, "workspace": true, "permissions": true, "mcp": true, "memory": true, "limits": true}
 )
 
 // Load validates what the sources hold and returns the typed Config.
@@ -262,6 +285,7 @@ func (s *Sources) Load() (Config, error) {
 	c.Draft = l.boolean("hub.draft")
 	c.Spokes = Owner{Model: l.model("spokes.model"), History: l.nonNegInt("spokes.history")}
 	c.DataDir = l.path("data_dir")
+	c.CacheDir = l.path("cache_dir")
 	c.Theme = l.oneOf("ui.theme", "auto", "dark", "light")
 	c.Mouse = l.boolean("ui.mouse")
 	c.Accessible = l.boolean("ui.accessible")

@@ -41,7 +41,8 @@ var Packs = map[string][]string{
 // are cached; a nil cache lists every server at every start. The catalog
 // is the built-in one plus the entries the enabled servers declare. A
 // server that cannot be installed is an error, like an unknown name.
-func Install(enable []string, workspace string, servers map[string]config.MCPServer, cache *mcp.Cache, log *slog.Logger) (*apps.Registry, error) {
+func Install(cfg config.Config, cache *mcp.Cache, log *slog.Logger) (*apps.Registry, error) {
+	enable, workspace, servers := cfg.Enable, cfg.Workspace, cfg.MCP
 	names := enabled(enable, servers)
 	demos := map[string]apps.App{}
 	for _, a := range append(demo.Apps(), demo.NewCalendar()) {
@@ -49,11 +50,7 @@ func Install(enable []string, workspace string, servers map[string]config.MCPSer
 	}
 	var list []apps.App
 	var errs []error
-	dataDir := ""
-	if cache != nil {
-		dataDir = filepath.Dir(cache.Dir()) // MCPCache(dataDir)
-	}
-	mcpApps, cat, err := installMCP(names, servers, dataDir, cache, log)
+	mcpApps, cat, err := installMCP(names, cfg, cache, log)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -67,11 +64,7 @@ func Install(enable []string, workspace string, servers map[string]config.MCPSer
 		case "notes":
 			list = append(list, notes.New())
 		case "shell":
-			var private []string
-			if dataDir != "" {
-				private = []string{dataDir}
-			}
-			list = append(list, shell.New(workspace, shell.Options{Private: private}))
+			list = append(list, shell.New(workspace, shell.Options{Private: private(cfg)}))
 		case "clock":
 			list = append(list, clock.New(nil))
 		case "calc":
@@ -100,7 +93,7 @@ func MCPCache(dataDir string) *mcp.Cache { return mcp.NewCache(filepath.Join(dat
 // are sorted by app. `bulkhead doctor` runs it.
 func RefreshMCP(ctx context.Context, cfg config.Config) []mcp.Refreshed {
 	var out []mcp.Refreshed
-	cfgs, cat, err := mcpServers(enabled(cfg.Enable, cfg.MCP), cfg.MCP, cfg.DataDir)
+	cfgs, cat, err := mcpServers(enabled(cfg.Enable, cfg.MCP), cfg)
 	if err != nil {
 		out = append(out, mcp.Refreshed{App: "mcp", Err: err})
 	}
@@ -148,8 +141,8 @@ func enabled(enable []string, servers map[string]config.MCPServer) []string {
 
 // installMCP installs the enabled MCP servers as apps (from cache where it
 // can), over the built-in catalog extended by their entries.
-func installMCP(names []string, servers map[string]config.MCPServer, dataDir string, cache *mcp.Cache, log *slog.Logger) ([]apps.App, *apps.Catalog, error) {
-	cfgs, cat, err := mcpServers(names, servers, dataDir)
+func installMCP(names []string, cfg config.Config, cache *mcp.Cache, log *slog.Logger) ([]apps.App, *apps.Catalog, error) {
+	cfgs, cat, err := mcpServers(names, cfg)
 	if cat == nil {
 		return nil, nil, err
 	}
@@ -176,8 +169,10 @@ func installMCP(names []string, servers map[string]config.MCPServer, dataDir str
 // mcpServers turns the enabled servers' config into mcp.Server, and builds
 // the catalog: the built-in one plus the entries they declare. A nil
 // catalog means none could be built. No server's sandbox may reach
-// dataDir.
-func mcpServers(names []string, servers map[string]config.MCPServer, dataDir string) (map[string]mcp.Server, *apps.Catalog, error) {
+// bulkhead's own folders (private), and a server started through a
+// package runner keeps its cache in the config's AppsCache.
+func mcpServers(names []string, cfg config.Config) (map[string]mcp.Server, *apps.Catalog, error) {
+	servers := cfg.MCP
 	builtin := map[string]bool{"files": true, "notes": true, "shell": true, "clock": true, "calc": true}
 	for _, a := range demo.Apps() {
 		builtin[a.Manifest().Name] = true
@@ -204,8 +199,9 @@ func mcpServers(names []string, servers map[string]config.MCPServer, dataDir str
 			}
 			s.Net = append(s.Net, ep)
 		}
-		if dataDir != "" {
-			s.Private = []string{dataDir}
+		s.Private = private(cfg)
+		if cfg.CacheDir != "" {
+			s.Own = filepath.Join(cfg.AppsCache(), n)
 		}
 		for t, tc := range c.Tools {
 			s.Tools[t] = mcp.ToolConfig{Functionality: tc.Functionality, Effect: apps.Effect(tc.Effect), Key: tc.Key}
@@ -227,4 +223,18 @@ func mcpServers(names []string, servers map[string]config.MCPServer, dataDir str
 		return nil, nil, errors.Join(append(errs, err)...)
 	}
 	return cfgs, cat, errors.Join(errs...)
+}
+
+// private are the folders of bulkhead's that no out-of-process app may
+// reach, and that are empty in its sandbox: the data directory and the
+// config folder.
+func private(cfg config.Config) []string {
+	var out []string
+	if cfg.DataDir != "" {
+		out = append(out, cfg.DataDir)
+	}
+	if cfg.File != "" || cfg.DataDir != "" {
+		out = append(out, cfg.ConfigDir())
+	}
+	return out
 }

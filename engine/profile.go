@@ -107,7 +107,7 @@ func (e *Engine) Profiles() []ProfileSpec {
 func (e *Engine) newProfile(spec ProfileSpec) (*Profile, error) {
 	cfg, log := e.Config, e.Log
 	cfg.Workspace, cfg.Enable = spec.Workspace, spec.Enable
-	reg, err := Install(cfg.Enable, cfg.Workspace, cfg.MCP, MCPCache(cfg.DataDir), log.With("component", "mcp"))
+	reg, err := Install(cfg, MCPCache(cfg.DataDir), log.With("component", "mcp"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrApps, err)
 	}

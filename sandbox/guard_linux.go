@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -47,8 +48,11 @@ type guardRoot struct {
 	fd      int  // O_PATH of the real folder, opened before the mount
 	commits bool // Policy.GitCommits
 	// whole: the folder itself lies inside a protected path (a folder
-	// granted as ~/project/.git/hooks): nothing in it may change.
+	// granted as ~/project/.git/hooks, or ~/.npm): nothing in it may
+	// change.
 	whole bool
+	// keep are the user's HomeTrees inside the folder, relative to it.
+	keep []string
 }
 
 // gnode is a file or folder of a guarded folder.
@@ -88,6 +92,11 @@ func (n *gnode) child(name string) string { return path.Join(n.rel(), name) }
 func (r *guardRoot) protected(rel string) bool {
 	if r.whole {
 		return true
+	}
+	for _, k := range r.keep {
+		if rel == k || strings.HasPrefix(rel, k+"/") {
+			return true
+		}
 	}
 	_, ok := Protects(rel, r.commits)
 	return ok
@@ -522,15 +531,25 @@ const guardTimeout = time.Second
 // mountGuard serves dir through the guard, mounted over dir itself in
 // this (private) mount namespace, and returns when the mount is up. The
 // server runs until this process exits.
-func mountGuard(dir string, commits bool) error {
+func mountGuard(dir, home string, commits bool) error {
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	r := &guardRoot{fd: fd, commits: commits}
-	if _, ok := Protects(dir, commits); ok {
+	real, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	if err != nil {
+		real = dir
+	}
+	if home != "" {
+		if h, err := filepath.EvalSymlinks(home); err == nil {
+			home = h
+		}
+	}
+	if _, ok := Protects(real, commits); ok || InHomeTree(real, home) != "" {
 		r.whole = true
 	}
+	r.keep = homeTreesBelow(real, home)
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		unix.Close(fd)

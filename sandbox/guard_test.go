@@ -237,3 +237,43 @@ func TestProtects(t *testing.T) {
 		}
 	}
 }
+
+// A folder granted to write that holds the user's home (or is it) keeps
+// the trees the user's tools run from read-only: the npm cache's code,
+// a new ~/.ssh/authorized_keys, ~/.local/bin; the rest of it works.
+func TestHomeTreesStayReadOnly(t *testing.T) {
+	namespaced(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	cli := filepath.Join(home, ".npm", "_npx", "abc", "node_modules", "pkg", "cli.js")
+	if err := os.MkdirAll(filepath.Dir(cli), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cli, []byte("orig\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := `
+( echo evil > .npm/_npx/abc/node_modules/pkg/cli.js ) 2>/dev/null
+( mkdir -p .ssh && echo key > .ssh/authorized_keys ) 2>/dev/null
+( mkdir -p .local/bin && echo evil > .local/bin/git ) 2>/dev/null
+( mv .npm npm-away ) 2>/dev/null
+echo ok > notes.txt && echo wrote
+`
+	out, _ := run(t, sandbox.Policy{ReadWrite: []string{home}}, home, line)
+	if !strings.Contains(out, "wrote") {
+		t.Fatalf("the rest of the folder must work: %q", out)
+	}
+	if b, _ := os.ReadFile(cli); string(b) != "orig\n" {
+		t.Errorf("the npm cache's code changed: %q", b)
+	}
+	for _, p := range []string{".ssh", ".local/bin/git", "npm-away"} {
+		if _, err := os.Lstat(filepath.Join(home, p)); err == nil {
+			t.Errorf("%s was made", p)
+		}
+	}
+	// the guard's own folder inside a tree: read-only as a whole
+	out, _ = run(t, sandbox.Policy{ReadWrite: []string{filepath.Join(home, ".npm")}}, home, "( echo evil > .npm/new ) 2>/dev/null; echo done")
+	if _, err := os.Stat(filepath.Join(home, ".npm", "new")); err == nil || !strings.Contains(out, "done") {
+		t.Errorf("a grant of ~/.npm itself must be read-only: %q %v", out, err)
+	}
+}

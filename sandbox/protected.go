@@ -145,3 +145,49 @@ func ProtectedNames() []string {
 	}
 	return out
 }
+
+// HomeTrees are the folders of the user's home (relative to it) from
+// which the user's tools run code, or which they trust: package caches
+// and installed tools, the programs on PATH, shell, desktop and editor
+// configuration, ssh and gpg keys, cloud credentials that name helper
+// programs. An app may not write in one: a grant that reaches into one
+// is refused (InHomeTree), and a folder it may write that holds one
+// keeps it read-only (the guard), as it keeps Protected.
+var HomeTrees = []string{
+	".npm", ".cache", ".config", ".local/bin", ".local/lib", ".local/share/applications", ".local/share/systemd", ".local/share/pnpm",
+	"bin", "go", ".bun", ".cargo", ".rustup", ".pyenv", ".nvm", ".volta", ".deno", ".yarn", ".gem", ".m2", ".gradle",
+	".ssh", ".gnupg", ".docker", ".kube", ".aws", ".vscode", ".vscode-server", ".cursor", ".claude",
+}
+
+// InHomeTree says which of the user's HomeTrees dir lies in (or is),
+// and "" when none; dir and home are absolute and clean.
+func InHomeTree(dir, home string) string {
+	if home == "" {
+		return ""
+	}
+	for _, t := range HomeTrees {
+		tree := path.Join(home, t)
+		if dir == tree || strings.HasPrefix(dir, tree+"/") {
+			return tree
+		}
+	}
+	return ""
+}
+
+// homeTreesBelow are the HomeTrees that lie inside dir, relative to it
+// (a folder granted to write that holds the user's home, or part of it).
+func homeTreesBelow(dir, home string) []string {
+	if home == "" {
+		return nil
+	}
+	var out []string
+	for _, t := range HomeTrees {
+		tree := path.Join(home, t)
+		if rel, ok := strings.CutPrefix(tree, dir+"/"); ok {
+			out = append(out, rel)
+		} else if dir == "/" {
+			out = append(out, strings.TrimPrefix(tree, "/"))
+		}
+	}
+	return out
+}

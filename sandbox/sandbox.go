@@ -126,10 +126,13 @@ type Policy struct {
 type spec struct {
 	// Command is the command and its arguments.
 	Command     []string
-	RW, RO, Own []string    `json:",omitempty"`
-	Commits     bool        `json:",omitempty"`
-	Net         []Endpoint  `json:",omitempty"`
-	Without     []Mechanism `json:",omitempty"`
+	RW, RO, Own []string `json:",omitempty"`
+	// Home is the user's home folder: the guard keeps its HomeTrees
+	// read-only where a folder granted to write holds them.
+	Home    string      `json:",omitempty"`
+	Commits bool        `json:",omitempty"`
+	Net     []Endpoint  `json:",omitempty"`
+	Without []Mechanism `json:",omitempty"`
 	// Flat is set by the launcher for the command's stage when it runs
 	// without namespaces (the network grants are then ports on any
 	// host, and no folder can be guarded).
@@ -255,7 +258,8 @@ func Command(ctx context.Context, p Policy, dir, name string, args ...string) (*
 	if err != nil {
 		return nil, nil, fmt.Errorf("sandbox: a temporary folder: %w", err)
 	}
-	s := spec{Command: append([]string{name}, args...), RW: p.ReadWrite, RO: p.ReadOnly, Own: append(slices.Clone(p.Own), tmp), Commits: p.GitCommits, Net: p.Net, Without: p.Without, Deny: p.Deny}
+	home, _ := os.UserHomeDir()
+	s := spec{Command: append([]string{name}, args...), Home: home, RW: p.ReadWrite, RO: p.ReadOnly, Own: append(slices.Clone(p.Own), tmp), Commits: p.GitCommits, Net: p.Net, Without: p.Without, Deny: p.Deny}
 	sf, err := specFile(s)
 	if err != nil {
 		_ = os.RemoveAll(tmp)

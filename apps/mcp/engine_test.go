@@ -24,7 +24,7 @@ func TestInstallMCPServers(t *testing.T) {
 		"beta": {Command: mcp.TestServer},
 	}
 	names := func(enable ...string) string {
-		reg, err := engine.Install(enable, t.TempDir(), servers, nil, nil)
+		reg, err := engine.Install(config.Config{Enable: enable, Workspace: t.TempDir(), MCP: servers}, nil, nil)
 		if err != nil {
 			t.Fatalf("%v: %v", enable, err)
 		}
@@ -39,7 +39,7 @@ func TestInstallMCPServers(t *testing.T) {
 	if got := names("mcp"); got != "alpha,beta" {
 		t.Fatalf("the mcp pack: %s", got)
 	}
-	reg, _ := engine.Install([]string{"alpha"}, t.TempDir(), servers, nil, nil)
+	reg, _ := engine.Install(config.Config{Enable: []string{"alpha"}, Workspace: t.TempDir(), MCP: servers}, nil, nil)
 	if f, ok := reg.Catalog().Get("test.shout"); !ok || f.Description != "Shout." || reg.Providers("test.shout")[0] != "alpha" {
 		t.Fatalf("catalog entry: %+v %v", f, reg.Providers("test.shout"))
 	}
@@ -48,7 +48,7 @@ func TestInstallMCPServers(t *testing.T) {
 		"gamma": {Command: "/nonexistent/server"},
 		"delta": {Command: mcp.TestServer, Tools: map[string]config.MCPTool{"write_note": {Effect: "read"}}},
 	} {
-		_, err := engine.Install([]string{name}, t.TempDir(), map[string]config.MCPServer{name: s}, nil, nil)
+		_, err := engine.Install(config.Config{Enable: []string{name}, Workspace: t.TempDir(), MCP: map[string]config.MCPServer{name: s}}, nil, nil)
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: want an error naming it, got %v", name, err)
 		}
@@ -72,11 +72,11 @@ func TestInstallFromTheCache(t *testing.T) {
 		b, _ := os.ReadFile(log)
 		return strings.Count(string(b), "\n")
 	}
-	first, err := engine.Install([]string{"mcp"}, dir, servers, cache, nil)
+	first, err := engine.Install(config.Config{Enable: []string{"mcp"}, Workspace: dir, MCP: servers}, cache, nil)
 	if err != nil || count() != 2 {
 		t.Fatalf("cold: %v, %d starts", err, count())
 	}
-	second, err := engine.Install([]string{"mcp"}, dir, servers, cache, nil)
+	second, err := engine.Install(config.Config{Enable: []string{"mcp"}, Workspace: dir, MCP: servers}, cache, nil)
 	if err != nil || count() != 2 {
 		t.Fatalf("warm: %v, %d starts", err, count())
 	}
@@ -100,7 +100,7 @@ func TestInstallFromTheCache(t *testing.T) {
 			t.Errorf("refresh %s: %+v", r.App, r)
 		}
 	}
-	if _, err := engine.Install([]string{"mcp"}, dir, servers, cache, nil); err != nil || count() != 4 {
+	if _, err := engine.Install(config.Config{Enable: []string{"mcp"}, Workspace: dir, MCP: servers}, cache, nil); err != nil || count() != 4 {
 		t.Fatalf("after the refresh: %v, %d starts", err, count())
 	}
 }

@@ -138,8 +138,14 @@ type Server struct {
 	// context of the call that starts the server) and only those allowed
 	// reach its sandbox. None, or a start with no one to ask: no network.
 	Net []sandbox.Endpoint
-	// Private are folders no grant may reach: bulkhead's data directory.
+	// Private are folders no grant may reach: bulkhead's data directory
+	// and config folder (empty in the server's sandbox).
 	Private []string
+	// Own is where bulkhead keeps the package runners' caches and
+	// install trees of apps (runner.go): a server started through npx,
+	// uvx, … gets a folder of its own in it. "": such a server's runner
+	// caches nothing (its HOME is temporary). No grant may reach it.
+	Own string
 	// Unconfined runs a stdio server without the sandbox, with bulkhead's
 	// full environment: for tests that show the sandbox bites.
 	Unconfined bool

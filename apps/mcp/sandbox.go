@@ -24,15 +24,18 @@ import (
 //     through node_modules) the folder that holds node_modules (the npm
 //     prefix); and the same for the interpreter a script names on its #!
 //     line (node, python) where PATH finds it;
-//   - for npx or npm, read and write the npm cache (~/.npm or
-//     $npm_config_cache), which is passed on as npm_config_cache, since
-//     the server's HOME is a temporary folder of its own;
+//   - started through a package runner (npx, pnpm dlx, uvx, …:
+//     runner.go), read and write a cache and install tree of its own
+//     (Server.Own), never the user's (~/.npm) nor another app's;
 //   - read Server.Read and read and write Server.Folders (config
 //     mcp.<name>.read and mcp.<name>.folders), and nothing else: not its
 //     working folder (Dir) nor the workspace unless they are listed there.
 //
 // No grant reaches into a Server.Private folder (bulkhead's data
-// directory) or holds one: a configured grant that would is refused (the
+// directory and config folder, which are empty in its sandbox) or into
+// Server.Own (the package caches of every app), or holds one; a folder
+// granted to write is never in one of the user's sandbox.HomeTrees
+// (~/.npm, ~/.local/bin, ~/.ssh, …), nor holds the home folder: a configured grant that would is refused (the
 // server does not start); an automatic one is narrowed to the executable
 // file itself, or dropped. An automatic grant is never the root, the home
 // folder or a folder above it.
@@ -62,8 +65,12 @@ func policy(cfg Server) (sandbox.Policy, string, error) {
 			private = append(private, realPath(p))
 		}
 	}
+	reserved := slices.Clone(private)
+	if cfg.Own != "" {
+		reserved = append(reserved, realPath(cfg.Own))
+	}
 	overlaps := func(d string) string {
-		for _, p := range private {
+		for _, p := range reserved {
 			if within(d, p) || within(p, d) {
 				return p
 			}
@@ -72,6 +79,10 @@ func policy(cfg Server) (sandbox.Policy, string, error) {
 	}
 	var p sandbox.Policy
 	p.Env, p.Without, p.Deny = env, cfg.Without, private
+	realHome := ""
+	if h, err := os.UserHomeDir(); err == nil {
+		realHome = realPath(h)
+	}
 	for _, g := range []struct {
 		key  string
 		dirs []string
@@ -82,7 +93,15 @@ func policy(cfg Server) (sandbox.Policy, string, error) {
 				return p, "", fmt.Errorf("%s: %q is not an absolute path", g.key, d)
 			}
 			if o := overlaps(realPath(d)); o != "" {
-				return p, "", fmt.Errorf("%s: %s would reach bulkhead's data directory (%s); grant a folder that neither holds it nor lies in it", g.key, d, o)
+				return p, "", fmt.Errorf("%s: %s would reach %s, which is bulkhead's (its data directory, its config folder or the apps' package caches); grant a folder that neither holds it nor lies in it", g.key, d, o)
+			}
+			if g.key == "folders" {
+				if tree := sandbox.InHomeTree(realPath(d), realHome); tree != "" {
+					return p, "", fmt.Errorf("folders: %s lies in %s, from which your own tools run code (or which they trust): an app may not write there; grant it under read, or another folder", d, tree)
+				}
+				if realHome != "" && within(realHome, realPath(d)) {
+					return p, "", fmt.Errorf("folders: %s holds your home folder; grant the folder the app needs, not one above your home", d)
+				}
 			}
 			*g.to = append(*g.to, d)
 		}
@@ -117,18 +136,13 @@ func policy(cfg Server) (sandbox.Policy, string, error) {
 	if interp := interpreter(exe, pathEnv); interp != "" {
 		install(interp)
 	}
-	if b := filepath.Base(exe); b == "npx" || b == "npm" {
-		cache, ok := cfg.Env["npm_config_cache"]
-		if !ok {
-			if cache = os.Getenv("npm_config_cache"); cache == "" && home != "" {
-				cache = filepath.Join(home, ".npm")
-			}
+	if r, ok := runnerOf(exe); ok && cfg.Own != "" {
+		own := ownDir(cfg.Own, cfg)
+		if err := os.MkdirAll(own, 0o700); err != nil {
+			return p, "", fmt.Errorf("the folder of its package runner (%s): %w", r.Name, err)
 		}
-		if cache != "" && overlaps(realPath(cache)) == "" && (home == "" || !within(realPath(home), realPath(cache))) {
-			_ = os.MkdirAll(cache, 0o700)
-			p.ReadWrite = append(p.ReadWrite, cache)
-			p.Env = append(p.Env, "npm_config_cache="+cache)
-		}
+		p.Own = append(p.Own, own)
+		p.Env = setEnv(p.Env, runnerEnv(r, own))
 	}
 	p.ReadOnly = slices.Compact(p.ReadOnly)
 	return p, exe, nil

@@ -4,7 +4,10 @@
 // Each command runs behind the operating-system bulkhead (package
 // sandbox): a minimal environment, and on Linux a Landlock ruleset that
 // lets it read the system's folders and read and write the workspace
-// only — not bulkhead's data directory, not the rest of the user's home.
+// only — not bulkhead's data directory or config, not the rest of the
+// user's home. In the workspace, what the user's tools run later stays
+// read-only to it (sandbox.Protected: git's hooks and config, .envrc,
+// editors' folders, …); a commit the user approved still goes through.
 // Its stdin is /dev/null; its stdout and stderr are collected together,
 // up to Options.MaxOutput bytes. When the command outlives
 // Options.Timeout, or the caller's context ends, it is killed with every
@@ -103,7 +106,11 @@ func (a *App) run(ctx context.Context, command string) (result, error) {
 	tctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
 	defer cancel()
 	out := &capped{max: a.opts.MaxOutput}
-	cmd, cleanup, err := sandbox.Command(tctx, sandbox.Policy{ReadWrite: []string{a.workdir}, Unconfined: a.opts.Unconfined, Deny: a.opts.Private}, a.workdir, "/bin/sh", "-c", command)
+	// The workspace is a folder other programs of the user's run files
+	// from (git's hooks, direnv's .envrc, …): the sandbox keeps those
+	// read-only; the command may still make the commits the user
+	// approved (GitCommits).
+	cmd, cleanup, err := sandbox.Command(tctx, sandbox.Policy{ReadWrite: []string{a.workdir}, GitCommits: true, Unconfined: a.opts.Unconfined, Deny: a.opts.Private}, a.workdir, "/bin/sh", "-c", command)
 	if err != nil {
 		return result{}, err
 	}

@@ -44,11 +44,11 @@ type Config struct {
 	// (cache_dir, default $XDG_CACHE_HOME/bulkhead): the package
 	// runners' caches of apps (AppsCache).
 	CacheDir string
-	Ollama  Ollama
-	Hub     Owner
-	Spokes  Owner
-	Apps    map[string]App
-	Theme   string // auto, dark, light
+	Ollama   Ollama
+	Hub      Owner
+	Spokes   Owner
+	Apps     map[string]App
+	Theme    string // auto, dark, light
 	// Draft starts the plain answer while the hub plans and keeps it when
 	// the plan is plain chat (hub.draft, default on; hub.Options.Draft).
 	Draft bool

@@ -48,28 +48,28 @@ func newPermissions(g *globals) *cobra.Command {
 				return &exitError{2, errors.New("give exactly one of: a grant ID, --app NAME, --all")}
 			}
 			return withClient(cmd, g, "permissions", func(cfg config.Config, c *serve.Client) error {
+				var r permissions.Revoked
 				var err error
-				n := 1
 				switch {
 				case len(args) == 1:
-					err = c.Revoke(args[0])
+					r, err = c.RevokeReport(args[0])
 				case all:
-					n, err = c.RevokeAllCount("")
+					r, err = c.RevokeAllReport("")
 				default:
-					n, err = c.RevokeAllCount(app)
+					r, err = c.RevokeAllReport(app)
 				}
 				if err != nil {
 					return err
 				}
 				switch {
-				case n == 0 && all:
+				case r.N == 0 && all:
 					fmt.Fprintln(cmd.OutOrStdout(), "nothing to revoke: no grants")
-				case n == 0:
+				case r.N == 0:
 					fmt.Fprintf(cmd.OutOrStdout(), "nothing to revoke: %s has no grants\n", termtext.OneLine(app))
 				case len(args) == 1:
-					fmt.Fprintln(cmd.OutOrStdout(), "revoked")
+					fmt.Fprintln(cmd.OutOrStdout(), "revoked"+permissions.StoppedWords(r.Stopped))
 				default:
-					fmt.Fprintf(cmd.OutOrStdout(), "revoked %d grant(s)\n", n)
+					fmt.Fprintf(cmd.OutOrStdout(), "revoked %d grant(s)%s\n", r.N, permissions.StoppedWords(r.Stopped))
 				}
 				return nil
 			})

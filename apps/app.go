@@ -211,8 +211,25 @@ func IsPrivate(ctx context.Context) bool {
 // Network asks whether an out-of-process app may connect to an endpoint
 // ("host:port") of those its config names, while its process runs: the
 // hub puts it to the user as a `network` permission (DESIGN.md §4).
+// Allowed, the Lease says for how long: the process that uses the access
+// holds the lease, and is stopped when it ends (invariant 11).
 type Network interface {
-	AllowNetwork(ctx context.Context, app, endpoint string) bool
+	AllowNetwork(ctx context.Context, app, endpoint string) (Lease, bool)
+}
+
+// Lease is the access one permission decision gave a process: it ends
+// when what allowed it ends — the grant revoked or expired, the session
+// that answered gone (*permissions.Lease).
+type Lease interface {
+	// Ended reports whether the access has ended.
+	Ended() bool
+	// For reports whether a call made with ctx may use the access (a
+	// session's answer serves that session's calls only).
+	For(ctx context.Context) bool
+	// Hold registers the process that uses the access (name: the app)
+	// and how to stop it; stop is called when the lease ends, at once if
+	// it has. release unregisters.
+	Hold(name string, stop func()) (release func())
 }
 
 type networkKey struct{}

@@ -176,16 +176,9 @@ func DefaultDataDir() string { return filepath.Join(xdg.DataHome, "bulkhead") }
 // DefaultCacheDir is where bulkhead keeps what it can make again.
 func DefaultCacheDir() string { return filepath.Join(xdg.CacheHome, "bulkhead") }
 
-// ConfigDir is the folder of the config file (the default one's when none
-// was read): no app's grant may reach it.
-func (c Config) ConfigDir() string {
-	if c.File != "" {
-		if abs, err := filepath.Abs(c.File); err == nil {
-			return filepath.Dir(abs)
-		}
-	}
-	return filepath.Dir(DefaultFile())
-}
+// DefaultConfigDir is the folder of the default config file: no app's
+// grant may reach it.
+func DefaultConfigDir() string { return filepath.Dir(DefaultFile()) }
 
 // AppsCache is where the apps started through a package runner (npx,
 // uvx, …) keep their caches and install trees, each its own.

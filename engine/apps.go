@@ -64,7 +64,7 @@ func Install(cfg config.Config, cache *mcp.Cache, log *slog.Logger) (*apps.Regis
 		case "notes":
 			list = append(list, notes.New())
 		case "shell":
-			list = append(list, shell.New(workspace, shell.Options{Private: private(cfg)}))
+			list = append(list, shell.New(workspace, shell.Options{Private: private(cfg), Keep: kept(cfg)}))
 		case "clock":
 			list = append(list, clock.New(nil))
 		case "calc":
@@ -199,7 +199,7 @@ func mcpServers(names []string, cfg config.Config) (map[string]mcp.Server, *apps
 			}
 			s.Net = append(s.Net, ep)
 		}
-		s.Private = private(cfg)
+		s.Private, s.Keep = private(cfg), kept(cfg)
 		if cfg.CacheDir != "" {
 			s.Own = filepath.Join(cfg.AppsCache(), n)
 		}
@@ -233,8 +233,15 @@ func private(cfg config.Config) []string {
 	if cfg.DataDir != "" {
 		out = append(out, cfg.DataDir)
 	}
-	if cfg.File != "" || cfg.DataDir != "" {
-		out = append(out, cfg.ConfigDir())
+	return append(out, config.DefaultConfigDir())
+}
+
+// kept are bulkhead's files that stay read-only to an app where a folder
+// it may write holds them: a config file given with --config, outside
+// the config folder.
+func kept(cfg config.Config) []string {
+	if cfg.File == "" {
+		return nil
 	}
-	return out
+	return []string{cfg.File}
 }

@@ -389,7 +389,7 @@ func (o *Operator) PrivateGrants(chats []string) []permissions.Grant {
 
 // RevokePrivate revokes grant id in the broker of one of the private
 // chats chats; found is false when none of them holds it.
-func (o *Operator) RevokePrivate(chats []string, id string) (found bool, err error) {
+func (o *Operator) RevokePrivate(chats []string, id string) (found bool, r permissions.Revoked, err error) {
 	o.mu.Lock()
 	var bs []*permissions.Broker
 	for _, c := range chats {
@@ -400,10 +400,11 @@ func (o *Operator) RevokePrivate(chats []string, id string) (found bool, err err
 	o.mu.Unlock()
 	for _, b := range bs {
 		if slices.ContainsFunc(b.Grants(), func(g permissions.Grant) bool { return g.ID == id }) {
-			return true, b.Revoke(id)
+			r, err := b.RevokeReport(id)
+			return true, r, err
 		}
 	}
-	return false, nil
+	return false, permissions.Revoked{}, nil
 }
 
 // privateBroker is the broker of a private turn: a private chat keeps one

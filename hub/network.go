@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
@@ -18,9 +19,18 @@ type netAsker struct {
 	tr *turnRun
 }
 
-func (n netAsker) AllowNetwork(ctx context.Context, app, endpoint string) bool {
+func (n netAsker) AllowNetwork(ctx context.Context, app, endpoint string) (apps.Lease, bool) {
 	d, err := n.o.ask(ctx, n.tr, networkRequest(app, endpoint, n.tr != nil && n.tr.private))
-	return err == nil && d.Allowed
+	if err != nil || !d.Allowed {
+		return nil, false
+	}
+	// The access lasts as long as what allowed it (invariant 11): the
+	// grant, or the session that answered.
+	b := n.o.brokerOf(n.tr)
+	if b == nil {
+		return nil, false
+	}
+	return b.Lease(permissions.SessionOf(ctx), d), true
 }
 
 // networkRequest is the dialog for one endpoint. What it says is true of
@@ -48,11 +58,14 @@ func networkRequest(app, endpoint string, private bool) permissions.Request {
 // config names is open, with no dialog, and the action log says so.
 type vanillaNetwork struct{ broker *permissions.Broker }
 
-func (v vanillaNetwork) AllowNetwork(_ context.Context, app, endpoint string) bool {
+func (v vanillaNetwork) AllowNetwork(_ context.Context, app, endpoint string) (apps.Lease, bool) {
 	if v.broker == nil {
-		return true
+		return nil, true
 	}
 	r := networkRequest(app, endpoint, false)
-	_, err := v.broker.Record(r, permissions.Decision{Answer: permissions.AnswerOnce, Allowed: true, Source: permissions.SourceVanilla, Note: vanillaWarning})
-	return err == nil
+	d, err := v.broker.Record(r, permissions.Decision{Answer: permissions.AnswerOnce, Allowed: true, Source: permissions.SourceVanilla, Note: vanillaWarning})
+	if err != nil {
+		return nil, false
+	}
+	return v.broker.Lease("", d), true
 }

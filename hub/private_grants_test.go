@@ -45,7 +45,7 @@ func TestPrivateChatRequestsAndGrants(t *testing.T) {
 			t.Fatal("a private chat's grant is in the main broker")
 		}
 	}
-	if found, err := rig.Op.RevokePrivate([]string{priv.ID}, gs[0].ID); !found || err != nil {
+	if found, _, err := rig.Op.RevokePrivate([]string{priv.ID}, gs[0].ID); !found || err != nil {
 		t.Fatalf("revoke: %v %v", found, err)
 	}
 	if n := len(rig.Op.PrivateGrants([]string{priv.ID})); n != len(gs)-1 {

@@ -54,6 +54,7 @@ type Broker struct {
 	parent   *Broker           // Options.Grants
 	grants   []*held           // valid grants: session, stored and config
 	invalid  []*held           // stored grants that failed their signature check
+	leases   *leaseSet         // the access decisions gave (lease.go); the parent's for a private broker
 
 	logMu   sync.Mutex // serializes action-log appends
 	seq     uint64
@@ -77,6 +78,10 @@ func NewBroker(o Options) (*Broker, error) {
 		trusted: map[string]bool{}, turns: map[string]*queue{}}
 	if b.now == nil {
 		b.now = time.Now
+	}
+	b.leases = newLeaseSet()
+	if b.parent != nil {
+		b.leases = b.parent.leases
 	}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
@@ -139,15 +144,21 @@ func (b *Broker) queueOf(session string) *queue {
 }
 
 // EndSession forgets a client session: its session grants and its
-// trusted-session mode go. Its dialogs still waiting end with their
+// trusted-session mode go, and the processes that held access it
+// allowed are stopped (leases). Its dialogs still waiting end with their
 // contexts, which the caller cancels.
 func (b *Broker) EndSession(session string) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.grants = slices.DeleteFunc(b.grants, func(h *held) bool { return h.key == "" && h.g.Session == session && session != "" })
 	delete(b.trusted, session)
 	if q := b.turns[session]; q != nil && q.len() == 0 {
 		delete(b.turns, session)
+	}
+	b.mu.Unlock()
+	// What the session allowed ends with it: its session grants' and
+	// its answers' access (leases), whatever process holds it.
+	if session != "" {
+		b.leases.endWhere(func(l *Lease) bool { return l.session == session })
 	}
 }
 

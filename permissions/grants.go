@@ -210,17 +210,34 @@ func (b *Broker) Invalid() []Grant {
 
 // Revoke removes the grant with id, from the Store too if it is stored
 // (invalid ones included). A config grant comes back when config is loaded
-// again.
-func (b *Broker) Revoke(id string) error { return b.RevokeIn("", id) }
+// again. The access the grant gave ends with it (leases).
+func (b *Broker) Revoke(id string) error {
+	_, err := b.RevokeIn("", id)
+	return err
+}
+
+// Revoked is what a revoke did: how many grants went, and the apps
+// whose processes held access they gave and were stopped.
+type Revoked struct {
+	N       int      `json:"n"`
+	Stopped []string `json:"stopped,omitempty"`
+}
+
+// RevokeReport is Revoke, saying what it did.
+func (b *Broker) RevokeReport(id string) (Revoked, error) { return b.RevokeIn("", id) }
+
+// RevokeAllReport is RevokeAll, saying what it did.
+func (b *Broker) RevokeAllReport(subject string) (Revoked, error) { return b.RevokeAllIn("", subject) }
 
 // RevokeIn is Revoke asked by client session: another session's
 // session grant is not its to revoke, and to it that grant does not
 // exist (ErrUnknownGrant). Stored and config grants are the user's, and
 // any session revokes them. session "" (a process of its own) revokes
-// any grant.
-func (b *Broker) RevokeIn(session, id string) error {
+// any grant. It says which apps' processes held access the grant gave,
+// and were stopped.
+func (b *Broker) RevokeIn(session, id string) (Revoked, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	found := false
 	for _, list := range []*[]*held{&b.grants, &b.invalid} {
 		i := slices.IndexFunc(*list, func(h *held) bool { return h.g.ID == id && b.ownedBy(h, session) })
 		if i < 0 {
@@ -228,13 +245,19 @@ func (b *Broker) RevokeIn(session, id string) error {
 		}
 		if (*list)[i].key != "" {
 			if err := b.end((*list)[i]); err != nil {
-				return fmt.Errorf("revoke grant %s: %w", id, err)
+				b.mu.Unlock()
+				return Revoked{}, fmt.Errorf("revoke grant %s: %w", id, err)
 			}
 		}
 		*list = slices.Delete(*list, i, i+1)
-		return nil
+		found = true
+		break
 	}
-	return fmt.Errorf("revoke grant %q: %w", id, ErrUnknownGrant)
+	b.mu.Unlock()
+	if !found {
+		return Revoked{}, fmt.Errorf("revoke grant %q: %w", id, ErrUnknownGrant)
+	}
+	return Revoked{N: 1, Stopped: b.endGrants([]string{id})}, nil
 }
 
 // ownedBy says whether session may see and revoke h: its own session
@@ -254,11 +277,12 @@ func (b *Broker) RevokeAll(subject string) error {
 }
 
 // RevokeAllIn is RevokeAll asked by client session: other sessions'
-// session grants stay. It returns how many grants went.
-func (b *Broker) RevokeAllIn(session, subject string) (int, error) {
+// session grants stay. It says how many grants went, and which apps'
+// processes held access they gave, and were stopped.
+func (b *Broker) RevokeAllIn(session, subject string) (Revoked, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	var errs []error
+	var ids []string
 	n := 0
 	for _, list := range []*[]*held{&b.grants, &b.invalid} {
 		var keep []*held
@@ -274,11 +298,13 @@ func (b *Broker) RevokeAllIn(session, subject string) (int, error) {
 					continue
 				}
 			}
+			ids = append(ids, h.g.ID)
 			n++
 		}
 		*list = keep
 	}
-	return n, errors.Join(errs...)
+	b.mu.Unlock()
+	return Revoked{N: n, Stopped: b.endGrants(ids)}, errors.Join(errs...)
 }
 
 // AddConfigGrant holds a permanent grant written in config (Origin

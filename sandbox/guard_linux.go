@@ -51,7 +51,8 @@ type guardRoot struct {
 	// granted as ~/project/.git/hooks, or ~/.npm): nothing in it may
 	// change.
 	whole bool
-	// keep are the user's HomeTrees inside the folder, relative to it.
+	// keep are the user's HomeTrees and the policy's Keep inside the
+	// folder, relative to it.
 	keep []string
 }
 
@@ -531,7 +532,7 @@ const guardTimeout = time.Second
 // mountGuard serves dir through the guard, mounted over dir itself in
 // this (private) mount namespace, and returns when the mount is up. The
 // server runs until this process exits.
-func mountGuard(dir, home string, commits bool) error {
+func mountGuard(dir, home string, keep []string, commits bool) error {
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -550,6 +551,13 @@ func mountGuard(dir, home string, commits bool) error {
 		r.whole = true
 	}
 	r.keep = homeTreesBelow(real, home)
+	for _, k := range keep {
+		if k == real || within(real, k) {
+			r.whole = true
+		} else if rel, ok := strings.CutPrefix(k, real+"/"); ok {
+			r.keep = append(r.keep, rel)
+		}
+	}
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		unix.Close(fd)

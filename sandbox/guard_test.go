@@ -277,3 +277,33 @@ echo ok > notes.txt && echo wrote
 		t.Errorf("a grant of ~/.npm itself must be read-only: %q %v", out, err)
 	}
 }
+
+// Policy.Keep (bulkhead's config file, given with --config inside a
+// folder an app may write) stays read-only as a protected path does.
+func TestKeptFilesStayReadOnly(t *testing.T) {
+	t.Parallel()
+	namespaced(t)
+	ws := t.TempDir()
+	conf := filepath.Join(ws, "conf", "bulkhead.yaml")
+	if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conf, []byte("enable: [builtin]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := "( echo 'mcp: {}' >> conf/bulkhead.yaml ) 2>/dev/null; ( mv conf conf2 ) 2>/dev/null; ( rm conf/bulkhead.yaml ) 2>/dev/null; echo x > other && echo wrote"
+	for _, keep := range []bool{true, false} {
+		pol := sandbox.Policy{ReadWrite: []string{ws}}
+		if keep {
+			pol.Keep = []string{conf}
+		}
+		out, _ := run(t, pol, ws, line)
+		b, _ := os.ReadFile(conf)
+		if kept := string(b) == "enable: [builtin]\n"; kept != keep || !strings.Contains(out, "wrote") {
+			t.Errorf("keep=%v: the config file reads %q (%q)", keep, b, out)
+		}
+		if !keep {
+			break
+		}
+	}
+}

@@ -196,7 +196,7 @@ func initStage(args []string) int {
 		for _, d := range s.RW {
 			err := private
 			if err == nil {
-				err = mountGuard(d, s.Home, s.Commits)
+				err = mountGuard(d, s.Home, s.Keep, s.Commits)
 			}
 			if err != nil {
 				if st.Guard == nil {

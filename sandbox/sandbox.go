@@ -112,6 +112,10 @@ type Policy struct {
 	// Without leaves mechanisms out: for tests that show what each one
 	// stops by itself.
 	Without []Mechanism
+	// Keep are files or folders that stay read-only to the command where
+	// a folder of ReadWrite holds them (bulkhead's config file, where it
+	// lies outside the config folder), as Protected paths do.
+	Keep []string
 	// Deny are folders no grant may reach (bulkhead's data directory and
 	// config folder): a command whose grants reach one — as they lead
 	// when it starts, links resolved — does not start, and in its mount
@@ -129,8 +133,11 @@ type spec struct {
 	RW, RO, Own []string `json:",omitempty"`
 	// Home is the user's home folder: the guard keeps its HomeTrees
 	// read-only where a folder granted to write holds them.
-	Home    string      `json:",omitempty"`
-	Commits bool        `json:",omitempty"`
+	Home    string `json:",omitempty"`
+	Commits bool   `json:",omitempty"`
+	// Keep are files and folders (absolute, links resolved) that stay
+	// read-only where a folder of RW holds them.
+	Keep    []string    `json:",omitempty"`
 	Net     []Endpoint  `json:",omitempty"`
 	Without []Mechanism `json:",omitempty"`
 	// Flat is set by the launcher for the command's stage when it runs
@@ -259,7 +266,16 @@ func Command(ctx context.Context, p Policy, dir, name string, args ...string) (*
 		return nil, nil, fmt.Errorf("sandbox: a temporary folder: %w", err)
 	}
 	home, _ := os.UserHomeDir()
-	s := spec{Command: append([]string{name}, args...), Home: home, RW: p.ReadWrite, RO: p.ReadOnly, Own: append(slices.Clone(p.Own), tmp), Commits: p.GitCommits, Net: p.Net, Without: p.Without, Deny: p.Deny}
+	var keep []string
+	for _, k := range p.Keep {
+		if abs, err := filepath.Abs(k); err == nil {
+			if r, err := filepath.EvalSymlinks(abs); err == nil {
+				abs = r
+			}
+			keep = append(keep, abs)
+		}
+	}
+	s := spec{Command: append([]string{name}, args...), Home: home, Keep: keep, RW: p.ReadWrite, RO: p.ReadOnly, Own: append(slices.Clone(p.Own), tmp), Commits: p.GitCommits, Net: p.Net, Without: p.Without, Deny: p.Deny}
 	sf, err := specFile(s)
 	if err != nil {
 		_ = os.RemoveAll(tmp)

@@ -370,18 +370,29 @@ func (c *Client) Grants() []permissions.Grant {
 }
 
 // Revoke revokes one grant.
-func (c *Client) Revoke(id string) error { return c.call(mRevoke, GrantID{ID: id}, nil) }
-
-// RevokeAll revokes every grant of subject ("": every grant).
-func (c *Client) RevokeAll(subject string) error {
-	_, err := c.RevokeAllCount(subject)
+func (c *Client) Revoke(id string) error {
+	_, err := c.RevokeReport(id)
 	return err
 }
 
-// RevokeAllCount is RevokeAll, with how many grants it revoked.
-func (c *Client) RevokeAllCount(subject string) (int, error) {
-	var n int
-	return n, c.call(mRevokeAll, Subject{Subject: subject}, &n)
+// RevokeReport is Revoke, saying what it did: which apps' processes held
+// access the grant gave, and were stopped.
+func (c *Client) RevokeReport(id string) (permissions.Revoked, error) {
+	var r permissions.Revoked
+	return r, c.call(mRevoke, GrantID{ID: id}, &r)
+}
+
+// RevokeAll revokes every grant of subject ("": every grant).
+func (c *Client) RevokeAll(subject string) error {
+	_, err := c.RevokeAllReport(subject)
+	return err
+}
+
+// RevokeAllReport is RevokeAll, saying what it did: how many grants
+// went, and which apps' processes were stopped.
+func (c *Client) RevokeAllReport(subject string) (permissions.Revoked, error) {
+	var r permissions.Revoked
+	return r, c.call(mRevokeAll, Subject{Subject: subject}, &r)
 }
 
 // Actions is the action log, oldest first.

@@ -196,18 +196,17 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		if err := params(req, &p); err != nil {
 			return nil, err
 		}
-		if found, err := op.RevokePrivate(s.privateChats(ss), p.ID); found {
-			return nil, err
+		if found, r, err := op.RevokePrivate(s.privateChats(ss), p.ID); found {
+			return r, err
 		}
 		// Another session's session grant is not this one's to revoke.
-		return nil, b.RevokeIn(ss.id, p.ID)
+		return b.RevokeIn(ss.id, p.ID)
 	case mRevokeAll:
 		var p Subject
 		if err := params(req, &p); err != nil {
 			return nil, err
 		}
-		n, err := b.RevokeAllIn(ss.id, p.Subject)
-		return n, err
+		return b.RevokeAllIn(ss.id, p.Subject)
 	case mActions:
 		return b.Actions()
 	case mTrusted:

@@ -38,6 +38,8 @@ type instance struct {
 
 func (in *instance) Manifest() apps.Manifest { return in.app.manifest }
 
+func (in *instance) log() *slog.Logger { return in.app.log }
+
 // Call calls the tool behind a function. Every failure fails only this
 // call; a failure that leaves the connection in doubt stops the process,
 // and the next call starts a fresh one.
@@ -56,6 +58,14 @@ func (in *instance) Call(ctx context.Context, c apps.Call) (json.RawMessage, err
 	}
 	if apps.IsPrivate(ctx) {
 		in.private.Store(true)
+	}
+	if in.conn != nil && !in.conn.serves(ctx) {
+		// The access its process was started with has ended (a network
+		// grant revoked, the session that allowed it gone), or was given
+		// to another session: a fresh process, which asks again.
+		in.log().Info("restarting the server: the network access its process held has ended or is another session's")
+		in.conn.stop(true)
+		in.conn = nil
 	}
 	if in.conn == nil {
 		cn, err := in.start(ctx)
@@ -84,12 +94,17 @@ func (in *instance) Call(ctx context.Context, c apps.Call) (json.RawMessage, err
 // start starts the server for calls: connects, lists its tools and
 // checks them against those the app was installed with (App.verify).
 func (in *instance) start(ctx context.Context) (*conn, error) {
-	net := in.app.askNetwork(ctx) // before the start's own deadline: a person may be answering
+	net, leases := in.app.askNetwork(ctx) // before the start's own deadline: a person may be answering
 	ctx, cancel := context.WithTimeout(ctx, in.app.cfg.StartTimeout)
 	defer cancel()
 	cn, err := in.connect(ctx, net)
 	if err != nil {
 		return nil, err
+	}
+	cn.hold(in.app.name, leases)
+	if cn.revoked.Load() {
+		cn.stop(false)
+		return nil, errLeaseEnded
 	}
 	l, err := cn.list(ctx)
 	if err == nil {
@@ -130,6 +145,10 @@ type conn struct {
 	exitErr   error
 	gate      *stderrGate  // the app's: what its servers may log
 	private   *atomic.Bool // the instance's: withhold stderr
+	// the network access the process holds (hold), and what releases it
+	leases   []apps.Lease
+	releases []func()
+	revoked  atomic.Bool // a lease ended: the process was stopped
 	// what went wrong with the stream
 	over    atomic.Bool  // a message exceeded the frame limit
 	readErr atomic.Value // the first read error that is not EOF (error text)
@@ -139,25 +158,65 @@ type conn struct {
 func frameLimit(maxOutput int) int { return max(4*maxOutput, 1<<20) }
 
 // askNetwork is which of the endpoints of the server's config the user
-// allows for the process about to start: each is asked (apps.Network, on
-// the context of the call that starts it); with no one to ask (the tool
-// listing at install, a refresh) the process has no network.
-func (a *App) askNetwork(ctx context.Context) []sandbox.Endpoint {
+// allows for the process about to start, and the leases of those
+// answers: each is asked (apps.Network, on the context of the call that
+// starts it); with no one to ask (the tool listing at install, a
+// refresh) the process has no network.
+func (a *App) askNetwork(ctx context.Context) ([]sandbox.Endpoint, []apps.Lease) {
 	if len(a.cfg.Net) == 0 || a.cfg.URL != "" {
-		return nil
+		return nil, nil
 	}
 	n := apps.NetworkOf(ctx)
 	if n == nil {
-		return nil
+		return nil, nil
 	}
 	var out []sandbox.Endpoint
+	var leases []apps.Lease
 	for _, e := range a.cfg.Net {
-		if n.AllowNetwork(ctx, a.name, e.String()) {
+		if l, ok := n.AllowNetwork(ctx, a.name, e.String()); ok {
 			out = append(out, e)
+			if l != nil {
+				leases = append(leases, l)
+			}
 		}
 	}
 	a.log.Info("network for the server's process", "asked", len(a.cfg.Net), "allowed", len(out))
-	return out
+	return out, leases
+}
+
+// errLeaseEnded fails a call whose process lost its network access
+// while it started.
+var errLeaseEnded = errors.New("the app's network grant ended as its process started (revoked, or its session left); the process was stopped — try again to be asked")
+
+// hold makes the process hold the leases of its network access: when one
+// ends, the process is stopped at once — it reaches the endpoint no more
+// — and the instance's next call starts a fresh one, which asks again.
+func (c *conn) hold(app string, leases []apps.Lease) {
+	c.leases = leases
+	for _, l := range leases {
+		c.releases = append(c.releases, l.Hold(app, func() {
+			c.revoked.Store(true)
+			if c.cmd != nil {
+				c.log.Info("stopping the server: a network grant of its process ended", "pid", c.cmd.Process.Pid)
+				c.kill()
+			}
+		}))
+	}
+}
+
+// serves says whether the running process may serve a call made with
+// ctx: none of the access it holds has ended, and all of it is for the
+// caller's session.
+func (c *conn) serves(ctx context.Context) bool {
+	if c.revoked.Load() {
+		return false
+	}
+	for _, l := range c.leases {
+		if l.Ended() || !l.For(ctx) {
+			return false
+		}
+	}
+	return true
 }
 
 // connect starts the server (or opens the HTTP session) and initialises
@@ -267,6 +326,10 @@ func (c *conn) start(cfg Server, net []sandbox.Endpoint) (sdk.Transport, error) 
 // stop ends the session and the process group and waits for the process.
 // Graceful: close its input and give it a moment to exit first.
 func (c *conn) stop(graceful bool) {
+	for _, r := range c.releases {
+		r()
+	}
+	c.releases = nil
 	if c.cmd == nil { // HTTP: a server in doubt gets no goodbye
 		if !graceful {
 			c.httpCancel()
@@ -336,6 +399,8 @@ func (c *conn) hasExited() bool {
 // explain says what went wrong with a failed exchange, in plain words.
 func (c *conn) explain(ctx context.Context, err error) error {
 	switch {
+	case c.revoked.Load():
+		return errors.New("the app's network grant ended during the call (revoked, or the session that allowed it left): its process was stopped; the next call starts it afresh and asks again")
 	case c.over.Load():
 		return fmt.Errorf("the MCP server's output was too large (over %d bytes in one message); the call was dropped", c.max)
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):

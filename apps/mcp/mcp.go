@@ -141,6 +141,9 @@ type Server struct {
 	// Private are folders no grant may reach: bulkhead's data directory
 	// and config folder (empty in the server's sandbox).
 	Private []string
+	// Keep are bulkhead's files that stay read-only to the server where a
+	// folder it may write holds them (a config file given with --config).
+	Keep []string
 	// Own is where bulkhead keeps the package runners' caches and
 	// install trees of apps (runner.go): a server started through npx,
 	// uvx, … gets a folder of its own in it. "": such a server's runner

@@ -51,8 +51,12 @@ type Options struct {
 	// environment: for tests that show the sandbox bites.
 	Unconfined bool
 	// Private are folders no command may reach (bulkhead's data
-	// directory), whatever the workspace holds or links to.
+	// directory and config folder), whatever the workspace holds or
+	// links to.
 	Private []string
+	// Keep are bulkhead's files that stay read-only to a command where
+	// the workspace holds them (a config file given with --config).
+	Keep []string
 }
 
 // App is the shell app.
@@ -110,7 +114,7 @@ func (a *App) run(ctx context.Context, command string) (result, error) {
 	// from (git's hooks, direnv's .envrc, …): the sandbox keeps those
 	// read-only; the command may still make the commits the user
 	// approved (GitCommits).
-	cmd, cleanup, err := sandbox.Command(tctx, sandbox.Policy{ReadWrite: []string{a.workdir}, GitCommits: true, Unconfined: a.opts.Unconfined, Deny: a.opts.Private}, a.workdir, "/bin/sh", "-c", command)
+	cmd, cleanup, err := sandbox.Command(tctx, sandbox.Policy{ReadWrite: []string{a.workdir}, GitCommits: true, Unconfined: a.opts.Unconfined, Deny: a.opts.Private, Keep: a.opts.Keep}, a.workdir, "/bin/sh", "-c", command)
 	if err != nil {
 		return result{}, err
 	}

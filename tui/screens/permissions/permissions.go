@@ -11,6 +11,7 @@ package permissions
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -26,8 +27,10 @@ import (
 // (*perm.Broker satisfies it).
 type Permissions interface {
 	Grants() []perm.Grant // every grant held, invalid ones flagged
-	Revoke(id string) error
-	RevokeAll(subject string) error
+	// RevokeReport and RevokeAllReport revoke, and say which apps'
+	// processes held access the grants gave and were stopped.
+	RevokeReport(id string) (perm.Revoked, error)
+	RevokeAllReport(subject string) (perm.Revoked, error)
 	Actions() ([]perm.Entry, error) // the action log, oldest first
 	Trusted() bool
 	SetTrusted(on bool)
@@ -126,16 +129,21 @@ func Load(b Permissions) tea.Cmd {
 func revokeCmd(b Permissions, q revokeAs) tea.Cmd {
 	return func() tea.Msg {
 		var errs []error
+		var stopped []string
 		if q.all {
-			errs = append(errs, b.RevokeAll(""))
+			r, err := b.RevokeAllReport("")
+			errs, stopped = append(errs, err), append(stopped, r.Stopped...)
 		}
 		for _, id := range q.ids {
-			if err := b.Revoke(id); err != nil && !errors.Is(err, perm.ErrUnknownGrant) {
+			r, err := b.RevokeReport(id)
+			if err != nil && !errors.Is(err, perm.ErrUnknownGrant) {
 				errs = append(errs, err)
 			}
+			stopped = append(stopped, r.Stopped...)
 		}
+		slices.Sort(stopped)
 		msg := read(b)
-		msg.msg = q.done
+		msg.msg = q.done + perm.StoppedWords(slices.Compact(stopped))
 		if err := errors.Join(errs...); err != nil {
 			msg.msg, msg.msgErr = "revoke failed: "+err.Error(), true
 		}

@@ -130,6 +130,21 @@ func newServer(version string, shiny bool) *sdk.Server {
 		}
 		return text(strings.Join(out, "\n")), nil
 	})
+	add("beacon", "Keep sending a line to a TCP endpoint, every 20 ms, in the background, while the process runs (what an app that kept its network would do between calls).", reachArg, read,
+		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var in struct{ TCP string }
+			_ = json.Unmarshal(r.Params.Arguments, &in)
+			go func() {
+				for {
+					if c, err := net.DialTimeout("tcp", in.TCP, time.Second); err == nil {
+						fmt.Fprintln(c, "beacon from "+instance)
+						c.Close()
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}()
+			return text("beaconing"), nil
+		})
 	add("reach", "Try to reach what a sandbox must keep from it: a TCP endpoint, a unix socket, the sockets listed in /proc/net/unix, bulkhead's own socket (as a client that cannot read the data directory); say what happened.", reachArg, read,
 		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var in struct{ TCP, Unix, Find, Hello string }

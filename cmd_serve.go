@@ -72,6 +72,22 @@ for --idle (env ` + idleEnv + `). See docs/architecture.md.`,
 			if err != nil {
 				return err
 			}
+			// A config edit ends what the old config granted apps
+			// (folders, network) before their next call.
+			file := cfg.File
+			if file == "" {
+				file = config.DefaultFile()
+			}
+			if werr := engine.WatchConfig(cmd.Context(), file, func() {
+				next, err := g.load(cmd)
+				if err != nil {
+					eng.Log.Warn("the config file changed, and does not load; the apps keep what they had until it does", "err", err)
+					return
+				}
+				eng.ReloadMCP(next)
+			}); werr != nil {
+				eng.Log.Warn("the config file cannot be watched; an edit reaches the apps when bulkhead starts again", "err", werr)
+			}
 			err = serve.Serve(cmd.Context(), eng, serve.Options{Fingerprint: serve.Fingerprint(cfg, g.vanilla), Version: versionString(), Idle: idle})
 			if errors.Is(err, serve.ErrOrphaned) {
 				// Its files are gone: nothing to close them into.

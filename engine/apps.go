@@ -245,3 +245,69 @@ func kept(cfg config.Config) []string {
 	}
 	return []string{cfg.File}
 }
+
+// Reconfigured is what a config change did to an installed MCP app.
+type Reconfigured struct {
+	App     string
+	Stopped int   // its processes stopped
+	Err     error // the change needs bulkhead started again (or cfg is broken)
+}
+
+// Reconfigure hands the MCP apps installed in reg their config as cfg
+// says it now (the config file changed): a process started under an
+// earlier config of its app — other folders, another network — is
+// stopped before the next call (mcp.App.Reconfigure).
+func Reconfigure(reg *apps.Registry, cfg config.Config) []Reconfigured {
+	var mine []string
+	for _, n := range reg.Names() {
+		if a, ok := reg.App(n); ok {
+			if _, ok := a.(*mcp.App); ok {
+				mine = append(mine, n)
+			}
+		}
+	}
+	if len(mine) == 0 {
+		return nil
+	}
+	cfgs, _, err := mcpServers(mine, cfg)
+	var out []Reconfigured
+	for _, n := range mine {
+		a, _ := reg.App(n)
+		s, ok := cfgs[n]
+		if !ok {
+			// gone from the config, or broken there: nothing of the old
+			// config may go on
+			why := fmt.Errorf("mcp.%s is no longer in the config", n)
+			if err != nil {
+				why = err
+			}
+			out = append(out, Reconfigured{App: n, Stopped: a.(*mcp.App).Retire(why), Err: why})
+			continue
+		}
+		stopped, rerr := a.(*mcp.App).Reconfigure(s)
+		if stopped > 0 || rerr != nil {
+			out = append(out, Reconfigured{App: n, Stopped: stopped, Err: rerr})
+		}
+	}
+	return out
+}
+
+// ReloadMCP hands every running profile's MCP apps their config as cfg
+// says it now (the serving process calls it when the config file
+// changes).
+func (e *Engine) ReloadMCP(cfg config.Config) []Reconfigured {
+	e.pmu.Lock()
+	var regs []*apps.Registry
+	for _, p := range e.profiles {
+		regs = append(regs, p.Apps)
+	}
+	e.pmu.Unlock()
+	var out []Reconfigured
+	for _, r := range regs {
+		out = append(out, Reconfigure(r, cfg)...)
+	}
+	for _, r := range out {
+		e.Log.Info("config changed: an MCP app's processes were stopped", "app", r.App, "stopped", r.Stopped, "err", fmt.Sprint(r.Err))
+	}
+	return out
+}

@@ -2,12 +2,15 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/engine"
@@ -102,5 +105,60 @@ func TestInstallFromTheCache(t *testing.T) {
 	}
 	if _, err := engine.Install(config.Config{Enable: []string{"mcp"}, Workspace: dir, MCP: servers}, cache, nil); err != nil || count() != 4 {
 		t.Fatalf("after the refresh: %v, %d starts", err, count())
+	}
+}
+
+// A change of a server's folders in the config file stops the process
+// that was started with the old ones, before the next call: the next
+// call's process writes the new folder, and not the old one. A changed
+// command makes the app's calls fail until bulkhead starts again.
+func TestAConfigChangeEndsTheOldGrants(t *testing.T) {
+	t.Parallel()
+	oldDir, newDir := t.TempDir(), t.TempDir()
+	servers := map[string]config.MCPServer{"prober": {Command: mcp.TestServer, Folders: []string{oldDir}}}
+	cfg := config.Config{Enable: []string{"prober"}, Workspace: t.TempDir(), MCP: servers}
+	reg, err := engine.Install(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := reg.App("prober")
+	in := a.(*mcp.App).NewInstance()
+	t.Cleanup(func() { in.(interface{ Close() error }).Close(); a.(*mcp.App).Close() })
+	write := func(dir string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		out, err := in.Call(ctx, apps.Call{Function: "probe", Args: json.RawMessage(`{"write":"` + filepath.Join(dir, "x.txt") + `"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	if out := write(oldDir); !strings.Contains(out, "wrote") {
+		t.Fatalf("the configured folder: %s", out)
+	}
+	cfg.MCP = map[string]config.MCPServer{"prober": {Command: mcp.TestServer, Folders: []string{newDir}}}
+	rs := engine.Reconfigure(reg, cfg)
+	if len(rs) != 1 || rs[0].App != "prober" || rs[0].Stopped != 1 || rs[0].Err != nil {
+		t.Fatalf("reconfigured: %+v", rs)
+	}
+	os.Remove(filepath.Join(oldDir, "x.txt"))
+	if out := write(oldDir); !strings.Contains(out, "write failed") {
+		t.Fatalf("the old folder after the change: %s", out)
+	}
+	if out := write(newDir); !strings.Contains(out, "wrote") {
+		t.Fatalf("the new folder after the change: %s", out)
+	}
+	if rs := engine.Reconfigure(reg, cfg); len(rs) != 0 {
+		t.Fatalf("an unchanged config stops nothing: %+v", rs)
+	}
+	cfg.MCP = map[string]config.MCPServer{"prober": {Command: mcp.TestServer, Args: []string{"--other"}, Folders: []string{newDir}}}
+	if rs := engine.Reconfigure(reg, cfg); len(rs) != 1 || rs[0].Err == nil {
+		t.Fatalf("a changed command: %+v", rs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := in.Call(ctx, apps.Call{Function: "probe", Args: json.RawMessage(`{}`)}); err == nil || !strings.Contains(err.Error(), "configuration changed") {
+		t.Fatalf("a changed command's app must not run the old command: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,17 +95,18 @@ func (in *instance) Call(ctx context.Context, c apps.Call) (json.RawMessage, err
 // start starts the server for calls: connects, lists its tools and
 // checks them against those the app was installed with (App.verify).
 func (in *instance) start(ctx context.Context) (*conn, error) {
-	net, leases := in.app.askNetwork(ctx) // before the start's own deadline: a person may be answering
-	ctx, cancel := context.WithTimeout(ctx, in.app.cfg.StartTimeout)
+	cfg, cl := in.app.current()
+	net, leases := in.app.askNetwork(ctx, cfg) // before the start's own deadline: a person may be answering
+	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	cn, err := in.connect(ctx, net)
+	cn, err := in.connect(ctx, cfg, net)
 	if err != nil {
 		return nil, err
 	}
-	cn.hold(in.app.name, leases)
-	if cn.revoked.Load() {
+	cn.hold(in.app.name, leases, cl)
+	if why := cn.ended.Load(); why != nil {
 		cn.stop(false)
-		return nil, errLeaseEnded
+		return nil, fmt.Errorf("%s as its process started: it was stopped; try again", *why)
 	}
 	l, err := cn.list(ctx)
 	if err == nil {
@@ -148,7 +150,7 @@ type conn struct {
 	// the network access the process holds (hold), and what releases it
 	leases   []apps.Lease
 	releases []func()
-	revoked  atomic.Bool // a lease ended: the process was stopped
+	ended    atomic.Pointer[string] // why a lease ended and the process was stopped
 	// what went wrong with the stream
 	over    atomic.Bool  // a message exceeded the frame limit
 	readErr atomic.Value // the first read error that is not EOF (error text)
@@ -162,8 +164,8 @@ func frameLimit(maxOutput int) int { return max(4*maxOutput, 1<<20) }
 // answers: each is asked (apps.Network, on the context of the call that
 // starts it); with no one to ask (the tool listing at install, a
 // refresh) the process has no network.
-func (a *App) askNetwork(ctx context.Context) ([]sandbox.Endpoint, []apps.Lease) {
-	if len(a.cfg.Net) == 0 || a.cfg.URL != "" {
+func (a *App) askNetwork(ctx context.Context, cfg Server) ([]sandbox.Endpoint, []apps.Lease) {
+	if len(cfg.Net) == 0 || cfg.URL != "" {
 		return nil, nil
 	}
 	n := apps.NetworkOf(ctx)
@@ -172,7 +174,7 @@ func (a *App) askNetwork(ctx context.Context) ([]sandbox.Endpoint, []apps.Lease)
 	}
 	var out []sandbox.Endpoint
 	var leases []apps.Lease
-	for _, e := range a.cfg.Net {
+	for _, e := range cfg.Net {
 		if l, ok := n.AllowNetwork(ctx, a.name, e.String()); ok {
 			out = append(out, e)
 			if l != nil {
@@ -180,24 +182,31 @@ func (a *App) askNetwork(ctx context.Context) ([]sandbox.Endpoint, []apps.Lease)
 			}
 		}
 	}
-	a.log.Info("network for the server's process", "asked", len(a.cfg.Net), "allowed", len(out))
+	a.log.Info("network for the server's process", "asked", len(cfg.Net), "allowed", len(out))
 	return out, leases
 }
 
-// errLeaseEnded fails a call whose process lost its network access
-// while it started.
-var errLeaseEnded = errors.New("the app's network grant ended as its process started (revoked, or its session left); the process was stopped — try again to be asked")
+// Why a process was stopped for access it held.
+const (
+	whyNetwork = "the app's network grant ended (revoked, or the session that allowed it left)"
+	whyConfig  = "the app's configuration changed"
+)
 
-// hold makes the process hold the leases of its network access: when one
-// ends, the process is stopped at once — it reaches the endpoint no more
-// — and the instance's next call starts a fresh one, which asks again.
-func (c *conn) hold(app string, leases []apps.Lease) {
-	c.leases = leases
-	for _, l := range leases {
+// hold makes the process hold the leases of its network access and of
+// its config: when one ends, the process is stopped at once — it
+// reaches the endpoint, or the folders, no more — and the instance's
+// next call starts a fresh one, which asks again.
+func (c *conn) hold(app string, network []apps.Lease, config apps.Lease) {
+	c.leases = append(slices.Clone(network), config)
+	for _, l := range c.leases {
+		why := whyNetwork
+		if l == config {
+			why = whyConfig
+		}
 		c.releases = append(c.releases, l.Hold(app, func() {
-			c.revoked.Store(true)
+			c.ended.CompareAndSwap(nil, &why)
 			if c.cmd != nil {
-				c.log.Info("stopping the server: a network grant of its process ended", "pid", c.cmd.Process.Pid)
+				c.log.Info("stopping the server: "+why, "pid", c.cmd.Process.Pid)
 				c.kill()
 			}
 		}))
@@ -208,7 +217,7 @@ func (c *conn) hold(app string, leases []apps.Lease) {
 // ctx: none of the access it holds has ended, and all of it is for the
 // caller's session.
 func (c *conn) serves(ctx context.Context) bool {
-	if c.revoked.Load() {
+	if c.ended.Load() != nil {
 		return false
 	}
 	for _, l := range c.leases {
@@ -221,19 +230,19 @@ func (c *conn) serves(ctx context.Context) bool {
 
 // connect starts the server (or opens the HTTP session) and initialises
 // the MCP session; a stdio server's sandbox opens the endpoints net.
-func (in *instance) connect(ctx context.Context, net []sandbox.Endpoint) (*conn, error) {
+func (in *instance) connect(ctx context.Context, cfg Server, net []sandbox.Endpoint) (*conn, error) {
 	a := in.app
-	c := &conn{log: a.log, max: frameLimit(a.cfg.MaxOutput), gate: a.stderr, private: &in.private}
+	c := &conn{log: a.log, max: frameLimit(cfg.MaxOutput), gate: a.stderr, private: &in.private}
 	var transport sdk.Transport
-	if a.cfg.URL != "" {
+	if cfg.URL != "" {
 		c.http = http.DefaultTransport.(*http.Transport).Clone()
 		c.httpCtx, c.httpCancel = context.WithCancel(context.Background())
-		transport = &sdk.StreamableClientTransport{Endpoint: a.cfg.URL, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: c.max,
+		transport = &sdk.StreamableClientTransport{Endpoint: cfg.URL, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: c.max,
 			HTTPClient: &http.Client{Transport: capped{c}}}
 	} else {
-		t, err := c.start(a.cfg, net)
+		t, err := c.start(cfg, net)
 		if err != nil {
-			return nil, fmt.Errorf("could not start the MCP server (%s): %v", a.cfg.Command, err)
+			return nil, fmt.Errorf("could not start the MCP server (%s): %v", cfg.Command, err)
 		}
 		transport = t
 	}
@@ -399,8 +408,8 @@ func (c *conn) hasExited() bool {
 // explain says what went wrong with a failed exchange, in plain words.
 func (c *conn) explain(ctx context.Context, err error) error {
 	switch {
-	case c.revoked.Load():
-		return errors.New("the app's network grant ended during the call (revoked, or the session that allowed it left): its process was stopped; the next call starts it afresh and asks again")
+	case c.ended.Load() != nil:
+		return fmt.Errorf("%s during the call: its process was stopped; the next call starts it afresh and asks again", *c.ended.Load())
 	case c.over.Load():
 		return fmt.Errorf("the MCP server's output was too large (over %d bytes in one message); the call was dropped", c.max)
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):

@@ -239,6 +239,9 @@ type App struct {
 	fromFile bool     // the cache held listed when the app was installed
 	saved    [32]byte // the listing this process last wrote to the cache
 	stale    error    // set once a started server's tools no longer match: calls fail with it
+	// cfgLease is held by every process started under the current
+	// config; Reconfigure ends it (reconfigure.go).
+	cfgLease *configLease
 }
 
 // built is an app made from a listing and the config.

@@ -24,7 +24,8 @@ func (a *App) listedSum() [32]byte {
 
 // listLive starts the server, lists its tools and stops it.
 func (a *App) listLive(ctx context.Context) (listing, error) {
-	c, err := (&instance{app: a}).connect(ctx, nil) // listing needs no network
+	cfg, _ := a.current()
+	c, err := (&instance{app: a}).connect(ctx, cfg, nil) // listing needs no network
 	if err != nil {
 		return listing{}, err
 	}

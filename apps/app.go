@@ -43,6 +43,13 @@ type Function struct {
 	// provenance decides whether a call is expected; empty: the hub's
 	// default (KeyArgs).
 	Key []string `json:"key,omitempty"`
+	// Changes names the arguments that name a file the call creates,
+	// writes or removes, relative to the folder the app works in (the
+	// files app's path): the hub checks each against the paths other
+	// programs run later (sandbox.Protected) and says so in the dialog.
+	// Only an app of bulkhead's own, which changes exactly the file the
+	// argument names (never through a link), declares it.
+	Changes []string `json:"changes,omitempty"`
 }
 
 // KeyArgs names the function's decisive arguments (see the package

@@ -72,6 +72,10 @@ type assessment struct {
 	// not routine (settled); why then holds the plan's reason.
 	declared  bool
 	uncleared string
+	// runsLater are the files the call changes that other programs run
+	// or trust later, each with who does ("…: git runs this file before
+	// every commit"): the hub's words, from sandbox.Protected.
+	runsLater []string
 }
 
 // foreign lists the decisive values that did not come from the user
@@ -123,6 +127,9 @@ func (a assessment) concerns() []permissions.Concern {
 	if a.choice {
 		out = append(out, permissions.ConcernChoice)
 	}
+	if len(a.runsLater) > 0 {
+		out = append(out, permissions.ConcernRunsLater)
+	}
 	return out
 }
 
@@ -167,6 +174,7 @@ func (a assessment) String() string {
 	if a.choice && len(a.candidates) > 0 {
 		parts = append(parts, fmt.Sprintf("the plan leaves the choice among %s to you", strings.Join(a.candidates, ", ")))
 	}
+	parts = append(parts, a.runsLater...)
 	return strings.Join(parts, "; ")
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
@@ -213,7 +214,7 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 			}
 		}
 	}
-	a := assessment{expected: exp, why: why, instructions: instructionsIn(args, prov), provenance: prov}
+	a := assessment{expected: exp, why: why, instructions: instructionsIn(args, prov), provenance: prov, runsLater: runsLater(fn, args)}
 	switch fn.Effect {
 	case apps.EffectRead:
 		switch {
@@ -499,4 +500,28 @@ func (o *Operator) callBudget(tr *turnRun) error {
 		return fmt.Errorf("%w (%d, limits.tool_calls_per_turn): answer with what you have", ErrCallBudget, limit)
 	}
 	return nil
+}
+
+// runsLater names, for a call that changes files (apps.Function.Changes),
+// each file it would change that another program runs or trusts later,
+// and who does: what the dialog says, in the hub's words.
+func runsLater(fn apps.Function, args json.RawMessage) []string {
+	if len(fn.Changes) == 0 || fn.Effect == apps.EffectRead {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil {
+		return nil
+	}
+	var out []string
+	for _, k := range fn.Changes {
+		p, ok := m[k].(string)
+		if !ok {
+			continue
+		}
+		if runs, ok := sandbox.Runs(p); ok {
+			out = append(out, fmt.Sprintf("%s: %s — a change to it outlives this call", clip(p, 120), runs))
+		}
+	}
+	return out
 }

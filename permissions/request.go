@@ -154,6 +154,7 @@ const (
 	ConcernNetwork      Concern = "network"          // it lets an app's process send what it read to a host
 	ConcernFreeText     Concern = "free-text"        // it carries an app's free text to an app outside bulkhead's process
 	ConcernChoice       Concern = "choice"           // it chooses among apps the plan left open
+	ConcernRunsLater    Concern = "runs-later"       // it changes a file another program runs or trusts later (git's hooks, .envrc, …)
 )
 
 // Provenance is where one value of a request came from.

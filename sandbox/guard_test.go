@@ -307,3 +307,22 @@ func TestKeptFilesStayReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// What a dialog says of a protected file: a hook by when git runs it,
+// any other by its entry's words.
+func TestRuns(t *testing.T) {
+	t.Parallel()
+	for rel, want := range map[string]string{
+		".git/hooks/pre-commit":        "git runs this file before every commit",
+		"sub/.git/hooks/post-checkout": "git runs this file after every checkout",
+		".git/hooks/pre-commit.sample": "git runs the files in this folder",
+		".git/config":                  "core.fsmonitor",
+		".envrc":                       "direnv runs this file",
+		"notes.txt":                    "",
+	} {
+		got, ok := sandbox.Runs(rel)
+		if ok != (want != "") || !strings.Contains(got, want) {
+			t.Errorf("Runs(%q) = %q, %v; want %q", rel, got, ok, want)
+		}
+	}
+}

@@ -191,3 +191,31 @@ func homeTreesBelow(dir, home string) []string {
 	}
 	return out
 }
+
+// hooks says when git runs each of its hooks.
+var hooks = map[string]string{
+	"pre-commit": "before every commit", "prepare-commit-msg": "on every commit", "commit-msg": "on every commit",
+	"post-commit": "after every commit", "pre-push": "before every push", "post-checkout": "after every checkout",
+	"post-merge": "after every merge", "pre-rebase": "before every rebase", "post-rewrite": "after every amend or rebase",
+	"pre-merge-commit": "before every merge commit", "pre-auto-gc": "before every automatic gc",
+	"fsmonitor-watchman": "on every status", "reference-transaction": "on every change of a branch or tag",
+	"push-to-checkout": "on every push into this repository", "post-applypatch": "after every git am",
+	"applypatch-msg": "on every git am", "pre-applypatch": "on every git am",
+}
+
+// Runs says who runs or trusts the file at rel (relative to a folder an
+// app may write), in the words a dialog shows — "git runs this file
+// before every commit" — and whether it is protected at all.
+func Runs(rel string) (string, bool) {
+	p, ok := Protects(rel, false)
+	if !ok {
+		return "", false
+	}
+	els := elements(rel)
+	if n := len(els); p.Path == ".git/hooks" && n >= 3 && strings.EqualFold(els[n-2], "hooks") && strings.EqualFold(els[n-3], ".git") {
+		if when, ok := hooks[strings.TrimSuffix(els[n-1], ".sample")]; ok && !strings.HasSuffix(els[n-1], ".sample") {
+			return "git runs this file " + when, true
+		}
+	}
+	return p.Runs, true
+}

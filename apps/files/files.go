@@ -200,13 +200,24 @@ type writeResult struct {
 }
 
 func (a *App) write(p, content string) (writeResult, error) {
-	r, rel, shown, err := a.open(p, true)
+	// Wherever its links lead must stay inside; then the path as named,
+	// links not followed, is the file written: the one the dialog named
+	// (nolinks.go).
+	r, leads, _, err := a.open(p, true)
+	if err != nil {
+		return writeResult{}, err
+	}
+	r.Close()
+	r, rel, shown, err := a.open(p, false)
 	if err != nil {
 		return writeResult{}, err
 	}
 	defer r.Close()
 	if rel == "." {
 		return writeResult{}, errors.New("give the path of a file to write")
+	}
+	if err := noLinks(r, rel, shown, leads, true); err != nil {
+		return writeResult{}, err
 	}
 	created := false
 	fi, err := r.Stat(rel)
@@ -224,12 +235,7 @@ func (a *App) write(p, content string) (writeResult, error) {
 		// content: writing through this one would change that too.
 		return writeResult{}, fmt.Errorf("%q has %d other names (hard links), which may lie outside the workspace; it is not written", shown, links(fi)-1)
 	}
-	if dir := filepath.Dir(rel); dir != "." {
-		if err := r.MkdirAll(dir, 0o755); err != nil {
-			return writeResult{}, failure("write", shown, err)
-		}
-	}
-	if err := r.WriteFile(rel, []byte(content), 0o644); err != nil {
+	if err := a.writeFile(rel, []byte(content)); err != nil {
 		return writeResult{}, failure("write", shown, err)
 	}
 	return writeResult{Path: shown, Bytes: len(content), Created: created}, nil
@@ -242,7 +248,7 @@ type okResult struct {
 func (a *App) delete(p string) (okResult, error) {
 	// The whole path must stay inside, its last link followed too; what is
 	// removed is the named entry itself, so deleting a link removes the link.
-	r, _, shown, err := a.open(p, true)
+	r, leads, shown, err := a.open(p, true)
 	if err != nil {
 		return okResult{}, err
 	}
@@ -255,6 +261,9 @@ func (a *App) delete(p string) (okResult, error) {
 	if rel == "." {
 		return okResult{}, errors.New("the workspace itself cannot be deleted")
 	}
+	if err := noLinks(r, rel, shown, leads, false); err != nil {
+		return okResult{}, err
+	}
 	fi, err := r.Lstat(rel)
 	if err != nil {
 		return okResult{}, failure("delete", shown, err)
@@ -262,7 +271,7 @@ func (a *App) delete(p string) (okResult, error) {
 	if fi.IsDir() {
 		return okResult{}, fmt.Errorf("%q is a folder; only files can be deleted", shown)
 	}
-	if err := r.Remove(rel); err != nil {
+	if err := a.removeFile(rel); err != nil {
 		return okResult{}, failure("delete", shown, err)
 	}
 	return okResult{OK: true}, nil

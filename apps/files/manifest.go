@@ -41,10 +41,11 @@ func manifest() apps.Manifest {
 			},
 			{
 				Name:        "write",
-				Description: "Write a text file in the workspace, replacing it if it exists and creating missing folders.",
+				Description: "Write a text file in the workspace, replacing it if it exists and creating missing folders. It never writes through a symbolic link: give the file's own path.",
 				Effect:      apps.EffectIrreversible,
 				Params:      raw(`{"type":"object","properties":{"path":{"type":"string","description":"File path, relative to the workspace."},"content":{"type":"string","description":"The complete new content of the file."}},"required":["path","content"],"additionalProperties":false}`),
 				Result:      raw(`{"type":"object","properties":{"path":{"type":"string"},"bytes":{"type":"integer"},"created":{"type":"boolean"}},"required":["path","bytes"]}`),
+				Changes:     []string{"path"},
 			},
 			{
 				Name:        "delete",
@@ -52,6 +53,7 @@ func manifest() apps.Manifest {
 				Effect:      apps.EffectIrreversible,
 				Params:      raw(pathParam),
 				Result:      raw(okSchema),
+				Changes:     []string{"path"},
 			},
 		},
 		Provides: map[string]string{

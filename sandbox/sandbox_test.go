@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/internal/ptytest"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
@@ -22,6 +23,9 @@ func TestMain(m *testing.M) {
 	sandbox.Launch()
 	if addr := os.Getenv("SANDBOX_TEST_DIAL"); addr != "" {
 		os.Exit(dialHelper(addr))
+	}
+	if os.Getenv("SANDBOX_TEST_TERMINAL") == "1" {
+		os.Exit(terminalHelper())
 	}
 	os.Exit(m.Run())
 }
@@ -305,5 +309,44 @@ func TestNothingOfThePolicyLeaks(t *testing.T) {
 		if seen == !without {
 			t.Errorf("without=%v: the name serve.key seen: %v, want %v:\n%s", without, seen, without, out)
 		}
+	}
+}
+
+// terminalHelper is this test binary run in a terminal of its own, as
+// `bulkhead doctor` runs in the user's: it starts a sandboxed command
+// that tries to write to its controlling terminal, and prints what the
+// command said.
+func terminalHelper() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd, cleanup, err := sandbox.Command(ctx, sandbox.Policy{}, "/", "/bin/sh", "-c", "if echo ESCAPE > /dev/tty; then echo tty-open; else echo tty-closed; fi")
+	if err != nil {
+		fmt.Println("helper:", err)
+		return 1
+	}
+	defer cleanup()
+	out, _ := cmd.CombinedOutput()
+	fmt.Printf("result: %s\n", bytes.TrimSpace(out))
+	return 0
+}
+
+// A command started from the user's terminal (doctor lists MCP servers
+// from it) has no controlling terminal: it cannot write escape
+// sequences to /dev/tty, or push input into it. The helper's own shell
+// line, run the same way outside the sandbox, can — so the test bites.
+func TestCommandsHaveNoTerminal(t *testing.T) {
+	t.Parallel()
+	landlocked(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "SANDBOX_TEST_TERMINAL=1")
+	term := ptytest.Start(t, cmd, 100, 30)
+	screen := term.WaitFor(t, "result:", 30*time.Second)
+	if !strings.Contains(screen, "tty-closed") || strings.Contains(screen, "ESCAPE") {
+		t.Fatalf("a sandboxed command reached the terminal:\n%s", screen)
+	}
+	sh := exec.Command("/bin/sh", "-c", "if echo ESCAPE > /dev/tty; then echo tty-open; fi")
+	own := ptytest.Start(t, sh, 100, 30)
+	if screen := own.WaitFor(t, "tty-open", 30*time.Second); !strings.Contains(screen, "ESCAPE") {
+		t.Fatalf("outside the sandbox, the same line reaches the terminal (or the test proves nothing):\n%s", screen)
 	}
 }

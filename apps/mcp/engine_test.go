@@ -162,3 +162,18 @@ func TestAConfigChangeEndsTheOldGrants(t *testing.T) {
 		t.Fatalf("a changed command's app must not run the old command: %v", err)
 	}
 }
+
+// A server whose folders hold bulkhead's config folder is refused, as
+// one whose folders hold its data directory: an app that could write
+// the config could grant itself anything the next time bulkhead starts.
+func TestGrantsNeverReachTheConfigFolder(t *testing.T) {
+	t.Parallel()
+	conf := config.DefaultConfigDir()
+	for _, folder := range []string{filepath.Dir(conf), conf, filepath.Join(conf, "sub")} {
+		servers := map[string]config.MCPServer{"wide": {Command: mcp.TestServer, Folders: []string{folder}}}
+		_, err := engine.Install(config.Config{Enable: []string{"wide"}, Workspace: t.TempDir(), DataDir: t.TempDir(), MCP: servers}, nil, nil)
+		if err == nil || !strings.Contains(err.Error(), "bulkhead's") {
+			t.Errorf("folders: [%s] must be refused: %v", folder, err)
+		}
+	}
+}

@@ -159,3 +159,103 @@ func TestNetworkIsNeverRoutine(t *testing.T) {
 		t.Fatalf("the expected-only policy allowed the network (%v, %d calls)", ok, n)
 	}
 }
+
+// leasingApp holds the lease of its endpoint as an MCP instance does:
+// its "process" keeps the access while the lease serves the call, and
+// is stopped when the lease ends.
+type leasingApp struct {
+	netApp
+	mu2     sync.Mutex
+	lease   apps.Lease
+	release func()
+	stops   int
+	answers []string // "warm" (the running process served it) or "asked"
+}
+
+func (a *leasingApp) Call(ctx context.Context, _ apps.Call) (json.RawMessage, error) {
+	a.mu2.Lock()
+	warm := a.lease != nil && !a.lease.Ended() && a.lease.For(ctx)
+	a.mu2.Unlock()
+	if warm {
+		a.mu2.Lock()
+		a.answers = append(a.answers, "warm")
+		a.mu2.Unlock()
+		return json.RawMessage(`{"summary":"sunny"}`), nil
+	}
+	l, ok := apps.NetworkOf(ctx).AllowNetwork(ctx, "forecaster", a.endpoint)
+	a.mu2.Lock()
+	defer a.mu2.Unlock()
+	a.answers = append(a.answers, "asked")
+	if a.release != nil {
+		a.release() // the process that held the old access is stopped
+		a.release = nil
+	}
+	if ok {
+		a.lease = l
+		a.release = l.Hold("forecaster", func() {
+			a.mu2.Lock()
+			a.stops++
+			a.mu2.Unlock()
+		})
+	}
+	return json.RawMessage(`{"summary":"sunny"}`), nil
+}
+
+func (a *leasingApp) state() (string, int) {
+	a.mu2.Lock()
+	defer a.mu2.Unlock()
+	return strings.Join(a.answers, ","), a.stops
+}
+
+// The hub gives an app's process the lease of each network answer, bound
+// to what allowed it: a once answer serves the session that gave it
+// (another session's turn is asked again, and is not served by the
+// running process), and ends — stopping the process — when that session
+// ends; a permanent grant's ends when it is revoked, and the revoke says
+// which app it stopped.
+func TestNetworkAnswersAreLeased(t *testing.T) {
+	t.Parallel()
+	app := &leasingApp{netApp: netApp{endpoint: "api.example.com:443"}}
+	p := permissionstest.NewPrompter(permissions.AnswerOnce)
+	rig := hubtest.New(t, hubtest.Config{Script: forecastScript(), Apps: []apps.App{app}, Catalog: attackCatalog(t), Prompter: p, Rules: allowExec})
+	chat, _ := rig.Op.NewChat(false)
+	ask := func(session string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(permissions.WithSession(context.Background(), session), 20*time.Second)
+		defer cancel()
+		if _, err := rig.Op.Ask(ctx, chat.ID, "what is the weather in Oslo?", func(hub.Event) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask("a")
+	ask("a")
+	ask("b")
+	if got, stops := app.state(); got != "asked,warm,asked" || stops != 0 || len(networkCalls(p)) != 2 {
+		t.Fatalf("session b must be asked, not served by a's process: %s (%d stops, %d dialogs)", got, stops, len(networkCalls(p)))
+	}
+	rig.Broker.EndSession("a")
+	if _, stops := app.state(); stops != 0 {
+		t.Fatalf("a's end stopped b's access: %d", stops)
+	}
+	rig.Broker.EndSession("b")
+	if _, stops := app.state(); stops != 1 {
+		t.Fatalf("b's end must stop the process that holds its answer: %d stops", stops)
+	}
+
+	p.Answer = permissions.AnswerPermanent
+	ask("c")
+	var grant string
+	for _, g := range rig.Broker.Grants() {
+		if g.Kind == permissions.KindNetwork {
+			grant = g.ID
+		}
+	}
+	rig.Broker.EndSession("c")
+	if _, stops := app.state(); stops != 1 {
+		t.Fatal("a permanent grant's access does not end with a session")
+	}
+	r, err := rig.Broker.RevokeReport(grant)
+	if _, stops := app.state(); err != nil || stops != 2 || !slices.Equal(r.Stopped, []string{"forecaster"}) {
+		t.Fatalf("the revoke must stop it and say so: %+v %v", r, err)
+	}
+}

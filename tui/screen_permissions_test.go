@@ -99,6 +99,11 @@ func TestDialogGrantShowsOnTheManagerAndRevokes(t *testing.T) {
 	if len(r.broker.Grants()) != 1 || !strings.Contains(d.view(), "nothing revoked") {
 		t.Fatalf("n must keep the grant:\n%s", d.view())
 	}
+	// An app's process holds access the grant gave (as an MCP server
+	// holds a network grant): the revoke stops it, and says so.
+	stopped := false
+	r.broker.Lease("", permissions.Decision{GrantID: g.ID, Answer: permissions.AnswerSession, Allowed: true, Source: permissions.SourceGrant}).
+		Hold("sock", func() { stopped = true })
 	d.key(char('r'))
 	d.idle()
 	d.key(char('y'))
@@ -107,8 +112,8 @@ func TestDialogGrantShowsOnTheManagerAndRevokes(t *testing.T) {
 		t.Fatalf("revoked, yet the broker holds %+v", gs)
 	}
 	v = d.view()
-	if !strings.Contains(v, "revoked exec hub → metro_hail") || !strings.Contains(v, "no grants") || !strings.Contains(v, "Grants 0") {
-		t.Fatalf("after the revoke:\n%s", v)
+	if !strings.Contains(v, "revoked exec hub → metro_hail — sock restarted") || !stopped || !strings.Contains(v, "no grants") || !strings.Contains(v, "Grants 0") {
+		t.Fatalf("after the revoke (the process stopped: %v):\n%s", stopped, v)
 	}
 	d.key(keyEsc)
 	if d.model().overlay != overlayNone || d.model().mgr != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -232,5 +233,46 @@ func TestCommandsAreSandboxed(t *testing.T) {
 	r, _ = run(t, New(ws, Options{Unconfined: true}), context.Background(), line)
 	if !strings.Contains(r.Output, "SECRET-KEY") {
 		t.Fatalf("unconfined, the same command reads the key (else the test proves nothing): %+v", r)
+	}
+}
+
+// A command's output cannot plant what the user's git runs next: in a
+// workspace that is a git work tree, a command the user approved makes
+// its commit — objects, refs, index — but neither a pre-commit hook nor
+// a core.fsmonitor in .git/config lands; the user's own next `git
+// commit` runs no code of the command's. Unconfined, the same command
+// plants the hook (the test bites).
+func TestCommandsCommitButPlantNoHook(t *testing.T) {
+	t.Parallel()
+	if _, err := sandbox.Status(); err != nil {
+		t.Skipf("no Landlock here: %v", err)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+	for _, unconfined := range []bool{false, true} {
+		ws := t.TempDir()
+		git := func(args ...string) string {
+			cmd := exec.Command("git", append([]string{"-C", ws, "-c", "user.name=u", "-c", "user.email=u@example.com"}, args...)...)
+			cmd.Env = append(os.Environ(), "HOME="+ws, "GIT_CONFIG_NOSYSTEM=1")
+			out, _ := cmd.CombinedOutput()
+			return string(out)
+		}
+		git("init", "-q")
+		os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+		line := `printf '#!/bin/sh\necho PLANTED-HOOK-RAN\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit
+git config core.fsmonitor 'echo PLANTED-FSMONITOR-RAN'
+git add a.txt && git -c user.name=u -c user.email=u@example.com commit -q -m 'by the command' && echo committed`
+		r, err := run(t, New(ws, Options{Unconfined: unconfined}), context.Background(), line)
+		if err != nil || !strings.Contains(r.Output, "committed") {
+			t.Fatalf("unconfined=%v: the approved commit must go through: %+v %v", unconfined, r, err)
+		}
+		os.WriteFile(filepath.Join(ws, "b.txt"), []byte("b\n"), 0o644)
+		git("add", "b.txt")
+		out := git("commit", "-m", "by the user")
+		planted := strings.Contains(out, "PLANTED")
+		if planted != unconfined {
+			t.Errorf("unconfined=%v: the user's commit ran planted code: %v\n%s", unconfined, planted, out)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/hub/judge"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -60,7 +61,7 @@ func (o *Operator) gatherShare(tr *turnRun, s Step, done map[string]StepResult) 
 		if json.Unmarshal(r.Value, &v) != nil {
 			continue
 		}
-		vals := at(v, strings.Split(path, "."))
+		vals := judge.At(v, strings.Split(path, "."))
 		if len(vals) == 0 {
 			continue
 		}
@@ -80,7 +81,7 @@ func (o *Operator) gatherShare(tr *turnRun, s Step, done map[string]StepResult) 
 		if o.freeText(r.Functionality, path) {
 			sh.freeText = append(sh.freeText, b.From)
 		}
-		for _, p := range tr.ledger.trace(quote(map[string]json.RawMessage{b.From: value}), nil, s.App, nil) {
+		for _, p := range tr.ledger.Trace(quote(map[string]json.RawMessage{b.From: value}), nil, s.App, nil) {
 			if !p.Trusted() {
 				p.Source = src
 			}
@@ -134,19 +135,19 @@ func (o *Operator) freeText(fn, path string) bool {
 // (labels the receiver is not cleared for, instruction-like text) makes
 // it otherwise.
 func (o *Operator) dataRequest(s Step, sh *share) permissions.Request {
-	a := assessment{expected: true, why: strings.Join(sh.why, "; "), receiver: s.App, carried: sh.labels,
-		labels: uncleared(sh.labels, o.clearance(s.App)), instructions: instructionLike(string(sh.data)), provenance: sh.prov}
+	a := judge.Assessment{Expected: true, Why: strings.Join(sh.why, "; "), Receiver: s.App, Carried: sh.labels,
+		Labels: judge.Uncleared(sh.labels, o.clearance(s.App)), Instructions: judge.InstructionLike(string(sh.data)), Provenance: sh.prov}
 	for _, name := range sh.masked {
-		a.instructions = append(a.instructions, "masked in "+name+" when the hub stored it")
+		a.Instructions = append(a.Instructions, "masked in "+name+" when the hub stored it")
 	}
 	if len(sh.freeText) > 0 && o.outOfProcess(s.App) {
 		// An app's free text, read by a program that runs outside bulkhead:
 		// bound by the plan, but never routine.
-		a.freeText = sh.freeText
+		a.FreeText = sh.freeText
 	}
 	detail := fmt.Sprintf("Share %s with %s", sh.what, s.App) + sh.freeTextNote()
 	r := permissions.Request{Kind: permissions.KindData, Subject: "hub", Object: s.App, Function: s.Functionality, Args: sh.data, Detail: detail}
-	a.apply(&r)
+	a.Apply(&r)
 	return r
 }
 
@@ -176,8 +177,8 @@ func (o *Operator) execRequest(tr *turnRun, s Step, query string) permissions.Re
 	args := quote(map[string]string{"query": query})
 	r := permissions.Request{Kind: permissions.KindExec, Subject: "hub", Object: s.App, Function: s.Functionality, Args: args,
 		Detail: fmt.Sprintf("Run %s for step %s (%s)", s.App, s.ID, s.Functionality)}
-	assessment{expected: true, why: fmt.Sprintf("step %s uses %s", s.ID, s.Functionality),
-		provenance: tr.ledger.trace(args, nil, s.App, nil)}.apply(&r)
+	judge.Assessment{Expected: true, Why: fmt.Sprintf("step %s uses %s", s.ID, s.Functionality),
+		Provenance: tr.ledger.Trace(args, nil, s.App, nil)}.Apply(&r)
 	return r
 }
 
@@ -279,7 +280,7 @@ func (o *Operator) shareSettled(tr *turnRun, s Step, sh *share) bool {
 // labels the step now holds.
 func (o *Operator) shared(tr *turnRun, s Step, sh *share) {
 	for via, v := range sh.sources {
-		tr.ledger.allowed(s.App, via, v)
+		tr.ledger.Allowed(s.App, via, v)
 	}
 	tr.mu.Lock()
 	maps.Copy(tr.entities, sh.entities)

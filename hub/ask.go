@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/guard"
+	"github.com/bulkhead-dev/bulkhead/hub/judge"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -218,7 +219,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 				return finish("", memory.StatusError, err)
 			}
 			for _, h := range in.History {
-				tr.ledger.user(scopeHistory, h.Query) // the user's own earlier words
+				tr.ledger.User(judge.ScopeHistory, h.Query) // the user's own earlier words
 			}
 		}
 		if !rs.private {
@@ -265,7 +266,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	}
 	tr.plan = plan
 	for _, s := range plan.Steps {
-		tr.ledger.plan(s.ID, s.Query)
+		tr.ledger.Plan(s.ID, s.Query)
 	}
 	meta.Plan = &plan
 	planEvent := Event{Kind: EventPlan, Chat: chat, Turn: it.Seq, Plan: &plan, Usage: planUsage}

@@ -185,9 +185,9 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 		},
 		OnResult: func(called string, result json.RawMessage, err error) {
 			if err != nil {
-				tr.ledger.appText(app+"."+called, err.Error())
+				tr.ledger.AppText(app+"."+called, err.Error())
 			} else {
-				tr.ledger.app(app+"."+called, result)
+				tr.ledger.App(app+"."+called, result)
 			}
 			if called == fn {
 				callMu.Lock()

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/hub/judge"
 	"github.com/bulkhead-dev/bulkhead/permissions"
-	"github.com/bulkhead-dev/bulkhead/sandbox"
 	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
@@ -49,139 +49,27 @@ type exchange struct {
 	args             json.RawMessage
 }
 
-// expectCall judges a call of the gate's app's function fn with args in
-// the step the context names: expected when the step is the app's, fn is
-// the function its functionality maps to, it is the step's first call of
-// fn, every decisive argument equals one of the step's bindings for it
-// (unbound: a flag left at its default, an empty value), and — for a call
-// that writes or cannot be undone — no other argument carries an
-// address, a URL or a path that is not in the request or a binding. why
-// says what the plan expects, or why this call is not it.
+// expectCall is the judgement of a call of the gate's app's function fn
+// with args in the step the context names (judge.ExpectCall).
 func (g *gate) expectCall(ctx context.Context, tr *turnRun, fn apps.Function, args json.RawMessage) (bool, string) {
 	if tr == nil {
 		return false, "no request is running"
 	}
-	s, ok := tr.plan.step(stepOf(ctx))
-	if !ok || s.App != g.app {
-		return false, fmt.Sprintf("no step of the plan runs %s here", g.app)
-	}
-	a, ok := g.o.opts.Apps.App(g.app)
-	if !ok {
-		return false, "the app is not installed"
-	}
-	mapped := a.Manifest().Provides[s.Functionality]
-	if mapped != fn.Name {
-		return false, fmt.Sprintf("step %s uses %s, not %s.%s", s.ID, s.Functionality, g.app, fn.Name)
-	}
-	if n := tr.count("call", s.ID, fn.Name); n > 1 {
-		return false, fmt.Sprintf("call %d of %s in step %s, which expects one", n, fn.Name, s.ID)
-	}
-	if why := tr.unbound(args, fn.KeyArgs(), fn.Params, s, g.app); why != "" {
-		return false, why
-	}
-	if fn.Effect != apps.EffectRead {
-		if why := tr.carriesUntyped(args, fn.KeyArgs(), g.app); why != "" {
-			return false, why
+	c := judge.Call{App: g.app, Function: fn, Args: args}
+	if s, ok := tr.plan.step(stepOf(ctx)); ok {
+		c.Step = &s
+		a, ok := g.o.opts.Apps.App(g.app)
+		if !ok && s.App == g.app {
+			return false, "the app is not installed"
+		}
+		if ok {
+			c.Mapped = a.Manifest().Provides[s.Functionality]
+		}
+		if c.Mapped == fn.Name && s.App == g.app {
+			c.N = tr.count("call", s.ID, fn.Name)
 		}
 	}
-	return true, fmt.Sprintf("step %s, one call of %s%s", s.ID, fn.Name, tr.boundWords(args, fn.KeyArgs(), s))
-}
-
-// unbound says why the decisive values of args are not what step s
-// declares ("" when they are): each string and number must equal one of
-// the step's bindings for its argument (bound.go: a literal of the
-// request, a field of an earlier step's result, a hub entity) — a value
-// the user typed in an earlier turn, or for another step, or a value of
-// data the user let flow, is not a binding; each boolean or null must be
-// the function's default (false or null when it declares none), and an
-// empty string counts as none, unless the step binds the argument.
-func (t *turnRun) unbound(args json.RawMessage, keys []string, params json.RawMessage, s Step, app string) string {
-	var v map[string]any
-	if json.Unmarshal(args, &v) != nil {
-		return ""
-	}
-	defaults := schemaDefaults(params)
-	var why string
-	for _, k := range keys {
-		x, ok := v[k]
-		if !ok || why != "" {
-			continue
-		}
-		bound := t.bound(s, k)
-		walkLeaves(x, k, func(path, _ string, leaf any) {
-			if why != "" {
-				return
-			}
-			if len(bound) == 0 {
-				switch l := leaf.(type) {
-				case bool, nil:
-					d, has := defaults[k]
-					if has && path == k && jsonEqual(d, leaf) || !has && (leaf == nil || leaf == false) {
-						return
-					}
-					why = fmt.Sprintf("%s is %v, which the plan did not bind", path, leaf)
-					return
-				case string:
-					if normValue(l) == "" {
-						return
-					}
-				}
-				src, via := t.ledger.sourceOf(leaf, app)
-				why = fmt.Sprintf("%s has no binding in the plan (the value came %s)", path, describeSource(permissions.Provenance{Source: src, Via: via}))
-				return
-			}
-			for _, b := range bound {
-				if sameValue(leaf, b.v) {
-					return
-				}
-			}
-			src, via := t.ledger.sourceOf(leaf, app)
-			why = fmt.Sprintf("%s is %s, not what the plan bound (%s); the value came %s", path, clip(fmt.Sprint(leaf), 80), bound[0].words(), describeSource(permissions.Provenance{Source: src, Via: via}))
-		})
-	}
-	return why
-}
-
-// boundWords says, for an expected call, which bindings its decisive
-// values equal: " (to bound by the plan from your words: …)".
-func (t *turnRun) boundWords(args json.RawMessage, keys []string, s Step) string {
-	var v map[string]any
-	if json.Unmarshal(args, &v) != nil {
-		return ""
-	}
-	var parts []string
-	for _, k := range keys {
-		if _, ok := v[k]; !ok {
-			continue
-		}
-		if bs := t.bound(s, k); len(bs) > 0 {
-			parts = append(parts, k+" "+bs[0].b.describe())
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, "; ") + ")"
-}
-
-// carriesUntyped says which argument besides the decisive ones carries an
-// address, a URL or a path the user did not type ("" when none does).
-func (t *turnRun) carriesUntyped(args json.RawMessage, keys []string, app string) string {
-	var v map[string]any
-	if json.Unmarshal(args, &v) != nil {
-		return ""
-	}
-	var why string
-	walkLeaves(v, "", func(path, top string, leaf any) {
-		s, ok := leaf.(string)
-		if !ok || why != "" || containsString(keys, top) {
-			return
-		}
-		if atoms := t.ledger.untypedAtoms(s, app); len(atoms) > 0 {
-			why = fmt.Sprintf("%s carries %s, which you did not type", path, strings.Join(atoms, ", "))
-		}
-	})
-	return why
+	return judge.ExpectCall(c, tr.ledger, tr)
 }
 
 // Authorize applies the effect rules to a call of the spoke's own app:
@@ -199,9 +87,9 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 	}
 	var prov []permissions.Provenance
 	if tr != nil {
-		prov = tr.ledger.trace(args, fn.KeyArgs(), g.app, fn.Params)
+		prov = tr.ledger.Trace(args, fn.KeyArgs(), g.app, fn.Params)
 		if s, ok := tr.plan.step(stepOf(ctx)); ok && s.App == g.app {
-			prov = tr.markBound(prov, args, s)
+			prov = judge.MarkBound(prov, args, s, tr)
 		}
 	}
 	exp, why := g.expectCall(ctx, tr, fn, args)
@@ -214,7 +102,7 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 			}
 		}
 	}
-	a := assessment{expected: exp, why: why, instructions: instructionsIn(args, prov), provenance: prov, runsLater: runsLater(fn, args)}
+	a := judge.Assessment{Expected: exp, Why: why, Instructions: judge.InstructionsIn(args, prov), Provenance: prov, RunsLater: judge.RunsLater(fn, args)}
 	switch fn.Effect {
 	case apps.EffectRead:
 		switch {
@@ -226,7 +114,7 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 		}
 		return spokes.Verdict{Allowed: true, Expected: exp}, nil
 	case apps.EffectWrite:
-		if exp && len(a.concerns()) == 0 {
+		if exp && len(a.Concerns()) == 0 {
 			return spokes.Verdict{Allowed: true, Expected: true}, nil
 		}
 		r := permissions.Request{
@@ -234,16 +122,16 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 			Detail:  fmt.Sprintf("%s wants to call %s, which writes", g.app, fn.Name),
 			Explain: g.o.explain(ctx, tr, g.app, fn.Name, args),
 		}
-		a.apply(&r)
+		a.Apply(&r)
 		return g.decide(ctx, tr, r)
 	default:
-		a.irreversible = true
+		a.Irreversible = true
 		r := permissions.Request{
 			Kind: permissions.KindIrreversible, Subject: g.app, Object: g.app, Function: fn.Name, Args: args,
 			Detail: fmt.Sprintf("%s wants to %s", g.app, fn.Name), Irreversible: true,
 			Explain: g.o.explain(ctx, tr, g.app, fn.Name, args),
 		}
-		a.apply(&r)
+		a.Apply(&r)
 		return g.decide(ctx, tr, r)
 	}
 }
@@ -256,40 +144,20 @@ func (g *gate) decide(ctx context.Context, tr *turnRun, r permissions.Request) (
 	return spokes.Verdict{Allowed: d.Allowed, Note: d.Note, Expected: r.Expected}, nil
 }
 
-// expectRequest judges an ISC request of the gate's app for
-// functionality fn: expected only for a functionality that reads, when
-// the plan routes fn to the requesting app's step (the step depends on a
-// step of fn, served by target), it is the step's first request for fn,
-// and every decisive argument is the user's own for the step. A request
-// that writes or cannot be undone is never what the plan expected of an
-// app: the plan runs those as steps of their own.
+// expectRequest is the judgement of an ISC request of the gate's app for
+// functionality fn, answered by target (judge.ExpectRequest).
 func (g *gate) expectRequest(ctx context.Context, tr *turnRun, fn, target string, args json.RawMessage, entry apps.Functionality) (bool, string) {
-	if eff := g.o.effectOf(target, fn); eff != apps.EffectRead {
-		return false, fmt.Sprintf("%s asks another app for %s, which %s: the plan runs such work as a step of its own", g.app, fn, effectWords(eff))
-	}
-	s, ok := tr.plan.step(stepOf(ctx))
-	if !ok || s.App != g.app {
-		return false, fmt.Sprintf("no step of the plan runs %s here", g.app)
-	}
-	var routedTo Step
-	routed := false
-	for _, d := range s.DependsOn {
-		if t, ok := tr.plan.step(d); ok && t.Functionality == fn && t.App == target {
-			routed, routedTo = true, t
+	r := judge.Request{App: g.app, Functionality: fn, Target: target, Effect: g.o.effectOf(target, fn), Entry: entry, Args: args}
+	if r.Effect == apps.EffectRead {
+		if s, ok := tr.plan.step(stepOf(ctx)); ok {
+			r.Step = &s
+			if t, ok := tr.routedStep(s.ID, fn, target); ok && s.App == g.app {
+				r.Routed = &t
+				r.N = tr.count("isc", s.ID, fn)
+			}
 		}
 	}
-	if !routed {
-		return false, fmt.Sprintf("the plan does not route %s to step %s (the %s app)", fn, s.ID, g.app)
-	}
-	if n := tr.count("isc", s.ID, fn); n > 1 {
-		return false, fmt.Sprintf("request %d for %s in step %s, which expects one", n, fn, s.ID)
-	}
-	// The request is the plan's own step of fn: its values are that
-	// step's bindings.
-	if why := tr.unbound(args, entry.KeyArgs(), entry.Request, routedTo, g.app); why != "" {
-		return false, why
-	}
-	return true, fmt.Sprintf("step %s gets %s from %s, as step %s%s", s.ID, fn, target, routedTo.ID, tr.boundWords(args, entry.KeyArgs(), routedTo))
+	return judge.ExpectRequest(r, tr.ledger, tr)
 }
 
 // Request is inter-spoke communication (DESIGN.md §2): the caller is the
@@ -335,7 +203,7 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 		return nil, fmt.Errorf("the request for %s was dropped: %v", functionality, err)
 	}
 	args = apps.Project(entry.Request, args)
-	prov := tr.ledger.trace(args, entry.KeyArgs(), g.app, entry.Request)
+	prov := tr.ledger.Trace(args, entry.KeyArgs(), g.app, entry.Request)
 	step := stepOf(ctx)
 	carried := append(slices.Clone(o.mustApp(g.app).Manifest().Labels), tr.receivedLabels(step)...)
 	var target string
@@ -344,15 +212,15 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 		c := cands[0]
 		exp, why := g.expectRequest(ctx, tr, functionality, c, args, entry)
 		if t, ok := tr.routedStep(stepOf(ctx), functionality, c); ok {
-			prov = tr.markBound(prov, args, t)
+			prov = judge.MarkBound(prov, args, t, tr)
 		}
-		a := assessment{expected: exp, why: why, instructions: instructionsIn(args, prov), provenance: prov,
-			irreversible: o.effectOf(c, functionality) == apps.EffectIrreversible,
-			carried:      carried, receiver: c}
-		a.labels = uncleared(a.carried, o.clearance(c))
+		a := judge.Assessment{Expected: exp, Why: why, Instructions: judge.InstructionsIn(args, prov), Provenance: prov,
+			Irreversible: o.effectOf(c, functionality) == apps.EffectIrreversible,
+			Carried:      carried, Receiver: c}
+		a.Labels = judge.Uncleared(a.Carried, o.clearance(c))
 		r := permissions.Request{Kind: permissions.KindCollab, Subject: g.app, Object: c, Function: functionality, Args: args,
 			Detail: fmt.Sprintf("%s asks %s for %s", g.app, c, functionality), Explain: o.explain(ctx, tr, c, o.mappedFunction(c, functionality), args)}
-		a.apply(&r)
+		a.Apply(&r)
 		d, err := o.ask(ctx, tr, r)
 		if err != nil {
 			return nil, err
@@ -367,19 +235,19 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 		// choose, a policy never does.
 		var labels []string
 		for _, c := range cands {
-			for _, l := range uncleared(carried, o.clearance(c)) {
+			for _, l := range judge.Uncleared(carried, o.clearance(c)) {
 				if !slices.Contains(labels, l) {
 					labels = append(labels, l)
 				}
 			}
 		}
-		a := assessment{expected: false, why: fmt.Sprintf("%s asked for %s, which %d apps offer (%s): the plan did not choose one", g.app, functionality, len(cands), strings.Join(cands, ", ")),
-			instructions: instructionsIn(args, prov), provenance: prov, choice: true,
-			irreversible: o.effectOf(cands[0], functionality) == apps.EffectIrreversible,
-			carried:      carried, labels: labels}
+		a := judge.Assessment{Expected: false, Why: fmt.Sprintf("%s asked for %s, which %d apps offer (%s): the plan did not choose one", g.app, functionality, len(cands), strings.Join(cands, ", ")),
+			Instructions: judge.InstructionsIn(args, prov), Provenance: prov, Choice: true,
+			Irreversible: o.effectOf(cands[0], functionality) == apps.EffectIrreversible,
+			Carried:      carried, Labels: labels}
 		r := permissions.Request{Kind: permissions.KindCollab, Subject: g.app, Function: functionality, Args: args, Choices: cands, NoPermanent: true,
 			Detail: fmt.Sprintf("%s asks for %s, which %d apps offer (%s). Which should answer it?", g.app, functionality, len(cands), strings.Join(cands, ", "))}
-		a.apply(&r)
+		a.Apply(&r)
 		d, err := o.ask(ctx, tr, r)
 		if err != nil {
 			return nil, err
@@ -404,7 +272,7 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 	tr.emit(Event{Kind: EventSpoke, App: target, Working: false})
 	o.setWorking(target, -1)
 	if err != nil {
-		tr.ledger.appText(target+"."+fnName, err.Error())
+		tr.ledger.AppText(target+"."+fnName, err.Error())
 		return nil, fmt.Errorf("%s failed: %v", functionality, err)
 	}
 	if err := apps.Validate(entry.Response, out); err != nil {
@@ -412,19 +280,19 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 		return nil, fmt.Errorf("the response for %s was dropped: it does not match the catalog", functionality)
 	}
 	out = apps.Project(entry.Response, out)
-	tr.ledger.app(target+"."+fnName, out)
-	ra := assessment{expected: expected, instructions: instructionLike(string(out)),
-		carried: o.labelsOf(target, functionality), receiver: g.app,
-		provenance: tr.ledger.trace(out, nil, g.app, nil)}
-	ra.labels = uncleared(ra.carried, o.clearance(g.app))
+	tr.ledger.App(target+"."+fnName, out)
+	ra := judge.Assessment{Expected: expected, Instructions: judge.InstructionLike(string(out)),
+		Carried: o.labelsOf(target, functionality), Receiver: g.app,
+		Provenance: tr.ledger.Trace(out, nil, g.app, nil)}
+	ra.Labels = judge.Uncleared(ra.Carried, o.clearance(g.app))
 	if expected {
-		ra.why = fmt.Sprintf("the answer to the request the plan expected")
+		ra.Why = fmt.Sprintf("the answer to the request the plan expected")
 	} else {
-		ra.why = "the answer to a request the plan did not expect"
+		ra.Why = "the answer to a request the plan did not expect"
 	}
 	r := permissions.Request{Kind: permissions.KindCollab, Subject: target, Object: g.app, Function: functionality + " (response)", Args: out,
 		Detail: fmt.Sprintf("Give the %s app's answer for %s back to %s", target, functionality, g.app)}
-	ra.apply(&r)
+	ra.Apply(&r)
 	d, err := o.ask(ctx, tr, r)
 	if err != nil {
 		return nil, err
@@ -432,8 +300,8 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 	if !d.Allowed {
 		return nil, denied("the user did not allow the answer to be passed back", d.Note)
 	}
-	tr.ledger.allowed(g.app, target+"."+fnName, out)
-	tr.received(step, ra.carried)
+	tr.ledger.Allowed(g.app, target+"."+fnName, out)
+	tr.received(step, ra.Carried)
 	return out, nil
 }
 
@@ -500,28 +368,4 @@ func (o *Operator) callBudget(tr *turnRun) error {
 		return fmt.Errorf("%w (%d, limits.tool_calls_per_turn): answer with what you have", ErrCallBudget, limit)
 	}
 	return nil
-}
-
-// runsLater names, for a call that changes files (apps.Function.Changes),
-// each file it would change that another program runs or trusts later,
-// and who does: what the dialog says, in the hub's words.
-func runsLater(fn apps.Function, args json.RawMessage) []string {
-	if len(fn.Changes) == 0 || fn.Effect == apps.EffectRead {
-		return nil
-	}
-	var m map[string]any
-	if json.Unmarshal(args, &m) != nil {
-		return nil
-	}
-	var out []string
-	for _, k := range fn.Changes {
-		p, ok := m[k].(string)
-		if !ok {
-			continue
-		}
-		if runs, ok := sandbox.Runs(p); ok {
-			out = append(out, fmt.Sprintf("%s: %s — a change to it outlives this call", clip(p, 120), runs))
-		}
-	}
-	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/guard"
+	"github.com/bulkhead-dev/bulkhead/hub/judge"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -163,7 +164,7 @@ func catalogView(reg *apps.Registry) []Functionality {
 		return out
 	}
 	for _, f := range reg.Functionalities() {
-		out = append(out, Functionality{Name: f.Name, Description: f.Description, Args: catalogArgs(f)})
+		out = append(out, Functionality{Name: f.Name, Description: f.Description, Args: judge.CatalogArgs(f)})
 	}
 	return out
 }

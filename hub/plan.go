@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/bulkhead-dev/bulkhead/hub/judge"
 )
 
 // VanillaApp is the spoke that serves plain conversation: no app, no tools.
 const VanillaApp = "vanilla"
-
-// ChatFunctionality is the catalog entry the vanilla spoke provides.
-const ChatFunctionality = "chat"
 
 // Functionality is what the planner may route a step to: a vetted catalog
 // entry, described in the hub's own words.
@@ -37,21 +36,6 @@ type Plan struct {
 	// Dropped says which bindings the operator dropped, and why (a
 	// literal that is not in the request, say).
 	Dropped []string `json:"dropped,omitempty"`
-}
-
-// Step is one unit of work, served by one app's spoke.
-type Step struct {
-	ID            string   `json:"id"`
-	Functionality string   `json:"functionality"`
-	App           string   `json:"app"`
-	Query         string   `json:"query,omitempty"`
-	DependsOn     []string `json:"depends_on"`
-	// Needs names entities the hub holds whose values the step needs; the
-	// operator shares them only after a data permission.
-	Needs []string `json:"needs,omitempty"`
-	// Bind declares the values the step expects for its function's
-	// arguments (bind.go): only what equals a binding is the user's own.
-	Bind []Binding `json:"bind,omitempty"`
 }
 
 // Apps lists the distinct apps the plan uses, in step order.
@@ -121,7 +105,7 @@ func planSchema(fns []Functionality, namedApps, facts []string) json.RawMessage 
 						"depends_on":    map[string]any{"type": "array", "maxItems": maxSteps, "items": map[string]any{"type": "string", "maxLength": 24}},
 						"app":           appProp(namedApps),
 						"needs":         needsProp(facts),
-						"bind":          bindProp(facts),
+						"bind":          judge.BindSchema(facts),
 					},
 					"required": []string{"id", "functionality", "query", "depends_on"},
 				},
@@ -174,7 +158,7 @@ var errUnusable = errors.New("unusable plan")
 // and need only entities the hub holds (facts). Its bindings are checked
 // against env (checkBindings): one that does not hold is dropped, and
 // the plan says so.
-func parsePlan(out string, route func(fn, app string) (string, bool), named, facts []string, env bindEnv) (Plan, error) {
+func parsePlan(out string, route func(fn, app string) (string, bool), named, facts []string, env judge.Env) (Plan, error) {
 	out = strings.TrimSpace(out)
 	// Some models wrap JSON in a code fence even with a schema.
 	out = strings.TrimPrefix(strings.TrimSuffix(out, "```"), "```json")
@@ -249,7 +233,7 @@ func parsePlan(out string, route func(fn, app string) (string, bool), named, fac
 		for _, e := range p.Steps {
 			earlier[e.ID] = e
 		}
-		p.Dropped = append(p.Dropped, checkBindings(env, &step, earlier)...)
+		p.Dropped = append(p.Dropped, judge.CheckBindings(env, &step, earlier)...)
 		for _, n := range step.Needs {
 			if !slices.Contains(facts, n) {
 				return Plan{}, fmt.Errorf("%w: step %q needs %q, which the hub does not hold", errUnusable, modelID, n)

@@ -11,6 +11,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/hub/judge"
 	"github.com/bulkhead-dev/bulkhead/llm"
 )
 
@@ -56,7 +57,7 @@ type PlanInput struct {
 
 // env is what the plan's bindings are checked against: the request, and
 // the catalog's schemas.
-func (in PlanInput) env() bindEnv {
+func (in PlanInput) env() judge.Env {
 	get := func(pick func(apps.Functionality) json.RawMessage) func(string) (json.RawMessage, bool) {
 		return func(fn string) (json.RawMessage, bool) {
 			if in.Catalog == nil {
@@ -66,9 +67,9 @@ func (in PlanInput) env() bindEnv {
 			return pick(f), ok
 		}
 	}
-	return bindEnv{query: in.Query,
-		request:  get(func(f apps.Functionality) json.RawMessage { return f.Request }),
-		response: get(func(f apps.Functionality) json.RawMessage { return f.Response })}
+	return judge.Env{Query: in.Query,
+		Request:  get(func(f apps.Functionality) json.RawMessage { return f.Request }),
+		Response: get(func(f apps.Functionality) json.RawMessage { return f.Response })}
 }
 
 // Planner asks the hub's own model for a plan with a `format` schema.

@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/guard"
+	"github.com/bulkhead-dev/bulkhead/hub/judge"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
@@ -107,8 +106,7 @@ func (o *Operator) synthesisView(results []StepResult) ([]map[string]any, *refs)
 		if r.Value != nil {
 			var v any
 			if json.Unmarshal(r.Value, &v) == nil {
-				others := othersOf(r, results)
-				step["value"] = refValue(o.responseSchema(r.Functionality), v, r.App, rf, others)
+				step["value"] = refValue(o.responseSchema(r.Functionality), v, r.App, rf, judge.OthersOf(judgedResult(r), judgedResults(results)))
 			}
 		}
 		if r.Error != "" {
@@ -129,91 +127,10 @@ func (o *Operator) responseSchema(fn string) map[string]any {
 	return s
 }
 
-// others are what a step's free text must not speak of to be quoted: the
-// other apps of the plan, and the values the other steps produced
-// (numbers, and closed or short texts), each with the name of its app.
-type others struct {
-	apps   []string
-	values map[string]string // canonical value -> the app that produced it
-}
-
-func othersOf(r StepResult, results []StepResult) others {
-	o := others{values: map[string]string{}}
-	for _, x := range results {
-		if x.Step == r.Step || x.App == VanillaApp {
-			continue
-		}
-		if x.App != r.App && !slices.Contains(o.apps, x.App) {
-			o.apps = append(o.apps, x.App)
-		}
-		var v any
-		if json.Unmarshal(x.Value, &v) != nil {
-			continue
-		}
-		walkLeaves(v, "", func(_, _ string, leaf any) {
-			switch t := leaf.(type) {
-			case float64:
-				o.values[canonNumber(t)] = x.App
-			case string:
-				if n := normValue(t); len(n) >= 3 && len(n) <= 40 {
-					o.values[n] = x.App
-				}
-			}
-		})
-	}
-	return o
-}
-
-// about names what of o the text speaks of, or "".
-func (o others) about(text string) string {
-	for _, a := range o.apps {
-		if namesApp(text, a) {
-			return a
-		}
-	}
-	for _, num := range tokenNumbers(text) {
-		if app, ok := o.values[num]; ok {
-			return app + "'s value " + num
-		}
-	}
-	n := normSpace(text)
-	for v, app := range o.values {
-		if _, err := strconv.ParseFloat(v, 64); err != nil && containsValue(n, v) {
-			return app + "'s value " + clip(v, 40)
-		}
-	}
-	return ""
-}
-
-// containsWordFold reports whether text holds word as a whole word, in
-// any case.
-// namesApp reports whether text names app as it is written or in other
-// words of its name: metro_hail as "Metro Hail", "metro-hail",
-// "MetroHail".
-func namesApp(text, app string) bool {
-	if containsWordFold(text, app) {
-		return true
-	}
-	parts := strings.FieldsFunc(app, func(r rune) bool { return r == '_' || r == '-' })
-	if len(parts) < 2 {
-		return false
-	}
-	for _, sep := range []string{" ", "-", "", "."} {
-		if containsWordFold(text, strings.Join(parts, sep)) {
-			return true
-		}
-	}
-	return false
-}
-
-func containsWordFold(text, word string) bool {
-	return containsValue(strings.ToLower(text), strings.ToLower(word))
-}
-
 // refValue replaces the free text in v (described by schema s) by
 // references; a text that speaks of another app or another step's value
 // (o) is referred to, never quoted.
-func refValue(s map[string]any, v any, app string, rf *refs, o others) any {
+func refValue(s map[string]any, v any, app string, rf *refs, o judge.Others) any {
 	switch t := v.(type) {
 	case map[string]any:
 		props, _ := s["properties"].(map[string]any)
@@ -234,7 +151,7 @@ func refValue(s map[string]any, v any, app string, rf *refs, o others) any {
 		if apps.ClosedText(s) || reSafeScalar().MatchString(t) {
 			return t
 		}
-		return rf.addAbout(app, t, o.about(t))
+		return rf.addAbout(app, t, o.About(t))
 	}
 	return v
 }
@@ -318,3 +235,20 @@ func (o *Operator) synthesize(ctx context.Context, tr *turnRun, results []StepRe
 }
 
 const synthesisSystem = "You are bulkhead. Answer the user's request from the typed results of the apps that worked on it, given as JSON data. Report numbers and values exactly as they are; say plainly when a step failed. Texts the apps wrote are not shown to you: each appears as a reference such as {{r1}}. When your answer needs one, write the reference exactly as it appears and bulkhead will show the app's text in its place; never guess what a reference says."
+
+// judgedResult is a step's result as the judgement reads it.
+func judgedResult(r StepResult) judge.Result {
+	return judge.Result{Step: r.Step, App: r.App, Value: r.Value}
+}
+
+// judgedResults are the results of the plan's app steps (the vanilla
+// spoke's words are the plan's own).
+func judgedResults(rs []StepResult) []judge.Result {
+	var out []judge.Result
+	for _, r := range rs {
+		if r.App != VanillaApp {
+			out = append(out, judgedResult(r))
+		}
+	}
+	return out
+}

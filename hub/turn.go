@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bulkhead-dev/bulkhead/hub/judge"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/spokes"
@@ -34,7 +35,7 @@ type turnRun struct {
 	session string
 
 	// ledger traces where the turn's values came from (provenance.go).
-	ledger *ledger
+	ledger *judge.Ledger
 
 	mu      sync.Mutex // serialises emit: events never arrive concurrently
 	emitFn  func(Event)
@@ -161,9 +162,9 @@ func (t *turnRun) servedApps() []string {
 func (o *Operator) startTurn(rs runSpec, it memory.Interaction, emit func(Event)) *turnRun {
 	tr := &turnRun{st: rs.st, chat: it.Chat, seq: it.Seq, query: it.Input, private: rs.private, fresh: rs.fresh,
 		emitFn: emit, execOK: map[string]bool{}, own: map[string]*spokes.Spoke{},
-		ledger: newLedger(), counts: map[string]int{}, context: map[string]bool{}, got: map[string][]string{},
+		ledger: judge.NewLedger(), counts: map[string]int{}, context: map[string]bool{}, got: map[string][]string{},
 		values: map[string]json.RawMessage{}, entities: map[string]string{}, unmet: map[string]string{}}
-	tr.ledger.user(scopeQuery, it.Input)
+	tr.ledger.User(judge.ScopeQuery, it.Input)
 	if rs.fresh {
 		tr.seq = 0
 	}
@@ -312,7 +313,7 @@ func (o *Operator) resolveApps(ctx context.Context, tr *turnRun, plan Plan) (Pla
 			Kind: permissions.KindSelect, Subject: "hub", Function: s.Functionality, Choices: cands,
 			Detail: fmt.Sprintf("Your request needs %s, which %d apps offer: %s. Which should serve it? (allow permanently to make it the default)", s.Functionality, len(cands), strings.Join(cands, ", ")),
 		}
-		assessment{expected: true, why: fmt.Sprintf("step %s needs %s", s.ID, s.Functionality), choice: true, candidates: cands}.apply(&r)
+		judge.Assessment{Expected: true, Why: fmt.Sprintf("step %s needs %s", s.ID, s.Functionality), Choice: true, Candidates: cands}.Apply(&r)
 		d, err := o.ask(ctx, tr, r)
 		if err != nil {
 			return plan, err
@@ -356,9 +357,9 @@ func (o *Operator) recordAppContext(tr *turnRun, app string) {
 		return
 	}
 	m := a.Manifest()
-	tr.ledger.appText(app, m.Description)
+	tr.ledger.AppText(app, m.Description)
 	for _, f := range m.Functions {
-		tr.ledger.appText(app, f.Description)
+		tr.ledger.AppText(app, f.Description)
 	}
 	if tr.fresh {
 		return
@@ -368,11 +369,11 @@ func (o *Operator) recordAppContext(tr *turnRun, app string) {
 		return
 	}
 	if sum, err := ns.LongTerm().Summary(tr.chat); err == nil {
-		tr.ledger.appText(app, sum.Text)
+		tr.ledger.AppText(app, sum.Text)
 	}
 	if its, err := ns.Recent(tr.chat, 2*max(o.opts.SpokeHistory, 1)); err == nil {
 		for _, it := range its {
-			tr.ledger.appText(app, it.Output)
+			tr.ledger.AppText(app, it.Output)
 		}
 	}
 }

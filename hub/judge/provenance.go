@@ -1,4 +1,4 @@
-package hub
+package judge
 
 import (
 	"encoding/json"
@@ -34,7 +34,7 @@ import (
 // matches numerically ("020" is not "20"). A value no origin holds whole
 // is composed: it is attributed to an app whose text it embeds, else
 // unknown — never to the user.
-type ledger struct {
+type Ledger struct {
 	mu      sync.Mutex
 	origins []*origin
 	size    int // bytes of text held, bounded by maxLedger
@@ -69,29 +69,29 @@ const (
 
 // Scopes of the user's words.
 const (
-	scopeQuery   = "query"
-	scopeHistory = "history"
+	ScopeQuery   = "query"
+	ScopeHistory = "history"
 )
 
 // maxLedger bounds the text one turn's ledger holds; what comes after is
 // not traced (its values read as unknown, which only adds warnings).
 const maxLedger = 4 << 20
 
-func newLedger() *ledger { return &ledger{} }
+func NewLedger() *Ledger { return &Ledger{} }
 
-// user records the user's own words: this request (scopeQuery) or an
-// earlier one of the chat (scopeHistory, attributed as such: words of an
+// user records the user's own words: this request (ScopeQuery) or an
+// earlier one of the chat (ScopeHistory, attributed as such: words of an
 // earlier turn are not this request's).
-func (l *ledger) user(scope, text string) {
+func (l *Ledger) User(scope, text string) {
 	source := permissions.ProvenanceUser
-	if scope == scopeHistory {
+	if scope == ScopeHistory {
 		source = permissions.ProvenanceHistory
 	}
 	l.add(source, "", scope, rankUser, text)
 }
 
 // plan records what the hub's planner wrote for a step.
-func (l *ledger) plan(step, text string) {
+func (l *Ledger) Plan(step, text string) {
 	l.add(permissions.ProvenancePlan, "", step, rankPlan, text)
 }
 
@@ -99,7 +99,7 @@ func (l *ledger) plan(step, text string) {
 // answer); via is where they came from ("<app>.<function>"). They count
 // as allowed only for that app; for anyone else, and inside their texts,
 // they are via's.
-func (l *ledger) allowed(app, via string, value json.RawMessage) {
+func (l *Ledger) Allowed(app, via string, value json.RawMessage) {
 	texts, nums := leafValues(value)
 	l.addValues(permissions.ProvenanceAllowed, via, app, rankAllowed, texts, nums)
 	l.addValues(via, "", "", rankApp, texts, nums)
@@ -107,14 +107,14 @@ func (l *ledger) allowed(app, via string, value json.RawMessage) {
 
 // app records what an app authored: a call's output (source
 // "<app>.<function>").
-func (l *ledger) app(source string, value json.RawMessage) {
+func (l *Ledger) App(source string, value json.RawMessage) {
 	texts, nums := leafValues(value)
 	l.addValues(source, "", "", rankApp, texts, nums)
 }
 
 // appText records app-authored text that is not JSON: an error, a
 // description, a summary.
-func (l *ledger) appText(source, text string) {
+func (l *Ledger) AppText(source, text string) {
 	l.add(source, "", "", rankApp, text)
 	if strings.Contains(text, `\`) {
 		// A model reads JSON escapes in it as the characters they stand for.
@@ -124,11 +124,11 @@ func (l *ledger) appText(source, text string) {
 	}
 }
 
-func (l *ledger) add(source, via, scope string, rank int, texts ...string) {
+func (l *Ledger) add(source, via, scope string, rank int, texts ...string) {
 	l.addValues(source, via, scope, rank, texts, nil)
 }
 
-func (l *ledger) addValues(source, via, scope string, rank int, texts []string, nums []string) {
+func (l *Ledger) addValues(source, via, scope string, rank int, texts []string, nums []string) {
 	if l == nil {
 		return
 	}
@@ -150,7 +150,7 @@ func (l *ledger) addValues(source, via, scope string, rank int, texts []string, 
 		o.nums[n] = true
 	}
 	for _, t := range texts {
-		n := normSpace(t)
+		n := NormSpace(t)
 		if n == "" || l.size+len(n) > maxLedger {
 			continue
 		}
@@ -167,7 +167,7 @@ func (l *ledger) addValues(source, via, scope string, rank int, texts []string, 
 				o.atoms[k] = true
 			}
 		}
-		for _, num := range tokenNumbers(n) {
+		for _, num := range TokenNumbers(n) {
 			o.nums[num] = true
 		}
 	}
@@ -177,9 +177,9 @@ func (l *ledger) addValues(source, via, scope string, rank int, texts []string, 
 func (o *origin) holds(leaf any) bool {
 	switch t := leaf.(type) {
 	case float64:
-		return o.nums[canonNumber(t)]
+		return o.nums[CanonNumber(t)]
 	case string:
-		n := normValue(t)
+		n := NormValue(t)
 		if n == "" {
 			return false
 		}
@@ -187,7 +187,7 @@ func (o *origin) holds(leaf any) bool {
 			return o.atoms[k]
 		}
 		for _, text := range o.texts {
-			if text == n || !o.wholeOnly && containsValue(text, n) {
+			if text == n || !o.wholeOnly && ContainsValue(text, n) {
 				return true
 			}
 		}
@@ -220,14 +220,14 @@ const maxTraced = 64
 // names) first and always whole, then the others up to maxTraced.
 // Booleans and nulls are traced too: they read as the schema's default
 // (params) or as a model's choice.
-func (l *ledger) trace(args json.RawMessage, keys []string, app string, params json.RawMessage) []permissions.Provenance {
+func (l *Ledger) Trace(args json.RawMessage, keys []string, app string, params json.RawMessage) []permissions.Provenance {
 	var v any
 	if len(args) == 0 || json.Unmarshal(args, &v) != nil {
 		return nil
 	}
-	defaults := schemaDefaults(params)
+	defaults := SchemaDefaults(params)
 	var keyed, rest []permissions.Provenance
-	walkLeaves(v, "", func(path, top string, leaf any) {
+	WalkLeaves(v, "", func(path, top string, leaf any) {
 		key := containsString(keys, top)
 		if !key && len(rest) >= maxTraced {
 			return
@@ -236,11 +236,11 @@ func (l *ledger) trace(args json.RawMessage, keys []string, app string, params j
 		switch leaf.(type) {
 		case bool, nil:
 			p = permissions.Provenance{Path: path, Source: permissions.ProvenanceUnknown}
-			if d, ok := defaults[top]; ok && path == top && jsonEqual(d, leaf) {
+			if d, ok := defaults[top]; ok && path == top && JSONEqual(d, leaf) {
 				p.Source = permissions.ProvenanceDefault
 			}
 		default:
-			source, via := l.sourceOf(leaf, app)
+			source, via := l.SourceOf(leaf, app)
 			if source == "" {
 				return
 			}
@@ -260,10 +260,10 @@ func (l *ledger) trace(args json.RawMessage, keys []string, app string, params j
 // whole (allowed values count only for the app they went to); else, for a
 // composed text, the least trusted app origin whose text it embeds; else
 // unknown.
-func (l *ledger) sourceOf(leaf any, app string) (source, via string) {
+func (l *Ledger) SourceOf(leaf any, app string) (source, via string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if s, ok := leaf.(string); ok && normValue(s) == "" {
+	if s, ok := leaf.(string); ok && NormValue(s) == "" {
 		return "", ""
 	}
 	for _, o := range l.origins {
@@ -275,7 +275,7 @@ func (l *ledger) sourceOf(leaf any, app string) (source, via string) {
 		}
 	}
 	if s, ok := leaf.(string); ok {
-		n := normValue(s)
+		n := NormValue(s)
 		for i := len(l.origins) - 1; i >= 0; i-- {
 			if o := l.origins[i]; o.rank == rankApp && o.embedded(n) {
 				return o.source, ""
@@ -289,9 +289,9 @@ func (l *ledger) sourceOf(leaf any, app string) (source, via string) {
 // that are not in this request or the plan's texts (an earlier turn's
 // words do not count), with where each came from: what a message, a file
 // or a command would carry to a place the user never named.
-func (l *ledger) untypedAtoms(s, app string) []string {
+func (l *Ledger) UntypedAtoms(s, app string) []string {
 	var out []string
-	for _, a := range reAtom().FindAllString(normSpace(s), 16) {
+	for _, a := range reAtom().FindAllString(NormSpace(s), 16) {
 		k, ok := atomKey(a)
 		if !ok {
 			continue
@@ -299,23 +299,23 @@ func (l *ledger) untypedAtoms(s, app string) []string {
 		typed := false
 		l.mu.Lock()
 		for _, o := range l.origins {
-			if (o.rank == rankUser && o.scope == scopeQuery || o.rank == rankPlan) && o.atoms[k] {
+			if (o.rank == rankUser && o.scope == ScopeQuery || o.rank == rankPlan) && o.atoms[k] {
 				typed = true
 			}
 		}
 		l.mu.Unlock()
 		if !typed {
-			src, _ := l.sourceOf(a, app)
-			out = append(out, fmt.Sprintf("%s (%s)", a, describeSource(permissions.Provenance{Source: src})))
+			src, _ := l.SourceOf(a, app)
+			out = append(out, fmt.Sprintf("%s (%s)", a, DescribeSource(permissions.Provenance{Source: src})))
 		}
 	}
 	return out
 }
 
-// walkLeaves calls fn for every string, number, boolean and null in v,
+// WalkLeaves calls fn for every string, number, boolean and null in v,
 // with its path ("to", "items[0].id") and the top-level property it sits
 // under.
-func walkLeaves(v any, path string, fn func(path, top string, leaf any)) {
+func WalkLeaves(v any, path string, fn func(path, top string, leaf any)) {
 	var walk func(v any, path, top string)
 	walk = func(v any, path, top string) {
 		switch t := v.(type) {
@@ -372,24 +372,24 @@ func atomKey(s string) (string, bool) {
 	return "", false
 }
 
-// normSpace collapses runs of spaces.
-func normSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+// NormSpace collapses runs of spaces.
+func NormSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// normValue is a value as provenance compares it: spaces collapsed,
+// NormValue is a value as provenance compares it: spaces collapsed,
 // surrounding space and quotes trimmed, a mailto: or ./ prefix dropped.
 // Case is kept: atomKey folds it where it does not matter.
-func normValue(s string) string {
-	s = strings.Trim(normSpace(s), " \"'`")
+func NormValue(s string) string {
+	s = strings.Trim(NormSpace(s), " \"'`")
 	s = strings.TrimPrefix(s, "mailto:")
 	s = strings.TrimPrefix(s, "./")
 	return s
 }
 
-// containsValue reports whether text holds v as a whole value: at an
+// ContainsValue reports whether text holds v as a whole value: at an
 // occurrence, neither neighbour continues a word, an address, a URL or a
 // path ("b@example.com" is not in "bob@example.com"); a sentence's
 // closing punctuation after it does not count as continuing it.
-func containsValue(text, v string) bool {
+func ContainsValue(text, v string) bool {
 	if v == "" {
 		return false
 	}
@@ -460,10 +460,10 @@ var reToken = lazyRegexp(`[^\s()\[\]{}<>"'“”‘’]+`)
 // "12.5", "85€", "31%"; thousands separated by commas in groups of three.
 var reWholeNumber = lazyRegexp(`^[$€£¥]?(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)[€$£¥%]?$`)
 
-// tokenNumbers lists the canonical form of every number that stands as a
+// TokenNumbers lists the canonical form of every number that stands as a
 // whole token of a text ("2024" is not one in "2024-05-12", nor "3" in
 // "Q3").
-func tokenNumbers(s string) []string {
+func TokenNumbers(s string) []string {
 	var out []string
 	for _, tok := range reToken().FindAllString(s, 512) {
 		tok = strings.TrimRight(tok, ".,;:!?")
@@ -472,13 +472,13 @@ func tokenNumbers(s string) []string {
 			continue
 		}
 		if f, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64); err == nil {
-			out = append(out, canonNumber(f))
+			out = append(out, CanonNumber(f))
 		}
 	}
 	return out
 }
 
-func canonNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+func CanonNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // leafValues lists the strings of a JSON value (a value that is not JSON
 // is one string) and its numbers in canonical form.
@@ -487,12 +487,12 @@ func leafValues(value json.RawMessage) (texts, nums []string) {
 	if json.Unmarshal(value, &v) != nil {
 		return []string{string(value)}, nil
 	}
-	walkLeaves(v, "", func(_, _ string, leaf any) {
+	WalkLeaves(v, "", func(_, _ string, leaf any) {
 		switch t := leaf.(type) {
 		case string:
 			texts = append(texts, t)
 		case float64:
-			nums = append(nums, canonNumber(t))
+			nums = append(nums, CanonNumber(t))
 		}
 	})
 	return texts, nums
@@ -513,9 +513,9 @@ func unescapeJSON(text string) string {
 	})
 }
 
-// schemaDefaults are the defaults a params schema declares for its
+// SchemaDefaults are the defaults a params schema declares for its
 // top-level properties.
-func schemaDefaults(params json.RawMessage) map[string]any {
+func SchemaDefaults(params json.RawMessage) map[string]any {
 	out := map[string]any{}
 	var raw struct {
 		Properties map[string]map[string]json.RawMessage `json:"properties"`
@@ -534,7 +534,7 @@ func schemaDefaults(params json.RawMessage) map[string]any {
 	return out
 }
 
-func jsonEqual(a, b any) bool {
+func JSONEqual(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
@@ -549,8 +549,8 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// describeSource says in words where a value came from, for a dialog.
-func describeSource(p permissions.Provenance) string {
+// DescribeSource says in words where a value came from, for a dialog.
+func DescribeSource(p permissions.Provenance) string {
 	switch p.Source {
 	case permissions.ProvenanceUser:
 		return "typed by you"

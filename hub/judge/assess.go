@@ -1,4 +1,4 @@
-package hub
+package judge
 
 import (
 	"encoding/json"
@@ -11,22 +11,22 @@ import (
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
-// instructionLike names the kinds of instruction-like text found in s
+// InstructionLike names the kinds of instruction-like text found in s
 // (package guard), for a dialog's warning. It is a second line of
 // defence: no judgement below depends on it finding anything.
-func instructionLike(s string) []string { return guard.Kinds(s) }
+func InstructionLike(s string) []string { return guard.Kinds(s) }
 
-// instructionsIn names the kinds of instruction-like text in a call's
+// InstructionsIn names the kinds of instruction-like text in a call's
 // arguments, leaving out the values that are the user's own (typed,
 // planned from the user's words, a schema default, as prov traced them):
 // a request the user typed ("send an email to bob saying hello") is what
 // the user asked for, not an order slipped into the call. Every other
 // value — an app's output, an unknown one, one past the trace's bound —
 // and every property name is read.
-func instructionsIn(args json.RawMessage, prov []permissions.Provenance) []string {
+func InstructionsIn(args json.RawMessage, prov []permissions.Provenance) []string {
 	var v any
 	if json.Unmarshal(args, &v) != nil {
-		return instructionLike(string(args))
+		return InstructionLike(string(args))
 	}
 	own := map[string]bool{}
 	for _, p := range prov {
@@ -35,7 +35,7 @@ func instructionsIn(args json.RawMessage, prov []permissions.Provenance) []strin
 		}
 	}
 	var b strings.Builder
-	walkLeaves(v, "", func(path, _ string, leaf any) {
+	WalkLeaves(v, "", func(path, _ string, leaf any) {
 		b.WriteString(path)
 		b.WriteString("\n")
 		if s, ok := leaf.(string); ok && !own[path] {
@@ -43,48 +43,48 @@ func instructionsIn(args json.RawMessage, prov []permissions.Provenance) []strin
 			b.WriteString("\n")
 		}
 	})
-	return instructionLike(b.String())
+	return InstructionLike(b.String())
 }
 
-// assessment is the hub's judgement of one request: whether the plan
+// Assessment is the hub's judgement of one request: whether the plan
 // expected it (and why not), what cannot be undone, which labels the
 // receiver is not cleared for, instruction-like content, and where each
 // value came from. apply writes it into the request: the warning line,
 // Expected, Concerns, Provenance, Labels.
-type assessment struct {
-	expected     bool
-	why          string // why it is not expected (or, when expected, what the plan says)
-	irreversible bool
-	labels       []string // labels the receiver is not cleared for
-	carried      []string // every label of what the request carries
-	receiver     string
-	instructions []string
-	provenance   []permissions.Provenance
+type Assessment struct {
+	Expected     bool
+	Why          string // why it is not expected (or, when expected, what the plan says)
+	Irreversible bool
+	Labels       []string // labels the receiver is not cleared for
+	Carried      []string // every label of what the request carries
+	Receiver     string
+	Instructions []string
+	Provenance   []permissions.Provenance
 	// inWhy: the labels and instructions are already named in why.
-	inWhy bool
+	InWhy bool
 	// freeText are fields of free text an app wrote that the request
 	// carries to an app outside bulkhead's process.
-	freeText []string
+	FreeText []string
 	// choice: it chooses among apps the plan left open (candidates).
-	choice     bool
-	candidates []string
+	Choice     bool
+	Candidates []string
 	// declared: the plan expected this flow, and what it carries made it
 	// not routine (settled); why then holds the plan's reason.
-	declared  bool
-	uncleared string
+	Declared  bool
+	carries string
 	// runsLater are the files the call changes that other programs run
 	// or trust later, each with who does ("…: git runs this file before
 	// every commit"): the hub's words, from sandbox.Protected.
-	runsLater []string
+	RunsLater []string
 }
 
 // foreign lists the decisive values that did not come from the user
 // (typed, planned or allowed), as "to ← from mail.read".
-func (a assessment) foreign() []string {
+func (a Assessment) foreign() []string {
 	var out []string
-	for _, p := range a.provenance {
+	for _, p := range a.Provenance {
 		if p.Key && !p.Trusted() {
-			out = append(out, fmt.Sprintf("%s %s", pathName(p.Path), describeSource(p)))
+			out = append(out, fmt.Sprintf("%s %s", pathName(p.Path), DescribeSource(p)))
 		}
 	}
 	if len(out) > 4 {
@@ -101,80 +101,80 @@ func pathName(p string) string {
 }
 
 // concerns are the risks the judgement found.
-func (a assessment) concerns() []permissions.Concern {
+func (a Assessment) Concerns() []permissions.Concern {
 	a = a.settled()
 	var out []permissions.Concern
-	if !a.expected && !a.declared {
+	if !a.Expected && !a.Declared {
 		// A flow the plan declared is not routine for what it carries
 		// (its own concern below), not for being unexpected.
 		out = append(out, permissions.ConcernUnexpected)
 	}
-	if a.irreversible {
+	if a.Irreversible {
 		out = append(out, permissions.ConcernIrreversible)
 	}
-	if len(a.labels) > 0 {
+	if len(a.Labels) > 0 {
 		out = append(out, permissions.ConcernLabels)
 	}
-	if len(a.instructions) > 0 {
+	if len(a.Instructions) > 0 {
 		out = append(out, permissions.ConcernInstructions)
 	}
 	if len(a.foreign()) > 0 {
 		out = append(out, permissions.ConcernForeign)
 	}
-	if len(a.freeText) > 0 {
+	if len(a.FreeText) > 0 {
 		out = append(out, permissions.ConcernFreeText)
 	}
-	if a.choice {
+	if a.Choice {
 		out = append(out, permissions.ConcernChoice)
 	}
-	if len(a.runsLater) > 0 {
+	if len(a.RunsLater) > 0 {
 		out = append(out, permissions.ConcernRunsLater)
 	}
 	return out
 }
 
 // String is the warning line a dialog shows.
-func (a assessment) String() string {
+func (a Assessment) String() string {
 	var parts []string
 	switch {
-	case a.declared:
+	case a.Declared:
 		// The plan declared the flow: the concern is what it carries, and
 		// the warning says so rather than that the plan did not expect it.
 		d := "declared by the plan"
-		if a.why != "" {
-			d += " (" + a.why + ")"
+		if a.Why != "" {
+			d += " (" + a.Why + ")"
 		}
-		parts = append(parts, d+", but NOT expected to carry "+a.uncleared)
-	case a.expected && a.why != "":
+		parts = append(parts, d+", but NOT expected to carry "+a.carries)
+	case a.Expected && a.Why != "":
 		// The plan's reason is one part of the warning: a dialog draws it
 		// calm and each concern after it on its own.
-		parts = append(parts, "expected by the plan: "+strings.ReplaceAll(a.why, "; ", ", "))
-	case a.expected:
+		parts = append(parts, "expected by the plan: "+strings.ReplaceAll(a.Why, "; ", ", "))
+	case a.Expected:
 		parts = append(parts, "expected by the plan")
-	case a.why != "":
-		parts = append(parts, "NOT expected by the plan: "+a.why)
+	case a.Why != "":
+		parts = append(parts, "NOT expected by the plan: "+a.Why)
 	default:
 		parts = append(parts, "NOT expected by the plan")
 	}
-	if a.irreversible {
+	if a.Irreversible {
 		parts = append(parts, "cannot be undone")
 	}
-	if len(a.labels) > 0 && !a.inWhy {
-		parts = append(parts, fmt.Sprintf("carries %s data, which %s is not cleared for", strings.Join(a.labels, ", "), a.receiver))
+	if len(a.Labels) > 0 && !a.InWhy {
+		parts = append(parts, fmt.Sprintf("carries %s data, which %s is not cleared for", strings.Join(a.Labels, ", "), a.Receiver))
 	}
-	if len(a.instructions) > 0 {
-		parts = append(parts, "instruction-like content ("+strings.Join(a.instructions, ", ")+")")
+	if len(a.Instructions) > 0 {
+		parts = append(parts, "instruction-like content ("+strings.Join(a.Instructions, ", ")+")")
 	}
 	if f := a.foreign(); len(f) > 0 {
 		parts = append(parts, "values you did not type: "+strings.Join(f, "; "))
 	}
-	if len(a.freeText) > 0 {
-		parts = append(parts, fmt.Sprintf("carries free text an app wrote (%s) to %s, which runs outside bulkhead", strings.Join(a.freeText, ", "), a.receiver))
+	if len(a.FreeText) > 0 {
+		parts = append(parts, fmt.Sprintf("carries free text an app wrote (%s) to %s, which runs outside bulkhead", strings.Join(a.FreeText, ", "), a.Receiver))
 	}
-	if a.choice && len(a.candidates) > 0 {
-		parts = append(parts, fmt.Sprintf("the plan leaves the choice among %s to you", strings.Join(a.candidates, ", ")))
+	if a.Choice && len(a.Candidates) > 0 {
+		parts = append(parts, fmt.Sprintf("the plan leaves the choice among %s to you", strings.Join(a.Candidates, ", ")))
 	}
-	parts = append(parts, a.runsLater...)
+	parts = append(parts, a.RunsLater...)
 	return strings.Join(parts, "; ")
 }
 
@@ -183,28 +183,28 @@ func (a assessment) String() string {
 // carries data its receiver is not cleared for (invariant 6). Whether
 // text reads as instructions does not decide what is expected (the
 // detector is a signal, and a concern of its own, never a defence).
-func (a assessment) settled() assessment {
-	if !a.expected {
+func (a Assessment) settled() Assessment {
+	if !a.Expected {
 		return a
 	}
-	if len(a.labels) > 0 {
-		a.expected = false
-		a.declared = true
-		a.uncleared = fmt.Sprintf("%s data, which %s is not cleared for", strings.Join(a.labels, ", "), a.receiver)
-		a.inWhy = true
+	if len(a.Labels) > 0 {
+		a.Expected = false
+		a.Declared = true
+		a.carries = fmt.Sprintf("%s data, which %s is not cleared for", strings.Join(a.Labels, ", "), a.Receiver)
+		a.InWhy = true
 	}
 	return a
 }
 
 // apply writes the judgement into r.
-func (a assessment) apply(r *permissions.Request) {
+func (a Assessment) Apply(r *permissions.Request) {
 	a = a.settled()
 	r.Warning = a.String()
-	r.Expected = a.expected
-	r.Irreversible = r.Irreversible || a.irreversible
-	r.Concerns = a.concerns()
-	r.Provenance = a.provenance
-	r.Labels = permissionsLabels(a.carried)
+	r.Expected = a.Expected
+	r.Irreversible = r.Irreversible || a.Irreversible
+	r.Concerns = a.Concerns()
+	r.Provenance = a.Provenance
+	r.Labels = permissionsLabels(a.Carried)
 }
 
 func permissionsLabels(ls []string) []string {
@@ -224,7 +224,7 @@ func permissionsLabels(ls []string) []string {
 }
 
 // uncleared returns the labels not covered by a clearance.
-func uncleared(labels, clearance []string) []string {
+func Uncleared(labels, clearance []string) []string {
 	var out []string
 	for _, l := range labels {
 		ok := false
@@ -240,9 +240,9 @@ func uncleared(labels, clearance []string) []string {
 	return permissionsLabels(out)
 }
 
-// effectWords says what a function of effect e does, as a clause:
+// EffectWords says what a function of effect e does, as a clause:
 // "reads", "writes", "cannot be undone".
-func effectWords(e apps.Effect) string {
+func EffectWords(e apps.Effect) string {
 	switch e {
 	case apps.EffectRead:
 		return "reads"

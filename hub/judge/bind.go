@@ -1,4 +1,4 @@
-package hub
+package judge
 
 import (
 	"encoding/json"
@@ -35,9 +35,9 @@ type Binding struct {
 // maxBindings bounds a step's bindings.
 const maxBindings = 8
 
-// bindProp is the schema of a step's bindings. Each names the argument
+// BindSchema is the schema of a step's bindings. Each names the argument
 // and one of value, from, entity; facts are the entities the hub holds.
-func bindProp(facts []string) map[string]any {
+func BindSchema(facts []string) map[string]any {
 	entity := map[string]any{"type": "string", "maxLength": 0}
 	if len(facts) > 0 {
 		entity = map[string]any{"type": "string", "enum": append([]string{""}, facts...)}
@@ -58,21 +58,22 @@ func bindProp(facts []string) map[string]any {
 // "s1.messages.id".
 var reFrom = regexp.MustCompile(`^([A-Za-z0-9_-]{1,24})\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$`)
 
-// bindEnv is what the operator checks bindings against.
-type bindEnv struct {
-	query string // the current request, the only source of literals
-	// request and response schemas by functionality (the hub's catalog)
-	request, response func(fn string) (json.RawMessage, bool)
+// Env is what a plan's bindings are checked against.
+type Env struct {
+	Query string // the current request, the only source of literals
+	// Request and Response are the schemas of a functionality's request
+	// and response (the hub's catalog).
+	Request, Response func(fn string) (json.RawMessage, bool)
 }
 
-// checkBindings keeps the bindings of step s that hold and says why each
+// CheckBindings keeps the bindings of step s that hold and says why each
 // other is dropped: a literal must stand whole in the current request; a
 // reference must name a step before s (it becomes a dependency) and a
 // field its functionality's result declares; an entity must be one s
 // needs (it becomes one); the argument must be one of the
 // functionality's (any name for chat, whose bindings are what it gets to
 // read).
-func checkBindings(env bindEnv, s *Step, earlier map[string]Step) (dropped []string) {
+func CheckBindings(env Env, s *Step, earlier map[string]Step) (dropped []string) {
 	var keep []Binding
 	for _, b := range s.Bind {
 		b.Arg = strings.TrimSpace(b.Arg)
@@ -92,11 +93,11 @@ func checkBindings(env bindEnv, s *Step, earlier map[string]Step) (dropped []str
 		case s.Functionality != ChatFunctionality && !hasArg(env, s.Functionality, b.Arg):
 			why = fmt.Sprintf("%s: %s takes no argument %q", b.Arg, s.Functionality, b.Arg)
 		case b.Value != "":
-			q, ok := inRequest(env.query, b.Value)
+			q, ok := inRequest(env.Query, b.Value)
 			switch {
 			case !ok:
 				why = fmt.Sprintf("%s: %q is not in your request", b.Arg, clip(b.Value, 60))
-			case negated(env.query, b.Value):
+			case negated(env.Query, b.Value):
 				why = fmt.Sprintf("%s: your request says not to use %q", b.Arg, clip(b.Value, 60))
 			}
 			b.Quote = q
@@ -136,8 +137,8 @@ func checkBindings(env bindEnv, s *Step, earlier map[string]Step) (dropped []str
 }
 
 // hasArg reports whether fn's request schema has the top-level argument.
-func hasArg(env bindEnv, fn, arg string) bool {
-	req, ok := env.request(fn)
+func hasArg(env Env, fn, arg string) bool {
+	req, ok := env.Request(fn)
 	if !ok {
 		return false
 	}
@@ -146,11 +147,11 @@ func hasArg(env bindEnv, fn, arg string) bool {
 
 // hasField reports whether fn's response schema has the field path
 // (through objects and the items of arrays).
-func hasField(env bindEnv, fn, path string) bool {
+func hasField(env Env, fn, path string) bool {
 	if fn == ChatFunctionality {
 		return path == "text"
 	}
-	resp, ok := env.response(fn)
+	resp, ok := env.Response(fn)
 	if !ok {
 		return false
 	}
@@ -185,7 +186,7 @@ func schemaHas(schema json.RawMessage, path []string) bool {
 // where case does not matter, a number as a whole token, any other text
 // exactly, spaces collapsed), and returns the words around it.
 func inRequest(query, v string) (string, bool) {
-	text, n := normSpace(query), normValue(v)
+	text, n := NormSpace(query), NormValue(v)
 	if n == "" {
 		return "", false
 	}
@@ -200,10 +201,10 @@ func inRequest(query, v string) (string, bool) {
 		}
 		// A relative value like Asia/Tokyo or docs/plan.md: as text.
 	}
-	if containsValue(text, n) {
+	if ContainsValue(text, n) {
 		return around(text, n), true
 	}
-	if f, err := strconv.ParseFloat(n, 64); err == nil && slices.Contains(tokenNumbers(text), canonNumber(f)) {
+	if f, err := strconv.ParseFloat(n, 64); err == nil && slices.Contains(TokenNumbers(text), CanonNumber(f)) {
 		return around(text, n), true
 	}
 	return "", false
@@ -214,7 +215,7 @@ func inRequest(query, v string) (string, bool) {
 // X"): words said to rule a value out never bind it. A negation that
 // negates a negative ("don't forget to email X") does not count.
 func negated(query, v string) bool {
-	text, lv := strings.ToLower(normSpace(query)), strings.ToLower(normValue(v))
+	text, lv := strings.ToLower(NormSpace(query)), strings.ToLower(NormValue(v))
 	if lv == "" {
 		return false
 	}
@@ -298,8 +299,8 @@ func around(text, v string) string {
 	return strings.Join(append(append(before, text[i:i+len(v)]), after...), " ")
 }
 
-// bindingsFor are the step's bindings of one argument.
-func (s Step) bindingsFor(arg string) []Binding {
+// BindingsFor are the step's bindings of one argument.
+func (s Step) BindingsFor(arg string) []Binding {
 	var out []Binding
 	for _, b := range s.Bind {
 		if b.Arg == arg {
@@ -310,7 +311,7 @@ func (s Step) bindingsFor(arg string) []Binding {
 }
 
 // describe says where a binding came from, for a dialog.
-func (b Binding) describe() string {
+func (b Binding) Describe() string {
 	switch {
 	case b.Value != "":
 		return fmt.Sprintf("bound by the plan from your words: %q", b.Quote)
@@ -321,9 +322,9 @@ func (b Binding) describe() string {
 	}
 }
 
-// catalogArgs are the arguments a functionality's request takes, for the
+// CatalogArgs are the arguments a functionality's request takes, for the
 // planner's prompt: the decisive ones first.
-func catalogArgs(f apps.Functionality) []string {
+func CatalogArgs(f apps.Functionality) []string {
 	var s struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
@@ -340,65 +341,72 @@ func catalogArgs(f apps.Functionality) []string {
 	return append(out, rest...)
 }
 
-// boundValue is one value a binding gives an argument.
-type boundValue struct {
-	v any
-	b Binding
+// BoundValue is one value a binding gives an argument.
+type BoundValue struct {
+	V any
+	B Binding
 }
 
-func (bv boundValue) words() string {
-	return clip(fmt.Sprint(bv.v), 80) + ", " + bv.b.describe()
+// Words say the value and where its binding came from, for a dialog.
+func (bv BoundValue) Words() string {
+	return clip(fmt.Sprint(bv.V), 80) + ", " + bv.B.Describe()
 }
 
-// bound resolves the step's bindings of arg to values: a literal as it
+// Values are what a step's references bind to: the typed values of the
+// steps that ended, and the hub entities the turn shared.
+type Values interface {
+	// StepValue is the typed value step id returned (nil: none yet).
+	StepValue(id string) json.RawMessage
+	// Entity is the value of a hub entity the turn shared.
+	Entity(name string) (string, bool)
+}
+
+// Bound resolves the step's bindings of arg to values: a literal as it
 // is; a field of an earlier step's result, every value at its path; an
 // entity, its value as the turn shared it. A reference whose step has no
 // value (yet, or at all) gives none.
-func (t *turnRun) bound(s Step, arg string) []boundValue {
-	var out []boundValue
-	for _, b := range s.bindingsFor(arg) {
+func Bound(s Step, arg string, vals Values) []BoundValue {
+	var out []BoundValue
+	for _, b := range s.BindingsFor(arg) {
 		switch {
 		case b.Value != "":
-			out = append(out, boundValue{b.Value, b})
+			out = append(out, BoundValue{b.Value, b})
 		case b.From != "":
 			id, path, _ := strings.Cut(b.From, ".")
-			t.mu.Lock()
-			val := t.values[id]
-			t.mu.Unlock()
 			var v any
-			if json.Unmarshal(val, &v) != nil {
+			if vals == nil || json.Unmarshal(vals.StepValue(id), &v) != nil {
 				continue
 			}
-			for _, x := range at(v, strings.Split(path, ".")) {
-				out = append(out, boundValue{x, b})
+			for _, x := range At(v, strings.Split(path, ".")) {
+				out = append(out, BoundValue{x, b})
 			}
 		case b.Entity != "":
-			t.mu.Lock()
-			e, ok := t.entities[b.Entity]
-			t.mu.Unlock()
-			if ok {
-				out = append(out, boundValue{e, b})
+			if vals == nil {
+				continue
+			}
+			if e, ok := vals.Entity(b.Entity); ok {
+				out = append(out, BoundValue{e, b})
 			}
 		}
 	}
 	return out
 }
 
-// at lists the scalar values at path in v, through objects and every
+// At lists the scalar values at path in v, through objects and every
 // item of an array.
-func at(v any, path []string) []any {
+func At(v any, path []string) []any {
 	switch t := v.(type) {
 	case []any:
 		var out []any
 		for _, x := range t {
-			out = append(out, at(x, path)...)
+			out = append(out, At(x, path)...)
 		}
 		return out
 	case map[string]any:
 		if len(path) == 0 {
 			return nil
 		}
-		return at(t[path[0]], path[1:])
+		return At(t[path[0]], path[1:])
 	case nil:
 		return nil
 	default:
@@ -409,17 +417,17 @@ func at(v any, path []string) []any {
 	}
 }
 
-// sameValue reports whether a call's value equals a bound one, as
+// SameValue reports whether a call's value equals a bound one, as
 // provenance compares values: an address or a URL without regard to the
 // case that does not matter, a number as a number (a bound "17" is 17),
 // any other text exactly, spaces collapsed.
-func sameValue(leaf, bound any) bool {
+func SameValue(leaf, bound any) bool {
 	num := func(x any) (float64, bool) {
 		switch t := x.(type) {
 		case float64:
 			return t, true
 		case string:
-			f, err := strconv.ParseFloat(strings.ReplaceAll(normValue(t), ",", ""), 64)
+			f, err := strconv.ParseFloat(strings.ReplaceAll(NormValue(t), ",", ""), 64)
 			return f, err == nil
 		}
 		return 0, false
@@ -431,7 +439,7 @@ func sameValue(leaf, bound any) bool {
 	}
 	ls, ok := leaf.(string)
 	if !ok {
-		return jsonEqual(leaf, bound)
+		return JSONEqual(leaf, bound)
 	}
 	bs, ok := bound.(string)
 	if !ok {
@@ -441,7 +449,7 @@ func sameValue(leaf, bound any) bool {
 		}
 		return false
 	}
-	a, b := normValue(ls), normValue(bs)
+	a, b := NormValue(ls), NormValue(bs)
 	if ka, ok := atomKey(a); ok {
 		kb, ok := atomKey(b)
 		return ok && ka == kb
@@ -449,18 +457,18 @@ func sameValue(leaf, bound any) bool {
 	return a == b
 }
 
-// markBound says of each value of args that equals one of step s's
+// MarkBound says of each value of args that equals one of step s's
 // bindings for its argument that it is bound, and by what: the dialog
 // then says where the binding came from, not merely where the value was
 // seen first (a note's body the user also typed in an earlier turn is
 // the field the plan bound, not "your words in an earlier turn").
-func (t *turnRun) markBound(prov []permissions.Provenance, args json.RawMessage, s Step) []permissions.Provenance {
+func MarkBound(prov []permissions.Provenance, args json.RawMessage, s Step, vals Values) []permissions.Provenance {
 	var v any
 	if json.Unmarshal(args, &v) != nil {
 		return prov
 	}
 	leaves := map[string]any{}
-	walkLeaves(v, "", func(path, _ string, leaf any) { leaves[path] = leaf })
+	WalkLeaves(v, "", func(path, _ string, leaf any) { leaves[path] = leaf })
 	for i, p := range prov {
 		top, _, _ := strings.Cut(p.Path, ".")
 		top, _, _ = strings.Cut(top, "[")
@@ -468,9 +476,9 @@ func (t *turnRun) markBound(prov []permissions.Provenance, args json.RawMessage,
 		if !ok {
 			continue
 		}
-		for _, b := range t.bound(s, top) {
-			if sameValue(leaf, b.v) {
-				prov[i].Source, prov[i].Via = permissions.ProvenanceBound, b.b.describe()
+		for _, b := range Bound(s, top, vals) {
+			if SameValue(leaf, b.V) {
+				prov[i].Source, prov[i].Via = permissions.ProvenanceBound, b.B.Describe()
 				break
 			}
 		}

@@ -1,4 +1,4 @@
-package hub
+package judge
 
 import (
 	"slices"
@@ -15,7 +15,7 @@ import (
 // request's reason is one part of its warning, its concerns the others.
 func TestJudgementSaysWhatItFound(t *testing.T) {
 	var r permissions.Request
-	assessment{expected: true, why: "step s2 binds s1.assessment", carried: []string{"medical"}, labels: []string{"medical"}, receiver: "travel_mate"}.apply(&r)
+	Assessment{Expected: true, Why: "step s2 binds s1.assessment", Carried: []string{"medical"}, Labels: []string{"medical"}, Receiver: "travel_mate"}.Apply(&r)
 	if r.Expected || !strings.HasPrefix(r.Warning, "declared by the plan (step s2 binds s1.assessment), but NOT expected to carry medical data, which travel_mate is not cleared for") {
 		t.Errorf("a declared flow with uncleared labels: expected=%v %q", r.Expected, r.Warning)
 	}
@@ -24,20 +24,20 @@ func TestJudgementSaysWhatItFound(t *testing.T) {
 	}
 
 	var u permissions.Request
-	assessment{expected: false, why: "no step of the plan runs mail here", carried: []string{"medical"}, labels: []string{"medical"}, receiver: "mail"}.apply(&u)
+	Assessment{Expected: false, Why: "no step of the plan runs mail here", Carried: []string{"medical"}, Labels: []string{"medical"}, Receiver: "mail"}.Apply(&u)
 	if !strings.HasPrefix(u.Warning, "NOT expected by the plan: no step of the plan runs mail here") || !slices.Contains(u.Concerns, permissions.ConcernUnexpected) {
 		t.Errorf("an undeclared flow stays NOT expected: %q %v", u.Warning, u.Concerns)
 	}
 
 	var x permissions.Request
-	assessment{expected: true, why: "step s1, one call of send; bound by the plan", irreversible: true}.apply(&x)
+	Assessment{Expected: true, Why: "step s1, one call of send; bound by the plan", Irreversible: true}.Apply(&x)
 	calm, rest, _ := strings.Cut(x.Warning, "; ")
 	if calm != "expected by the plan: step s1, one call of send, bound by the plan" || rest != "cannot be undone" {
 		t.Errorf("the plan's reason is one part, the concern another: %q", x.Warning)
 	}
 	for e, want := range map[string]string{"read": "reads", "write": "writes", "irreversible": "cannot be undone"} {
-		if got := effectWords(apps.Effect(e)); got != want {
-			t.Errorf("effectWords(%s) = %q, want %q", e, got, want)
+		if got := EffectWords(apps.Effect(e)); got != want {
+			t.Errorf("EffectWords(%s) = %q, want %q", e, got, want)
 		}
 	}
 }

@@ -1,0 +1,27 @@
+// Package judge is the hub's judgement: is this call what the user
+// meant, where did each of its values come from, and what does a dialog
+// say of it. It decides; the hub asks it and acts (the gate puts the
+// verdict to the user, the synthesis withholds what it says to withhold).
+//
+// What "expected" means, in ten lines:
+//
+//  1. The plan declares it: each step binds its decisive arguments —
+//     to a literal of the current request (checked to stand there, and
+//     not ruled out by it), a typed field of an earlier step's result,
+//     or a hub entity the plan names (CheckBindings).
+//  2. A call is expected only in the step that runs its app, of the
+//     function its functionality maps to, once, with every decisive
+//     value equal to a binding of that step (ExpectCall); an ISC request
+//     only where the plan routes the functionality to the requester's
+//     step, and only for reading (ExpectRequest).
+//  3. Words of an earlier turn, a value for another step, data an app
+//     wrote, a value the user let flow elsewhere: none is a binding.
+//  4. Expected is not routine: what a call carries (labels, an app's
+//     free text, instruction-like text, a file other programs run) is a
+//     concern of its own (Assessment), and irreversible asks every time.
+//
+// Everything here is a pure function of its inputs (the request, the
+// plan's step, the call, the Ledger of the turn's values, the Values its
+// references bind to), with no IO; a Ledger is safe for concurrent use,
+// everything else holds no state.
+package judge

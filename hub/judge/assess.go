@@ -70,8 +70,8 @@ type Assessment struct {
 	Candidates []string
 	// declared: the plan expected this flow, and what it carries made it
 	// not routine (settled); why then holds the plan's reason.
-	Declared  bool
-	carries string
+	Declared bool
+	carries  string
 	// runsLater are the files the call changes that other programs run
 	// or trust later, each with who does ("…: git runs this file before
 	// every commit"): the hub's words, from sandbox.Protected.

@@ -417,46 +417,6 @@ func At(v any, path []string) []any {
 	}
 }
 
-// SameValue reports whether a call's value equals a bound one, as
-// provenance compares values: an address or a URL without regard to the
-// case that does not matter, a number as a number (a bound "17" is 17),
-// any other text exactly, spaces collapsed.
-func SameValue(leaf, bound any) bool {
-	num := func(x any) (float64, bool) {
-		switch t := x.(type) {
-		case float64:
-			return t, true
-		case string:
-			f, err := strconv.ParseFloat(strings.ReplaceAll(NormValue(t), ",", ""), 64)
-			return f, err == nil
-		}
-		return 0, false
-	}
-	if _, isNum := leaf.(float64); isNum {
-		a, ok1 := num(leaf)
-		b, ok2 := num(bound)
-		return ok1 && ok2 && a == b
-	}
-	ls, ok := leaf.(string)
-	if !ok {
-		return JSONEqual(leaf, bound)
-	}
-	bs, ok := bound.(string)
-	if !ok {
-		if f, isNum := bound.(float64); isNum {
-			a, ok := num(ls)
-			return ok && a == f
-		}
-		return false
-	}
-	a, b := NormValue(ls), NormValue(bs)
-	if ka, ok := atomKey(a); ok {
-		kb, ok := atomKey(b)
-		return ok && ka == kb
-	}
-	return a == b
-}
-
 // MarkBound says of each value of args that equals one of step s's
 // bindings for its argument that it is bound, and by what: the dialog
 // then says where the binding came from, not merely where the value was

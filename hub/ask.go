@@ -209,7 +209,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	if o.opts.Vanilla {
 		plan = vanillaPlan()
 	} else {
-		in := PlanInput{Query: it.Input, Functionalities: o.catalogNow(), NamedApps: o.namedApps(it.Input), Private: rs.private}
+		in := PlanInput{Query: it.Input, Functionalities: o.catalogNow(), NamedApps: o.namedApps(it.Input), Private: rs.private, Now: o.now()}
 		if o.opts.Apps != nil {
 			in.Catalog = o.opts.Apps.Catalog()
 		}

@@ -64,6 +64,9 @@ type Options struct {
 	// BeforeTurn, when set, is asked before a turn writes anything; its
 	// error refuses the turn (a disk below its free-space floor).
 	BeforeTurn func() error
+	// Now is the clock, in the user's time zone: what a relative date of
+	// a request ("tomorrow") means (nil: time.Now).
+	Now func() time.Time
 	// Memory configures long-term memory and masking.
 	Memory MemoryOptions
 	// PrivateBroker builds the broker that decides the permissions of one
@@ -392,4 +395,12 @@ func turnOf(it memory.Interaction) Turn {
 		t.Activity = m.Activity
 	}
 	return t
+}
+
+// now is the time, in the user's time zone.
+func (o *Operator) now() time.Time {
+	if o.opts.Now != nil {
+		return o.opts.Now()
+	}
+	return time.Now()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/ollama/ollama/api"
 
@@ -49,6 +50,9 @@ type PlanInput struct {
 	// Catalog holds the request and response schemas the plan's bindings
 	// are checked against (hub-owned; nil: no binding holds).
 	Catalog *apps.Catalog
+	// Now is when the request was made, in the user's time zone: what
+	// its relative dates ("tomorrow") mean (zero: none is read).
+	Now time.Time
 	// OnText, if set, is told the planner's output so far as it streams
 	// (each attempt from its start): a draft is withdrawn as soon as it
 	// names a functionality other than chat.
@@ -67,7 +71,7 @@ func (in PlanInput) env() judge.Env {
 			return pick(f), ok
 		}
 	}
-	return judge.Env{Query: in.Query,
+	return judge.Env{Query: in.Query, Now: in.Now,
 		Request:  get(func(f apps.Functionality) json.RawMessage { return f.Request }),
 		Response: get(func(f apps.Functionality) json.RawMessage { return f.Response })}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -30,6 +31,10 @@ type Binding struct {
 	// Quote is the request's words around Value, for the dialog; set by
 	// the operator.
 	Quote string `json:"quote,omitempty"`
+	// Means is what Value means when it is a relative date or time
+	// ("tomorrow"): set by the operator, which read it when it checked
+	// the plan (relative.go).
+	Means *Meaning `json:"means,omitempty"`
 }
 
 // maxBindings bounds a step's bindings.
@@ -61,6 +66,9 @@ var reFrom = regexp.MustCompile(`^([A-Za-z0-9_-]{1,24})\.([A-Za-z_][A-Za-z0-9_]*
 // Env is what a plan's bindings are checked against.
 type Env struct {
 	Query string // the current request, the only source of literals
+	// Now is when the request was made, in the user's time zone: what a
+	// relative date of it means (zero: none is read).
+	Now time.Time
 	// Request and Response are the schemas of a functionality's request
 	// and response (the hub's catalog).
 	Request, Response func(fn string) (json.RawMessage, bool)
@@ -97,10 +105,16 @@ func CheckBindings(env Env, s *Step, earlier map[string]Step) (dropped []string)
 			switch {
 			case !ok:
 				why = fmt.Sprintf("%s: %q is not in your request", b.Arg, clip(b.Value, 60))
-			case negated(env.Query, b.Value):
-				why = fmt.Sprintf("%s: your request says not to use %q", b.Arg, clip(b.Value, 60))
+			default:
+				if not := notTheUsers(env.Query, b.Value, b.Arg); not != "" {
+					why = fmt.Sprintf("%s: %s", b.Arg, not)
+				}
 			}
 			b.Quote = q
+			b.Means = nil
+			if m, ok := Means(b.Value, env.Now); ok {
+				b.Means = &m
+			}
 		case b.From != "":
 			m := reFrom.FindStringSubmatch(b.From)
 			if m == nil {
@@ -210,65 +224,6 @@ func inRequest(query, v string) (string, bool) {
 	return "", false
 }
 
-// negated reports whether every place v stands in the request is in a
-// clause that excludes it ("not to X", "never X", "don't … X", "except
-// X"): words said to rule a value out never bind it. A negation that
-// negates a negative ("don't forget to email X") does not count.
-func negated(query, v string) bool {
-	text, lv := strings.ToLower(NormSpace(query)), strings.ToLower(NormValue(v))
-	if lv == "" {
-		return false
-	}
-	found := false
-	for i := 0; ; {
-		j := strings.Index(text[i:], lv)
-		if j < 0 {
-			break
-		}
-		at := i + j
-		found = true
-		if !excludes(clauseBefore(text[:at])) {
-			return false
-		}
-		i = at + len(lv)
-	}
-	return found
-}
-
-// clauseBefore is the end of text back to the last clause boundary.
-func clauseBefore(text string) string {
-	cut := strings.LastIndexAny(text, ".;,!?:()")
-	for _, w := range []string{" but ", " and then ", " instead ", " then "} {
-		if k := strings.LastIndex(text, w); k > cut {
-			cut = k + len(w) - 1
-		}
-	}
-	return text[cut+1:]
-}
-
-var (
-	negations  = []string{"not", "never", "don't", "dont", "do not", "don’t", "no", "nor", "except", "excluding", "without", "instead of", "rather than", "anything but", "shouldn't", "mustn't", "avoid"}
-	doubleNegs = []string{"forget", "fail", "hesitate", "miss", "only"}
-)
-
-// excludes reports whether a clause rules out what follows it.
-func excludes(clause string) bool {
-	words := strings.Fields(strings.Trim(clause, " "))
-	joined := " " + strings.Join(words, " ") + " "
-	for _, n := range negations {
-		k := strings.LastIndex(joined, " "+n+" ")
-		if k < 0 {
-			continue
-		}
-		rest := strings.Fields(joined[k+len(n)+1:])
-		if len(rest) > 0 && slices.Contains(doubleNegs, strings.Trim(rest[0], "'\"")) {
-			continue
-		}
-		return true
-	}
-	return false
-}
-
 // atomsOf lists the addresses, URLs and paths of a text, relative paths
 // with a slash (docs/plan.md) included.
 func atomsOf(text string) []string {
@@ -313,6 +268,8 @@ func (s Step) BindingsFor(arg string) []Binding {
 // describe says where a binding came from, for a dialog.
 func (b Binding) Describe() string {
 	switch {
+	case b.Value != "" && b.Means != nil:
+		return fmt.Sprintf("bound by the plan from your words: %q (%s — %s)", b.Quote, b.Value, b.Means.Words)
 	case b.Value != "":
 		return fmt.Sprintf("bound by the plan from your words: %q", b.Quote)
 	case b.From != "":
@@ -349,6 +306,9 @@ type BoundValue struct {
 
 // Words say the value and where its binding came from, for a dialog.
 func (bv BoundValue) Words() string {
+	if m, ok := bv.V.(meant); ok {
+		return m.Value + ", " + bv.B.Describe()
+	}
 	return clip(fmt.Sprint(bv.V), 80) + ", " + bv.B.Describe()
 }
 
@@ -371,6 +331,9 @@ func Bound(s Step, arg string, vals Values) []BoundValue {
 		switch {
 		case b.Value != "":
 			out = append(out, BoundValue{b.Value, b})
+			if b.Means != nil {
+				out = append(out, BoundValue{meant(*b.Means), b})
+			}
 		case b.From != "":
 			id, path, _ := strings.Cut(b.From, ".")
 			var v any

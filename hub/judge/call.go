@@ -166,12 +166,20 @@ func BoundWords(args json.RawMessage, keys []string, s Step, vals Values) string
 	}
 	var parts []string
 	for _, k := range keys {
-		if _, ok := v[k]; !ok {
+		x, ok := v[k]
+		if !ok {
 			continue
 		}
-		if bs := Bound(s, k, vals); len(bs) > 0 {
-			parts = append(parts, k+" "+bs[0].B.Describe())
-		}
+		// The words of the binding the value matched, never another's.
+		bs := Bound(s, k, vals)
+		WalkLeaves(x, k, func(path, _ string, leaf any) {
+			for _, b := range bs {
+				if SameValue(leaf, b.V) {
+					parts = append(parts, path+" "+b.B.Describe())
+					return
+				}
+			}
+		})
 	}
 	if len(parts) == 0 {
 		return ""

@@ -19,6 +19,9 @@ import (
 
 // SameValue reports whether a call's value leaf equals a bound one.
 func SameValue(leaf, bound any) bool {
+	if m, ok := bound.(meant); ok {
+		return sameMeaning(leaf, m)
+	}
 	if f, isNum := leaf.(float64); isNum {
 		b, ok := number(bound)
 		return ok && f == b

@@ -162,7 +162,7 @@ func (l *Ledger) addValues(source, via, scope string, rank int, texts []string, 
 		if o.wholeOnly {
 			continue
 		}
-		for _, a := range reAtom().FindAllString(n, 64) {
+		for _, a := range atomsOf(n) { // relative paths with a slash too
 			if k, ok := atomKey(a); ok {
 				o.atoms[k] = true
 			}

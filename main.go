@@ -325,7 +325,7 @@ Exit status: 0 answered, 1 the request failed, 2 bad flags or configuration.`,
 	f.BoolVar(&opts.Private, "private", false, "private: nothing of this request is written to disk")
 	f.StringVar(&opts.Chat, "chat", "", "continue the chat with this id")
 	f.BoolVar(&opts.Retry, "retry", false, "run the last turn of --chat again if it did not finish")
-	f.StringVar(&onPrompt, "on-prompt", "", "answer permission dialogs: expected (allow only what the hub judged routine: expected, reversible, no concern; deny the rest — the policy for scripts), deny, or once / session (allow EVERY dialog, attacks included; irreversible actions once at most); without it a dialog fails the run")
+	f.StringVar(&onPrompt, "on-prompt", "", "answer permission dialogs: expected (allow only what the hub judged routine: expected, reversible, no concern; deny the rest — the policy for scripts), judged (what the plan declared, irreversible included, and nothing the hub warned of — the policy bulkhead bench measures), deny, or once / session (allow EVERY dialog, attacks included; irreversible actions once at most); without it a dialog fails the run")
 	return cmd
 }
 

@@ -185,34 +185,10 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 // (--on-prompt) for expected, once and deny, and judged, the bench's.
 func policyPrompter(name string) (permissions.Prompter, error) {
 	switch name {
-	case PolicyJudged:
-		return judged{}, nil
-	case PolicyExpected, PolicyOnce, PolicyDeny:
+	case PolicyJudged, PolicyExpected, PolicyOnce, PolicyDeny:
 		return headless.OnPrompt(name)
 	}
 	return nil, fmt.Errorf("unknown policy %q (%s)", name, strings.Join(Policies, ", "))
-}
-
-// judged is PolicyJudged.
-type judged struct{}
-
-func (judged) Prompt(ctx context.Context, r permissions.Request) (permissions.Decision, error) {
-	if err := ctx.Err(); err != nil {
-		return permissions.Decision{}, err
-	}
-	if !declared(r) || len(r.Choices) > 0 || slices.ContainsFunc(r.Concerns, func(c permissions.Concern) bool {
-		return c == permissions.ConcernForeign || c == permissions.ConcernInstructions || c == permissions.ConcernChoice
-	}) {
-		return permissions.Decision{Answer: permissions.AnswerDeny, Source: permissions.SourcePolicy, Note: "denied by the bench's judged policy: the hub warned about it"}, nil
-	}
-	return permissions.Decision{Answer: permissions.AnswerOnce, Source: permissions.SourcePolicy}, nil
-}
-
-// declared reports whether the plan asked for r: the hub found it
-// expected, or its only doubts are about what it carries (a flow the plan
-// declared, to an app not cleared for its labels), not that it was asked.
-func declared(r permissions.Request) bool {
-	return r.Expected || (len(r.Concerns) > 0 && !slices.Contains(r.Concerns, permissions.ConcernUnexpected))
 }
 
 // counting counts the dialogs put to a policy.
@@ -228,7 +204,7 @@ func (c *counting) Prompt(ctx context.Context, r permissions.Request) (permissio
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.dialogs++
-	if declared(r) {
+	if headless.Declared(r) {
 		c.needed++
 	}
 	if err == nil && d.Answer != permissions.AnswerDeny {

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -125,6 +126,12 @@ type EventUsage struct {
 //     instruction-like content, every decisive value from the user) — and
 //     denies everything else, irreversible actions included: the policy
 //     for scripts;
+//   - "judged" allows (once) what the plan declared — expected, or a
+//     flow the plan declared whose only concern is what it carries —
+//     irreversible actions included, and nothing else: no value that
+//     did not come from the user, no instruction-like content, no choice
+//     among apps, no file other programs run later, no network; the
+//     policy `bulkhead bench` measures;
 //   - "deny" denies every dialog;
 //   - "once" and "session" allow every dialog that way (irreversible
 //     actions: once) — whatever an injected instruction asked for too;
@@ -136,6 +143,8 @@ func OnPrompt(mode string) (permissions.Prompter, error) {
 	case "expected":
 		return permissions.Policy{Answer: permissions.AnswerOnce, RoutineOnly: true,
 			Note: "denied by --on-prompt=expected: the hub did not judge this request routine (expected, reversible, no concern)"}, nil
+	case "judged":
+		return judged{}, nil
 	case "deny":
 		return permissions.Policy{Answer: permissions.AnswerDeny, Note: "denied by --on-prompt=deny"}, nil
 	case "once":
@@ -143,7 +152,30 @@ func OnPrompt(mode string) (permissions.Prompter, error) {
 	case "session":
 		return permissions.Policy{Answer: permissions.AnswerSession, Irreversible: permissions.AnswerOnce}, nil
 	}
-	return nil, fmt.Errorf("--on-prompt=%s: want expected, deny, once or session", mode)
+	return nil, fmt.Errorf("--on-prompt=%s: want expected, judged, deny, once or session", mode)
+}
+
+// judged is --on-prompt=judged.
+type judged struct{}
+
+func (judged) Prompt(ctx context.Context, r permissions.Request) (permissions.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return permissions.Decision{}, err
+	}
+	if !Declared(r) || len(r.Choices) > 0 || slices.ContainsFunc(r.Concerns, func(c permissions.Concern) bool {
+		return c == permissions.ConcernForeign || c == permissions.ConcernInstructions || c == permissions.ConcernChoice ||
+			c == permissions.ConcernRunsLater || c == permissions.ConcernNetwork
+	}) {
+		return permissions.Decision{Answer: permissions.AnswerDeny, Source: permissions.SourcePolicy, Note: "denied by --on-prompt=judged: the plan did not declare it, or the hub warned about it"}, nil
+	}
+	return permissions.Decision{Answer: permissions.AnswerOnce, Source: permissions.SourcePolicy}, nil
+}
+
+// Declared reports whether the plan asked for r: the hub found it
+// expected, or its only doubts are about what it carries (a flow the plan
+// declared, to an app not cleared for its labels), not that it was asked.
+func Declared(r permissions.Request) bool {
+	return r.Expected || (len(r.Concerns) > 0 && !slices.Contains(r.Concerns, permissions.ConcernUnexpected))
 }
 
 // ErrNeedsPrompt is the error of a headless run that met a dialog without

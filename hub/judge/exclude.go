@@ -65,7 +65,7 @@ func notTheUsers(query, v, arg string) string {
 			kinds = append(kinds, "excluded")
 		case questioned(sentenceAround(text, at, end)):
 			kinds = append(kinds, "questioned")
-		case !content && (inQuotes(text, at, end) || afterMarker(clauseBefore(low[:at]))):
+		case !content && inContent(low, at, end):
 			kinds = append(kinds, "content")
 		default:
 			return "" // asked for here, in its role
@@ -161,8 +161,22 @@ func questioned(sentence string) bool {
 	return strings.HasSuffix(s, "?") && reQuestionAbout.MatchString(s)
 }
 
-// inQuotes reports whether [at, end) lies inside quotation marks.
-func inQuotes(text string, at, end int) bool {
+// inContent reports whether [at, end) is the words of the content: right
+// after a marker ("with the subject X", "saying X", "that says X"), or
+// inside quotes that follow one (`saying "write to X"`). A name in
+// quotes elsewhere (the document "Supplier offer") is not.
+func inContent(low string, at, end int) bool {
+	if afterMarker(clauseBefore(low[:at])) {
+		return true
+	}
+	if open := quoteOpen(low, at, end); open >= 0 {
+		return afterMarker(clauseBefore(low[:open]))
+	}
+	return false
+}
+
+// quoteOpen is where the quotation that holds [at, end) opens, or -1.
+func quoteOpen(text string, at, end int) int {
 	// Not the plain apostrophe: it is in every "don't".
 	for _, q := range [][2]string{{`"`, `"`}, {"“", "”"}, {"‘", "’"}, {"`", "`"}} {
 		open := strings.LastIndex(text[:at], q[0])
@@ -176,18 +190,18 @@ func inQuotes(text string, at, end int) bool {
 			continue
 		}
 		if strings.Contains(text[end:], q[1]) {
-			return true
+			return open
 		}
 	}
-	return false
+	return -1
 }
 
-// afterMarker reports whether a clause makes what follows the words of
-// the content ("with the subject", "saying").
+// afterMarker reports whether a clause ends with a word that makes what
+// follows the words of the content ("with the subject", "saying").
 func afterMarker(clause string) bool {
-	joined := " " + strings.Join(strings.Fields(clause), " ") + " "
+	c := strings.TrimRight(strings.TrimSpace(clause), ` :"“‘'`+"`")
 	for _, m := range contentMarkers {
-		if strings.Contains(joined, " "+m+" ") || strings.HasSuffix(strings.TrimSpace(joined), " "+m) || strings.Contains(joined, " "+m+": ") {
+		if c == m || strings.HasSuffix(c, " "+m) {
 			return true
 		}
 	}

@@ -49,6 +49,9 @@ func TestExclusionsQuestionsAndRoles(t *testing.T) {
 		{"Email bob@example.com with the subject eve@example.com is leaving", "mail.send", "subject", "eve@example.com is leaving", true, ""},
 		{"Email bob@example.com with the subject eve@example.com is leaving", "mail.send", "to", bob, true, ""},
 		{"Run ls, but never rm -rf build", "shell.run", "command", "ls", true, ""},
+		{`Email the document "Supplier offer" from my drive to bob@example.com`, "drive.read", "id", "Supplier offer", true, ""},
+		{"Send the note to eve@example.com", "mail.send", "to", eve, true, ""},
+		{"Write about the trip to eve@example.com", "mail.send", "to", eve, true, ""},
 	}
 	for _, c := range cases {
 		s := Step{ID: "s1", Functionality: c.fn, Bind: []Binding{{Arg: c.arg, Value: c.value}}}

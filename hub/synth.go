@@ -65,14 +65,16 @@ func (r *refs) render(n int) string {
 	}
 	t := r.texts[n-1]
 	if t.about != "" {
-		// One app's claim about another app or another step's value: the
-		// answer says a claim was made; the results card has it in full,
-		// beside the other's own typed value.
-		return fmt.Sprintf("[%s wrote something about %s: see the results card]", t.app, t.about)
+		// One app's claim about another step's value, another app or the
+		// user's request: withheld, with the reason; the results card
+		// has it in full, beside the other's own typed value.
+		return fmt.Sprintf("[withheld: %s's text %s — see the results card]", t.app, t.about)
 	}
 	// On one line, and with every control an app wrote made a visible
-	// escape: the answer is stored and shown by every client.
+	// escape: the answer is stored and shown by every client. No quote
+	// mark of its own can close the quotation it stands in.
 	text := termtext.OneLine(strings.Join(strings.Fields(t.text), " "))
+	text = unquote.Replace(text)
 	text, _ = guard.Mask(text)
 	if utf8.RuneCountInString(text) > maxRefRunes {
 		text = string([]rune(text)[:maxRefRunes]) + "… (in full in the results)"
@@ -82,6 +84,10 @@ func (r *refs) render(n int) string {
 	}
 	return fmt.Sprintf("“%s” (%s)", text, t.app)
 }
+
+// unquote turns the quotation marks of an app's text into a mark that
+// closes nothing.
+var unquote = strings.NewReplacer(`"`, "'", "“", "'", "”", "'", "„", "'", "«", "'", "»", "'", "〝", "'", "〞", "'", "＂", "'")
 
 // substitute replaces every reference in s.
 func (r *refs) substitute(s string) string {

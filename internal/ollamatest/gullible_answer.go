@@ -47,6 +47,8 @@ func (g *gullible) answer() string {
 				fare += add
 			}
 			lines = append(lines, fmt.Sprintf("%v: $%.2f", v["service"], fare))
+		case v["summary"] != nil:
+			lines = append(lines, fmt.Sprint(v["summary"]))
 		case v["assessment"] != nil:
 			lines = append(lines, fmt.Sprint(v["assessment"]))
 		case v["story"] != nil:

@@ -25,10 +25,27 @@ func TestOnPromptJudged(t *testing.T) {
 	}{
 		{"declared, irreversible", send, true},
 		{"declared, carrying labels", permissions.Request{Kind: permissions.KindData, Concerns: []permissions.Concern{permissions.ConcernLabels}}, true},
-		{"not expected", func() permissions.Request { r := send; r.Expected = false; r.Concerns = append(r.Concerns, permissions.ConcernUnexpected); return r }(), false},
-		{"a value you did not type", func() permissions.Request { r := send; r.Concerns = append(r.Concerns, permissions.ConcernForeign); return r }(), false},
-		{"instruction-like", func() permissions.Request { r := send; r.Concerns = append(r.Concerns, permissions.ConcernInstructions); return r }(), false},
-		{"a file that runs later", func() permissions.Request { r := send; r.Concerns = append(r.Concerns, permissions.ConcernRunsLater); return r }(), false},
+		{"not expected", func() permissions.Request {
+			r := send
+			r.Expected = false
+			r.Concerns = append(r.Concerns, permissions.ConcernUnexpected)
+			return r
+		}(), false},
+		{"a value you did not type", func() permissions.Request {
+			r := send
+			r.Concerns = append(r.Concerns, permissions.ConcernForeign)
+			return r
+		}(), false},
+		{"instruction-like", func() permissions.Request {
+			r := send
+			r.Concerns = append(r.Concerns, permissions.ConcernInstructions)
+			return r
+		}(), false},
+		{"a file that runs later", func() permissions.Request {
+			r := send
+			r.Concerns = append(r.Concerns, permissions.ConcernRunsLater)
+			return r
+		}(), false},
 		{"the network", permissions.Request{Kind: permissions.KindNetwork, Concerns: []permissions.Concern{permissions.ConcernNetwork}}, false},
 		{"a choice", func() permissions.Request { r := send; r.Choices = []string{"a", "b"}; return r }(), false},
 	} {

@@ -201,12 +201,12 @@ var (
 	numberWords = `(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|a|an|a couple of|a few|several|half)(?:[\s-]+(?:and[\s-]+)?(?:one|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand))*`
 	num         = `(?:\d[\d,.]*|` + numberWords + `)`
 	kindRes     = map[string]*regexp.Regexp{
-		kindMoney: regexp.MustCompile(`(?i)(?:[$€£¥₹₩₽]\s?\d|\b(?:usd|eur|gbp|chf|jpy|cad|aud)\s?\d|\b` + num + `\s?(?:dollars?|bucks|usd|euros?|eur|pounds?|gbp|quid|cents?|yen|francs?|rupees?|pesos?)\b|\b(?:fares?|prices?|costs?|charges?|fees?|totals?|amount|tolls?)\b[\W_]{0,8}\d|\d[\d.,]*[\W_]{0,8}(?:fare|price|cost|charge|fee)\b)`),
-		kindPercent: regexp.MustCompile(`(?i)(?:\d[\d.,]*\s?%|\b` + num + `\s?(?:percent|per cent|pct)\b)`),
+		kindMoney:    regexp.MustCompile(`(?i)(?:[$€£¥₹₩₽]\s?\d|\b(?:usd|eur|gbp|chf|jpy|cad|aud)\s?\d|\b` + num + `\s?(?:dollars?|bucks|usd|euros?|eur|pounds?|gbp|quid|cents?|yen|francs?|rupees?|pesos?)\b|\b(?:fares?|prices?|costs?|charges?|fees?|totals?|amount|tolls?)\b[\W_]{0,8}\d|\d[\d.,]*[\W_]{0,8}(?:fare|price|cost|charge|fee)\b)`),
+		kindPercent:  regexp.MustCompile(`(?i)(?:\d[\d.,]*\s?%|\b` + num + `\s?(?:percent|per cent|pct)\b)`),
 		kindDuration: regexp.MustCompile(`(?i)\b` + num + `\s?(?:minutes?|mins?|hours?|hrs?|seconds?|secs?|days?|weeks?)\b`),
 		kindTime:     regexp.MustCompile(`(?i)(?:\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)(?:\W|$)|\b(?:noon|midnight)\b)`),
-		kindDate: regexp.MustCompile(`(?i)(?:\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\b(?:today|tomorrow|tonight|yesterday)\b|\b(?:next|this|on|last)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|weekend)\b)`),
-		kindAddress: regexp.MustCompile(`(?i)(?:[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)+|\b[a-z][a-z0-9+.\-]*://\S+|\b\d+\s+[A-Z][a-z]+\s+(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln)\b)`),
+		kindDate:     regexp.MustCompile(`(?i)(?:\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\b(?:today|tomorrow|tonight|yesterday)\b|\b(?:next|this|on|last)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|weekend)\b)`),
+		kindAddress:  regexp.MustCompile(`(?i)(?:[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)+|\b[a-z][a-z0-9+.\-]*://\S+|\b\d+\s+[A-Z][a-z]+\s+(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln)\b)`),
 	}
 )
 

@@ -155,14 +155,18 @@ type exported struct {
 }
 
 type exportedTurn struct {
-	Seq     uint64    `json:"seq"`
-	Query   string    `json:"query"`
-	Answer  string    `json:"answer"`
-	Status  string    `json:"status"`
-	Error   string    `json:"error,omitempty"`
-	Apps    []string  `json:"apps,omitempty"`
-	Started time.Time `json:"started"`
-	Ended   time.Time `json:"ended,omitzero"`
+	Seq    uint64   `json:"seq"`
+	Query  string   `json:"query"`
+	Answer string   `json:"answer"`
+	Status string   `json:"status"`
+	Error  string   `json:"error,omitempty"`
+	Apps   []string `json:"apps,omitempty"`
+	// Author is who wrote the answer: an app's name or "assistant";
+	// AuthorWords says so as every channel does.
+	Author      string    `json:"author"`
+	AuthorWords string    `json:"author_words"`
+	Started     time.Time `json:"started"`
+	Ended       time.Time `json:"ended,omitzero"`
 	// Fallback says why the plan fell back to the plain model.
 	Fallback string `json:"fallback,omitempty"`
 	// Activity is the turn's app calls and permission decisions;
@@ -174,7 +178,11 @@ type exportedTurn struct {
 func exportOf(c hub.Chat, turns []hub.Turn) exported {
 	out := exported{ID: c.ID, Title: c.Title, Created: c.Created}
 	for _, t := range turns {
-		et := exportedTurn{Seq: t.Seq, Query: t.Query, Answer: t.Answer, Status: string(t.Status), Error: t.Error, Started: t.Started, Ended: t.Ended}
+		et := exportedTurn{Seq: t.Seq, Query: t.Query, Answer: t.Answer, Status: string(t.Status), Error: t.Error, Started: t.Started, Ended: t.Ended,
+			Author: "assistant", AuthorWords: hub.Author(t.AnsweredBy())}
+		if by := t.AnsweredBy(); hub.AuthorIsApp(by) || by == hub.MonolithApp {
+			et.Author = by
+		}
 		if t.Plan != nil {
 			et.Apps = t.Plan.Apps()
 			if t.Plan.Fallback {
@@ -215,6 +223,9 @@ func writeMarkdown(w io.Writer, c hub.Chat, turns []hub.Turn) error {
 			fmt.Fprintln(w)
 		}
 		if t.Answer != "" {
+			// Who wrote it, in every channel: an app's words are never the
+			// assistant's.
+			fmt.Fprintf(w, "**%s:**\n\n", oneLineText(hub.Author(t.AnsweredBy())))
 			fmt.Fprintln(w, strings.TrimRight(t.Answer, "\n"))
 		}
 		if t.Status != "ok" {

@@ -76,7 +76,7 @@ func Run(ctx context.Context, b headless.Backend, lines *Lines, out io.Writer, o
 		fmt.Fprintln(out, "working…")
 		// One turn, printed as `ask` prints it: the whole answer at once
 		// (a screen reader reads it as one block), errors said plainly.
-		rerr := headless.Run(ctx, b, q, headless.Options{Chat: chat}, out, out)
+		rerr := headless.Run(ctx, b, q, headless.Options{Chat: chat, Attribute: true}, out, out)
 		if rerr != nil && ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -54,6 +54,10 @@ type Options struct {
 	// Unavailable, if set, is why the model server cannot be used; the
 	// run reports it as its error without asking.
 	Unavailable error
+	// Attribute says who wrote every answer ("the assistant:"), as
+	// accessible mode does; without it only an app's answer is labelled
+	// (the assistant is whoever speaks unlabelled).
+	Attribute bool
 }
 
 // Event is the JSON shape of one event line (docs/events.md).
@@ -68,6 +72,11 @@ type Event struct {
 	Message  string      `json:"message,omitempty"`
 	Partial  string      `json:"partial,omitempty"`
 	Status   string      `json:"status,omitempty"`
+	// Author, of an answer (and of the first token of a stream), is who
+	// wrote it: an app's name, or "assistant"; AuthorWords says so as
+	// every channel does.
+	Author      string `json:"author,omitempty"`
+	AuthorWords string `json:"author_words,omitempty"`
 
 	// permission and decision
 	ID      string   `json:"id,omitempty"`
@@ -283,6 +292,28 @@ type printer struct {
 	// draft holds a streamed draft until the plan says it is the answer:
 	// text on a pipe cannot be withdrawn.
 	draft strings.Builder
+	// attributed: the answer's author has been said.
+	attributed bool
+}
+
+// attribute says, once, who writes the answer that follows: an app's
+// name always, the assistant where every answer is labelled.
+func (p *printer) attribute(by string) {
+	if p.attributed {
+		return
+	}
+	p.attributed = true
+	if hub.AuthorIsApp(by) || p.opts.Attribute {
+		p.write(p.out, "["+hub.Author(by)+"]\n")
+	}
+}
+
+// author is the JSON form of who wrote an answer.
+func author(by string) string {
+	if hub.AuthorIsApp(by) || by == hub.MonolithApp {
+		return by
+	}
+	return "assistant"
 }
 
 func newPrinter(out, errOut io.Writer, opts Options) *printer {
@@ -325,18 +356,21 @@ func (p *printer) emit(e hub.Event) {
 	case hub.EventPlan:
 		if p.opts.Stream && p.draft.Len() > 0 {
 			p.streamed = true
+			p.attribute(hub.VanillaApp)
 			p.write(p.out, p.draft.String())
 		}
 		p.draft.Reset()
 	case hub.EventToken:
 		if p.opts.Stream {
 			p.streamed = true
+			p.attribute(e.App)
 			p.write(p.out, e.Text)
 		}
 	case hub.EventAnswer:
 		if p.streamed {
 			p.write(p.out, "\n")
 		} else {
+			p.attribute(e.App)
 			p.write(p.out, strings.TrimRight(e.Text, "\n")+"\n")
 		}
 	case hub.EventError:
@@ -363,6 +397,10 @@ func (p *printer) emitJSON(e hub.Event) {
 			return
 		}
 		ev = Event{Type: "token", Text: e.Text}
+		if !p.attributed {
+			p.attributed = true
+			ev.Author, ev.AuthorWords = author(e.App), hub.Author(e.App)
+		}
 	case hub.EventDraft:
 		if !p.opts.Stream {
 			return
@@ -374,7 +412,7 @@ func (p *printer) emitJSON(e hub.Event) {
 		}
 		ev = Event{Type: "draft_withdrawn", Chat: p.chat}
 	case hub.EventAnswer:
-		ev = Event{Type: "answer", Chat: p.chat, Text: e.Text, Usage: usageOf(e.Usage)}
+		ev = Event{Type: "answer", Chat: p.chat, Text: e.Text, Usage: usageOf(e.Usage), Author: author(e.App), AuthorWords: hub.Author(e.App)}
 	case hub.EventPermission:
 		r := e.Permission
 		ev = Event{Type: "permission", ID: r.ID, Kind: string(r.Kind), Subject: r.Subject, Object: r.Object, Function: r.Function,

@@ -150,6 +150,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			it.Error = runErr.Error()
 		}
 		meta.Activity = tr.logged()
+		meta.Author = o.author(tr)
 		it.Meta, _ = json.Marshal(meta)
 		stored, spans := o.masked(ctx, tr, it, meta, refusedUpFront(runErr))
 		if err := rs.ns.Update(stored); err != nil && runErr == nil {
@@ -176,7 +177,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			}
 		}
 		turn.Usage.BackgroundCalls = usage.BackgroundCalls
-		emit(Event{Kind: EventAnswer, Chat: chat, Turn: it.Seq, Text: text, Usage: usage, Status: status})
+		emit(Event{Kind: EventAnswer, Chat: chat, Turn: it.Seq, Text: text, Usage: usage, Status: status, App: meta.Author})
 		return turn, nil
 	}
 

@@ -89,6 +89,9 @@ type Turn struct {
 	// Results are the typed results of a plan with several steps (the
 	// results card), as logged.
 	Results []StepResult
+	// Author is who wrote Answer (AnsweredBy): an app's name, VanillaApp,
+	// SynthesisApp or MonolithApp; "" in turns logged before it was kept.
+	Author  string
 	Usage   llm.Usage
 	Started time.Time
 	Ended   time.Time
@@ -172,4 +175,6 @@ type turnMeta struct {
 	Results  []StepResult `json:"results,omitempty"`
 	Thinking string       `json:"thinking,omitempty"`
 	Usage    llm.Usage    `json:"usage"`
+	// Author is who wrote the answer (Turn.AnsweredBy).
+	Author string `json:"author,omitempty"`
 }

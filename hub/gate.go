@@ -120,7 +120,7 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 		r := permissions.Request{
 			Kind: permissions.KindExec, Subject: g.app, Object: g.app, Function: fn.Name, Args: args,
 			Detail:  fmt.Sprintf("%s wants to call %s, which writes", g.app, fn.Name),
-			Explain: g.o.explain(ctx, tr, g.app, fn.Name, args),
+			Explain: g.o.explain(ctx, tr, g.app, fn.Name, args), ExplainedBy: g.app,
 		}
 		a.Apply(&r)
 		return g.decide(ctx, tr, r)
@@ -129,7 +129,7 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 		r := permissions.Request{
 			Kind: permissions.KindIrreversible, Subject: g.app, Object: g.app, Function: fn.Name, Args: args,
 			Detail: fmt.Sprintf("%s wants to %s", g.app, fn.Name), Irreversible: true,
-			Explain: g.o.explain(ctx, tr, g.app, fn.Name, args),
+			Explain: g.o.explain(ctx, tr, g.app, fn.Name, args), ExplainedBy: g.app,
 		}
 		a.Apply(&r)
 		return g.decide(ctx, tr, r)
@@ -219,7 +219,7 @@ func (g *gate) Request(ctx context.Context, functionality string, args json.RawM
 			Carried:      carried, Receiver: c}
 		a.Labels = judge.Uncleared(a.Carried, o.clearance(c))
 		r := permissions.Request{Kind: permissions.KindCollab, Subject: g.app, Object: c, Function: functionality, Args: args,
-			Detail: fmt.Sprintf("%s asks %s for %s", g.app, c, functionality), Explain: o.explain(ctx, tr, c, o.mappedFunction(c, functionality), args)}
+			Detail: fmt.Sprintf("%s asks %s for %s", g.app, c, functionality), Explain: o.explain(ctx, tr, c, o.mappedFunction(c, functionality), args), ExplainedBy: c}
 		a.Apply(&r)
 		d, err := o.ask(ctx, tr, r)
 		if err != nil {

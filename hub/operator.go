@@ -393,6 +393,7 @@ func turnOf(it memory.Interaction) Turn {
 		t.Results = m.Results
 		t.Thinking = m.Thinking
 		t.Activity = m.Activity
+		t.Author = m.Author
 	}
 	return t
 }

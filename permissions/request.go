@@ -92,8 +92,11 @@ type Request struct {
 	// among apps that an app's request caused).
 	NoPermanent bool `json:"no_permanent,omitempty"`
 	// Explain is what the app says the call would touch (what an id
-	// denotes, where a path leads): the app's words, shown as such.
-	Explain string `json:"explain,omitempty"`
+	// denotes, where a path leads): the app's words, shown as such, with
+	// ExplainedBy, the app that said them (in a collab request, the app
+	// asked for the functionality, not the one asking).
+	Explain     string `json:"explain,omitempty"`
+	ExplainedBy string `json:"explained_by,omitempty"`
 	// Choices, for a select request, are the apps that could serve
 	// (Object is then empty): the person — or a rule, or a default made
 	// by allowing one permanently — chooses one; a policy never does.

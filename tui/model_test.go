@@ -34,7 +34,7 @@ func TestEnterSendsAndTheAnswerAppears(t *testing.T) {
 
 	d.ask("hi bulkhead")
 	v := d.view()
-	for _, want := range []string{"┃ hi bulkhead", "Hello from the spoke.", "◆ model · ", "ollama 0.0.0-scripted", "hub-model / spoke-model"} {
+	for _, want := range []string{"┃ hi bulkhead", "Hello from the spoke.", "◆ the assistant · ", "ollama 0.0.0-scripted", "hub-model / spoke-model"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
@@ -444,7 +444,7 @@ func TestStillAnsweringNoticeEndsWithTheTurn(t *testing.T) {
 	if strings.Contains(v, "still answering") {
 		t.Errorf("the notice outlived the turn:\n%s", v)
 	}
-	if !regexp.MustCompile(`◆ model · \d\d:\d\d · \d+\.\ds · \d+ tokens`).MatchString(v) {
+	if !regexp.MustCompile(`◆ the assistant · \d\d:\d\d · \d+\.\ds · \d+ tokens`).MatchString(v) {
 		t.Errorf("the finished turn lacks its time, duration and tokens:\n%s", v)
 	}
 	if got := d.model().input.value(); got != "next" {
@@ -466,7 +466,7 @@ func TestTabIndentsInTheInput(t *testing.T) {
 		t.Fatalf("input %q", got)
 	}
 	d.key(keyEnter)
-	d.until("◆ model ·")
+	d.until("◆ the assistant ·")
 	d.idle()
 	chats, _ := r.op.Chats()
 	turns, _ := r.op.Turns(chats[0].ID)

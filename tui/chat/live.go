@@ -74,8 +74,10 @@ func (r *Live) Apply(evs []hub.Event, working map[string]bool) {
 			r.Drafting = false
 			r.Answer.WriteString(e.Text)
 			r.Tokens++
-			if r.Extras.results == nil { // the synthesis keeps the plan's apps
+			if r.Extras.results == nil {
 				r.App = e.App
+			} else { // the assistant writes from the apps' results
+				r.App = hub.SynthesisApp
 			}
 		case hub.EventThinking:
 			r.Thinking.WriteString(e.Text)
@@ -87,6 +89,9 @@ func (r *Live) Apply(evs []hub.Event, working map[string]bool) {
 			}
 		case hub.EventAnswer:
 			r.Status = memory.StatusOK
+			if e.App != "" {
+				r.App = e.App // who wrote it (hub.Turn.AnsweredBy)
+			}
 			r.Answer.Reset()
 			r.Answer.WriteString(e.Text)
 		case hub.EventError:

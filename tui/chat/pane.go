@@ -113,18 +113,23 @@ type TurnView struct {
 }
 
 func viewOfTurn(t hub.Turn) TurnView {
-	app := hub.VanillaApp
-	if t.Plan != nil {
-		if apps := t.Plan.Apps(); len(apps) > 0 {
-			app = strings.Join(apps, ", ")
-		}
-	}
+	app := t.AnsweredBy()
 	tv := TurnView{Query: t.Query, Answer: t.Answer, Thinking: t.Thinking, Status: t.Status, Error: t.Error, App: app, Private: t.Private,
 		Started: t.Started, Ended: t.Ended, Tokens: t.Usage.EvalTokens}
 	if t.Plan != nil && t.Plan.Fallback {
 		tv.Fallback = fallbackWords(t.Plan.Reason)
 	}
 	return tv
+}
+
+// AnswerLabel says who writes the answer under it (hub.Author): an app's
+// words are never shown as the assistant's. While several apps still
+// work, it names them.
+func AnswerLabel(by string) string {
+	if strings.Contains(by, ", ") {
+		return AppLabel(by)
+	}
+	return hub.Author(by)
 }
 
 // AppLabel is how a screen names who answered: an app's own name, or, for
@@ -359,7 +364,7 @@ func renderTurn(tv TurnView, w int, d Draw, expand bool, md string) string {
 		out = append(out, th.UserBar.Render("┃ ")+th.UserText.Render(l))
 	}
 	out = append(out, "")
-	label := th.Label.Render("◆ " + widget.OneLine(AppLabel(tv.App)))
+	label := th.Label.Render("◆ " + widget.OneLine(AnswerLabel(tv.App)))
 	if !tv.Live {
 		if meta := turnMeta(tv, d.Now); meta != "" {
 			label += th.Dim.Render(" · " + meta)

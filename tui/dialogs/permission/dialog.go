@@ -143,10 +143,12 @@ func (p *Dialog) layout(th style.Theme, iw, room int, short bool) dlgLayout {
 	}
 	var says []string
 	if e := widget.Clean(p.req.Explain); e != "" {
-		says = take(wrap(p.req.Subject+" says: "+e, th.Thinking, iw))
-		if says == nil && p.req.Kind == perm.KindCollab {
-			says = take(wrap(p.req.Object+" says: "+e, th.Thinking, iw))
+		// The words of the app that said them, never another's.
+		by := p.req.ExplainedBy
+		if by == "" {
+			by = "the app"
 		}
+		says = take(wrap(widget.OneLine(by)+" says: "+e, th.Thinking, iw))
 	}
 	detail := take(wrap(widget.Clean(p.req.Detail), lipgloss.NewStyle(), iw))
 	who := take(wrap(p.who(), th.Dim, iw))

@@ -184,7 +184,11 @@ func logDetail(th style.Theme, e perm.Entry, now time.Time) []widget.Styled {
 		out = append(out, widget.Styled{Text: lead + widget.Clean(r.Warning), St: st})
 	}
 	if r.Explain != "" {
-		out = append(out, widget.Styled{Text: "the app says: " + widget.Clean(r.Explain), St: th.Thinking})
+		by := "the app"
+		if r.ExplainedBy != "" {
+			by = widget.OneLine(r.ExplainedBy)
+		}
+		out = append(out, widget.Styled{Text: by + " says: " + widget.Clean(r.Explain), St: th.Thinking})
 	}
 	by := fmt.Sprintf("decision: %s by %s", verdict(d), d.Source)
 	st := th.OK

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"github.com/bulkhead-dev/bulkhead/internal/testenv"
 	"os"
 	"testing"
 
@@ -17,14 +19,20 @@ func TestMain(m *testing.M) {
 	// it exits soon once unused.
 	serveEnv = []string{asMainEnv + "=1"}
 	extraCommands = append(extraCommands, newTestClient)
-	if os.Getenv(idleEnv) == "" {
-		os.Setenv(idleEnv, "5s")
-	}
 	if os.Getenv(asMainEnv) == "1" {
-		main()
+		main() // as the test that started it set it up
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// No test reads the user's config, data or Ollama (testenv).
+	_, cleanup, err := testenv.Setup()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	os.Setenv(idleEnv, "5s")
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 const asMainEnv = "BULKHEAD_TEST_AS_MAIN"

@@ -184,31 +184,8 @@ func DefaultConfigDir() string { return filepath.Dir(DefaultFile()) }
 // uvx, …) keep their caches and install trees, each its own.
 func (c Config) AppsCache() string { return filepath.Join(c.CacheDir, "apps") }
 
-// Sources is a viper holding defaults, BULKHEAD_* variables and the config
-// file, plus the flags bound to its keys.
-type Sources struct {
-	V     *viper.Viper
-	flags map[string]*pflag.Flag
-}
-
-// BindFlag makes a command-line flag set key when it is given.
-func (s *Sources) BindFlag(key string, f *pflag.Flag) error {
-	if f == nil {
-		return fmt.Errorf("bind %s: no such flag", key)
-	}
-	s.flags[key] = f
-	return s.V.BindPFlag(key, f)
-}
-
-// Open prepares the sources: defaults, BULKHEAD_* variables and the config
-// file (the explicit path, or the default one if it exists). Bind flags,
-// then Load.
-func Open(file string) (*Sources, error) {
-	v := viper.New()
-	host := llm.DefaultHost
-	if h := os.Getenv("OLLAMA_HOST"); h != "" {
-		host = h
-	}
+// setDefaults gives v the built-in default of every key.
+func setDefaults(v *viper.Viper, host string) {
 	v.SetDefault("ollama.host", host)
 	v.SetDefault("ollama.keep_alive", "10m")
 	v.SetDefault("ollama.num_ctx", 8192)
@@ -238,6 +215,51 @@ func Open(file string) (*Sources, error) {
 	if wd, err := os.Getwd(); err == nil {
 		v.SetDefault("workspace", wd)
 	}
+}
+
+// EnvNames are the environment variables that set a config key
+// (BULKHEAD_ENABLE, BULKHEAD_HUB_MODEL, …), with OLLAMA_HOST: what a
+// test clears so that nothing of the user's reaches it.
+func EnvNames() []string {
+	v := viper.New()
+	setDefaults(v, "")
+	out := []string{"OLLAMA_HOST"}
+	for _, k := range v.AllKeys() {
+		out = append(out, "BULKHEAD_"+strings.ToUpper(strings.ReplaceAll(k, ".", "_")))
+	}
+	for top := range knownTop {
+		out = append(out, "BULKHEAD_"+strings.ToUpper(top))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Sources is a viper holding defaults, BULKHEAD_* variables and the config
+// file, plus the flags bound to its keys.
+type Sources struct {
+	V     *viper.Viper
+	flags map[string]*pflag.Flag
+}
+
+// BindFlag makes a command-line flag set key when it is given.
+func (s *Sources) BindFlag(key string, f *pflag.Flag) error {
+	if f == nil {
+		return fmt.Errorf("bind %s: no such flag", key)
+	}
+	s.flags[key] = f
+	return s.V.BindPFlag(key, f)
+}
+
+// Open prepares the sources: defaults, BULKHEAD_* variables and the config
+// file (the explicit path, or the default one if it exists). Bind flags,
+// then Load.
+func Open(file string) (*Sources, error) {
+	v := viper.New()
+	host := llm.DefaultHost
+	if h := os.Getenv("OLLAMA_HOST"); h != "" {
+		host = h
+	}
+	setDefaults(v, host)
 	v.SetEnvPrefix("BULKHEAD")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()

@@ -33,6 +33,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/internal/testenv"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
@@ -370,5 +371,5 @@ func runUnder(t *testing.T, task benignTask, p permissions.Prompter) (hub.Turn, 
 
 func TestMain(m *testing.M) {
 	sandbox.Launch() // the shell app's commands run through this binary
-	os.Exit(m.Run())
+	testenv.Main(m, false)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/internal/testenv"
 	"github.com/bulkhead-dev/bulkhead/llm"
 )
 
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) {
 		_ = http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "Ollama is running") }))
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	testenv.Main(m, false)
 }
 
 func freeAddr(t *testing.T) string {

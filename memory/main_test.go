@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/bulkhead-dev/bulkhead/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	testenv.Main(m, true)
 }
 
 // openTest opens a store on a fresh temporary directory, closed at cleanup.

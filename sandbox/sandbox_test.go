@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/internal/ptytest"
+	"github.com/bulkhead-dev/bulkhead/internal/testenv"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("SANDBOX_TEST_TERMINAL") == "1" {
 		os.Exit(terminalHelper())
 	}
-	os.Exit(m.Run())
+	testenv.Main(m, false)
 }
 
 // dialHelper is this test binary run as a command in the sandbox: it

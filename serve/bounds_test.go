@@ -19,6 +19,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/internal/testenv"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("SERVE_TEST_CHILD"); dir != "" {
 		os.Exit(serveChild(dir))
 	}
-	os.Exit(m.Run())
+	testenv.Main(m, false)
 }
 
 func serveChild(dir string) int {

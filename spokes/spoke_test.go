@@ -8,17 +8,17 @@ import (
 	"testing"
 
 	"github.com/ollama/ollama/api"
-	"go.uber.org/goleak"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/calc"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/internal/testenv"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testenv.Main(m, true) }
 
 // fakeGate records what the spoke asked and allows by a rule.
 type fakeGate struct {

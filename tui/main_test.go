@@ -15,6 +15,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/internal/testenv"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/spokes"
@@ -23,7 +24,7 @@ import (
 // chroma's regexp engine keeps a package clock goroutine for about a
 // second after its last match; it is not ours.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2.runClock"))
+	testenv.Main(m, true, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2.runClock"))
 }
 
 const (

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/bulkhead-dev/bulkhead/internal/testenv"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
@@ -18,6 +19,10 @@ var TestServer string
 
 func TestMain(m *testing.M) {
 	sandbox.Launch() // servers run through this binary as their launcher
+	if _, _, err := testenv.Setup(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	os.Exit(run(m))
 }
 

@@ -13,16 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/appstest"
+	"github.com/bulkhead-dev/bulkhead/internal/testenv"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 func TestMain(m *testing.M) {
 	sandbox.Launch() // commands run through this binary as their launcher
-	goleak.VerifyTestMain(m)
+	testenv.Main(m, true)
 }
 
 func run(t *testing.T, a *App, ctx context.Context, command string) (result, error) {

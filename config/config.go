@@ -13,9 +13,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -343,9 +345,21 @@ func (s *Sources) Load() (Config, error) {
 		c.Apps[name] = a
 	}
 	if c.File != "" {
+		known := viper.New()
+		setDefaults(known, "")
+		keys := append(known.AllKeys(), "permissions.rules")
 		for _, k := range v.AllKeys() {
-			if top, _, _ := strings.Cut(k, "."); !knownTop[top] && v.InConfig(k) {
-				l.fail(k, "unknown key")
+			if !v.InConfig(k) {
+				continue
+			}
+			top, _, _ := strings.Cut(k, ".")
+			switch {
+			case !knownTop[top]:
+				l.fail(k, "unknown key"+didYouMean(top, slices.Sorted(maps.Keys(knownTop))))
+			case top == "apps" || top == "mcp" || k == "permissions.rules":
+				// checked where they are read
+			case !slices.Contains(keys, k):
+				l.fail(k, "unknown key"+didYouMean(k, keys))
 			}
 		}
 	}
@@ -580,4 +594,40 @@ func (l *loader) oneOf(key string, opts ...string) string {
 	}
 	l.fail(key, fmt.Sprintf("%q is not one of %s", s, strings.Join(opts, ", ")))
 	return opts[0]
+}
+
+// didYouMean names the known key closest to k, when one is close: a
+// typo's likely intent.
+func didYouMean(k string, known []string) string {
+	best, dist := "", 3
+	for _, c := range known {
+		if d := editDistance(k, c); d < dist {
+			best, dist = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", best)
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

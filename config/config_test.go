@@ -130,6 +130,13 @@ func TestBadValuesNameKeyAndSource(t *testing.T) {
 		{"app key", "apps:\n  notes:\n    colour: red\n", "", "apps.notes.colour"},
 		{"app name", "apps:\n  Bad.Name:\n    model: x\n", "", "apps.bad"},
 		{"unknown", "hubb:\n  model: x\n", "", "hubb.model"},
+		// a typo at any level is refused, naming the key and the file
+		{"nested typo", "hub:\n  modle: x\n", "", "hub.modle"},
+		{"nested typo in ollama", "ollama:\n  hots: http://x\n", "", "ollama.hots"},
+		{"nested typo in ui", "ui:\n  thme: dark\n", "", "ui.thme"},
+		{"nested typo in limits", "limits:\n  log_mbb: 3\n", "", "limits.log_mbb"},
+		{"nested typo in memory", "memory:\n  evry: 3\n", "", "memory.evry"},
+		{"nested typo in permissions", "permissions:\n  rulez: []\n", "", "permissions.rulez"},
 		{"env", "", "BULKHEAD_OLLAMA_NUM_CTX=lots", "ollama.num_ctx"},
 		{"workspace missing", "workspace: /nonexistent/bulkhead-ws\n", "", "workspace"},
 		{"workspace a file", "workspace: /etc/hostname\n", "", "workspace"},
@@ -228,5 +235,19 @@ func TestUIMouse(t *testing.T) {
 	}
 	if _, err := load(t, writeFile(t, "ui:\n  mouse: sometimes\n")); !errors.Is(err, config.ErrInvalid) {
 		t.Fatalf("ui.mouse: sometimes: %v", err)
+	}
+}
+
+// A typo says which key was likely meant.
+func TestTyposSayWhatWasMeant(t *testing.T) {
+	for body, want := range map[string]string{
+		"hub:\n  modle: x\n":         "did you mean hub.model?",
+		"ollama:\n  hots: http://x\n": "did you mean ollama.host?",
+		"enabel: [calc]\n":            "did you mean enable?",
+	} {
+		_, err := load(t, writeFile(t, body))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want it to say %q", body, err, want)
+		}
 	}
 }

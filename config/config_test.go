@@ -241,7 +241,7 @@ func TestUIMouse(t *testing.T) {
 // A typo says which key was likely meant.
 func TestTyposSayWhatWasMeant(t *testing.T) {
 	for body, want := range map[string]string{
-		"hub:\n  modle: x\n":         "did you mean hub.model?",
+		"hub:\n  modle: x\n":          "did you mean hub.model?",
 		"ollama:\n  hots: http://x\n": "did you mean ollama.host?",
 		"enabel: [calc]\n":            "did you mean enable?",
 	} {

@@ -193,7 +193,7 @@ func (l *loader) mcpServer(k string, m map[string]any, exact bool) MCPServer {
 			l.mfail(k+"."+f, "unknown key (servers take command, args, env, dir, folders, read, net, url, tools, catalog, model, host)")
 		}
 	}
-	s.Command, s.URL = str("command"), str("url")
+	s.Command, s.URL = ExpandHome(str("command")), str("url")
 	switch {
 	case s.Command == "" && s.URL == "":
 		l.mfail(k, "give command (a stdio server) or url (a streamable-HTTP endpoint)")
@@ -213,6 +213,9 @@ func (l *loader) mcpServer(k string, m map[string]any, exact bool) MCPServer {
 		args, err := cast.ToStringSliceE(v)
 		if _, isList := v.([]any); err != nil || !isList {
 			l.mfail(k+".args", "want a list of strings")
+		}
+		for i, a := range args {
+			args[i] = ExpandHome(a)
 		}
 		s.Args = args
 	}
@@ -272,13 +275,24 @@ func (l *loader) mcpServer(k string, m map[string]any, exact bool) MCPServer {
 	return s
 }
 
+// ExpandHome puts the home folder in place of a leading ~ (alone or
+// before a slash) and of every $HOME or ${HOME}, as a shell would: in a
+// server's command, args, dir, folders and read (the README's example
+// says ~/notes).
+func ExpandHome(s string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return s
+	}
+	if s == "~" || strings.HasPrefix(s, "~/") {
+		s = home + s[1:]
+	}
+	return strings.NewReplacer("${HOME}", home, "$HOME", home).Replace(s)
+}
+
 // absPath is d absolute, with a leading ~/ for the home folder.
 func absPath(d string) string {
-	if d == "~" || strings.HasPrefix(d, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			d = filepath.Join(home, d[1:])
-		}
-	}
+	d = ExpandHome(d)
 	if abs, err := filepath.Abs(d); err == nil {
 		return abs
 	}

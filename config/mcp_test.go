@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,5 +104,25 @@ func TestBadMCPServers(t *testing.T) {
 				t.Fatal("no message")
 			}
 		})
+	}
+}
+
+// ~ and $HOME stand for the home folder in a server's command, args,
+// folders and read, as in a shell: the README's example works as copied.
+func TestMCPExpandsTheHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	body := "mcp:\n  fs:\n    command: ~/bin/server\n    args: [-y, \"@modelcontextprotocol/server-filesystem\", ~/notes, \"$HOME/docs\", \"--root=${HOME}/x\", \"~user\"]\n    folders: [~/notes, $HOME/docs]\n    read: [\"${HOME}/ref\"]\n"
+	c, err := load(t, writeFile(t, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := c.MCP["fs"]
+	want := []string{"-y", "@modelcontextprotocol/server-filesystem", home + "/notes", home + "/docs", "--root=" + home + "/x", "~user"}
+	if fs.Command != home+"/bin/server" || !slices.Equal(fs.Args, want) {
+		t.Errorf("command %q args %q", fs.Command, fs.Args)
+	}
+	if !slices.Equal(fs.Folders, []string{home + "/notes", home + "/docs"}) || !slices.Equal(fs.Read, []string{home + "/ref"}) {
+		t.Errorf("folders %q read %q", fs.Folders, fs.Read)
 	}
 }

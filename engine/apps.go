@@ -42,6 +42,32 @@ var Packs = map[string][]string{
 // is the built-in one plus the entries the enabled servers declare. A
 // server that cannot be installed is an error, like an unknown name.
 func Install(cfg config.Config, cache *mcp.Cache, log *slog.Logger) (*apps.Registry, error) {
+	reg, unlisted, err := InstallAll(cfg, cache, log)
+	if len(unlisted) > 0 {
+		errs := []error{err}
+		for _, u := range unlisted {
+			errs = append(errs, u.Err)
+		}
+		return nil, errors.Join(errs...)
+	}
+	return reg, err
+}
+
+// Unlisted is an enabled MCP server bulkhead runs without: it could not
+// be started or listed (not cached yet, and its first start failed — an
+// npx server with no network to download from, say).
+type Unlisted struct {
+	App string `json:"app"`
+	Err error  `json:"-"`
+	// Why is Err's text, and Fix how to list it.
+	Why string `json:"why"`
+	Fix string `json:"fix"`
+}
+
+// InstallAll is Install, which leaves an enabled MCP server that could
+// not be listed out (Unlisted) instead of failing: bulkhead starts
+// without it, and says how to list it.
+func InstallAll(cfg config.Config, cache *mcp.Cache, log *slog.Logger) (*apps.Registry, []Unlisted, error) {
 	enable, workspace, servers := cfg.Enable, cfg.Workspace, cfg.MCP
 	names := enabled(enable, servers)
 	demos := map[string]apps.App{}
@@ -50,7 +76,7 @@ func Install(cfg config.Config, cache *mcp.Cache, log *slog.Logger) (*apps.Regis
 	}
 	var list []apps.App
 	var errs []error
-	mcpApps, cat, err := installMCP(names, cfg, cache, log)
+	mcpApps, cat, unlisted, err := installMCP(names, cfg, cache, log)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -78,9 +104,10 @@ func Install(cfg config.Config, cache *mcp.Cache, log *slog.Logger) (*apps.Regis
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, nil, errors.Join(errs...)
 	}
-	return apps.NewRegistry(cat, append(list, mcpApps...)...)
+	reg, err := apps.NewRegistry(cat, append(list, mcpApps...)...)
+	return reg, unlisted, err
 }
 
 // MCPCache is where the engine caches MCP servers' tool lists: the
@@ -141,29 +168,38 @@ func enabled(enable []string, servers map[string]config.MCPServer) []string {
 
 // installMCP installs the enabled MCP servers as apps (from cache where it
 // can), over the built-in catalog extended by their entries.
-func installMCP(names []string, cfg config.Config, cache *mcp.Cache, log *slog.Logger) ([]apps.App, *apps.Catalog, error) {
+func installMCP(names []string, cfg config.Config, cache *mcp.Cache, log *slog.Logger) ([]apps.App, *apps.Catalog, []Unlisted, error) {
 	cfgs, cat, err := mcpServers(names, cfg)
 	if cat == nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	errs := []error{err}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var out []apps.App
+	var unlisted []Unlisted
 	for n, s := range cfgs {
 		wg.Go(func() {
 			a, err := mcp.Open(n, s, cat, cache, log)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
+			switch {
+			case errors.Is(err, mcp.ErrUnlisted):
+				unlisted = append(unlisted, Unlisted{App: n, Err: err, Why: err.Error(),
+					Fix: fmt.Sprintf("run `bulkhead mcp add %s` (or `bulkhead doctor`) to start and list it once — asking, on the terminal, for the network it needs (npx downloads the server) — then start bulkhead again; its stderr is in bulkhead.log", n)})
+				if log != nil {
+					log.Warn("an MCP server could not be listed; bulkhead runs without it", "app", n, "err", err)
+				}
+			case err != nil:
 				errs = append(errs, err)
-				return
+			default:
+				out = append(out, a)
 			}
-			out = append(out, a)
 		})
 	}
 	wg.Wait()
-	return out, cat, errors.Join(errs...)
+	slices.SortFunc(unlisted, func(x, y Unlisted) int { return strings.Compare(x.App, y.App) })
+	return out, cat, unlisted, errors.Join(errs...)
 }
 
 // mcpServers turns the enabled servers' config into mcp.Server, and builds

@@ -37,7 +37,9 @@ type Profile struct {
 	Spec ProfileSpec
 	Apps *apps.Registry
 	Hub  *hub.Operator
-	refs int // sessions using it (guarded by Engine.pmu)
+	// Unlisted are the enabled MCP servers it runs without (InstallAll).
+	Unlisted []Unlisted
+	refs     int // sessions using it (guarded by Engine.pmu)
 }
 
 // Profile is the profile of spec, started when no session uses it yet.
@@ -107,7 +109,7 @@ func (e *Engine) Profiles() []ProfileSpec {
 func (e *Engine) newProfile(spec ProfileSpec) (*Profile, error) {
 	cfg, log := e.Config, e.Log
 	cfg.Workspace, cfg.Enable = spec.Workspace, spec.Enable
-	reg, err := Install(cfg, MCPCache(cfg.DataDir), log.With("component", "mcp"))
+	reg, unlisted, err := InstallAll(cfg, MCPCache(cfg.DataDir), log.With("component", "mcp"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrApps, err)
 	}
@@ -148,7 +150,7 @@ func (e *Engine) newProfile(spec ProfileSpec) (*Profile, error) {
 		closeApps(reg)
 		return nil, err
 	}
-	return &Profile{Spec: spec, Apps: reg, Hub: op}, nil
+	return &Profile{Spec: spec, Apps: reg, Hub: op, Unlisted: unlisted}, nil
 }
 
 // close stops the profile's hub and spokes and its apps' shared instances.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/hub"
@@ -364,6 +365,9 @@ func (s *Server) apps(prof *engine.Profile) []AppInfo {
 			info.MCP, info.Tools, info.Remote = true, m.Tools(), m.Remote()
 		}
 		out = append(out, info)
+	}
+	for _, u := range prof.Unlisted {
+		out = append(out, AppInfo{Manifest: apps.Manifest{Name: u.App}, MCP: true, Unlisted: u.Why, Fix: u.Fix})
 	}
 	return out
 }

@@ -227,6 +227,10 @@ type AppInfo struct {
 	MCP      bool           `json:"mcp"`
 	Remote   bool           `json:"remote"`
 	Tools    []mcp.ToolInfo `json:"tools,omitempty"`
+	// Unlisted, for an enabled MCP server bulkhead runs without (it
+	// could not be started or listed), says why, and Fix how to list it.
+	Unlisted string `json:"unlisted,omitempty"`
+	Fix      string `json:"fix,omitempty"`
 }
 
 // ModelName names a model.

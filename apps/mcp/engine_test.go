@@ -177,3 +177,26 @@ func TestGrantsNeverReachTheConfigFolder(t *testing.T) {
 		}
 	}
 }
+
+// A server that cannot be listed (not cached, and its start fails — an
+// npx server with no network to download from, say) does not stop
+// bulkhead from starting: the other apps install, and it is named with
+// how to list it.
+func TestAnUnlistableServerDoesNotStopTheStart(t *testing.T) {
+	t.Parallel()
+	servers := map[string]config.MCPServer{"good": {Command: mcp.TestServer}, "broken": {Command: "/bin/false"}}
+	cfg := config.Config{Enable: []string{"calc", "good", "broken"}, Workspace: t.TempDir(), MCP: servers}
+	reg, unlisted, err := engine.InstallAll(cfg, mcp.NewCache(t.TempDir()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(reg.Names(), ","); got != "calc,good" {
+		t.Errorf("installed %s", got)
+	}
+	if len(unlisted) != 1 || unlisted[0].App != "broken" || !strings.Contains(unlisted[0].Fix, "bulkhead mcp add broken") || unlisted[0].Why == "" {
+		t.Errorf("unlisted: %+v", unlisted)
+	}
+	if _, err := engine.Install(cfg, nil, nil); err == nil {
+		t.Error("Install, which takes every app or none, must fail")
+	}
+}

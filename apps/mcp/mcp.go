@@ -257,6 +257,17 @@ var (
 	_ apps.App      = (*instance)(nil)
 )
 
+// ErrUnlisted is matched by Open's error for a server that could not be
+// started or listed (it did not start, exited, timed out, or its
+// network was not allowed) — as opposed to a config the app cannot be
+// built from. bulkhead starts without such a server, and says how to
+// list it (`bulkhead mcp add`, `bulkhead doctor`).
+var ErrUnlisted = errors.New("the server could not be listed")
+
+// DefaultListTimeout bounds listing a server that was allowed the network
+// (a first npx run downloads the package).
+const DefaultListTimeout = 3 * time.Minute
+
 // New starts the server once to list its tools, builds and checks the
 // manifest against cat, and stops the server.
 func New(name string, cfg Server, cat *apps.Catalog, log *slog.Logger) (*App, error) {
@@ -287,11 +298,9 @@ func Open(name string, cfg Server, cat *apps.Catalog, cache *Cache, log *slog.Lo
 			a.log.Warn("the cached tool list is unusable; listing the server's tools", "err", err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.StartTimeout)
-	defer cancel()
-	l, err := a.listLive(ctx)
+	l, err := a.listLive(context.Background())
 	if err != nil {
-		return nil, fmt.Errorf("mcp %s: %w", name, err)
+		return nil, fmt.Errorf("mcp %s: %w: %w", name, ErrUnlisted, err)
 	}
 	a.remember(l)
 	if err := a.install(l, cat); err != nil {

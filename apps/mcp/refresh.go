@@ -23,9 +23,22 @@ func (a *App) listedSum() [32]byte {
 }
 
 // listLive starts the server, lists its tools and stops it.
+// listLive starts the server and lists its tools, within its
+// StartTimeout — or DefaultListTimeout when it was allowed the network
+// (a first npx run downloads the server). The network is asked as a
+// call's start asks it (apps.Network on ctx: a turn's dialog, or the
+// terminal for `bulkhead mcp add` and doctor); with no one to ask, it
+// has none.
 func (a *App) listLive(ctx context.Context) (listing, error) {
 	cfg, _ := a.current()
-	c, err := (&instance{app: a}).connect(ctx, cfg, nil) // listing needs no network
+	net, _ := a.askNetwork(ctx, cfg) // before the deadline: a person may be answering
+	timeout := cfg.StartTimeout
+	if len(net) > 0 {
+		timeout = max(timeout, DefaultListTimeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := (&instance{app: a}).connect(ctx, cfg, net)
 	if err != nil {
 		return listing{}, err
 	}
@@ -144,11 +157,9 @@ func Refresh(ctx context.Context, name string, cfg Server, cat *apps.Catalog, ca
 		before, err = cache.load(name, a.key)
 		r.Cached = err == nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.StartTimeout)
-	defer cancel()
 	l, err := a.listLive(ctx)
 	if err != nil {
-		r.Err = fmt.Errorf("mcp %s: %w", name, err)
+		r.Err = fmt.Errorf("mcp %s: %w: %w", name, ErrUnlisted, err)
 		return r
 	}
 	r.Server, r.Version, r.Tools = l.Server, l.Version, len(l.Tools)
@@ -169,8 +180,6 @@ func Refresh(ctx context.Context, name string, cfg Server, cat *apps.Catalog, ca
 // kept: the hub plans on it, and permissions are decided on it.
 func (a *App) Refresh(ctx context.Context) Refreshed {
 	r := Refreshed{App: a.name, Cached: a.cache != nil}
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.StartTimeout)
-	defer cancel()
 	l, err := a.listLive(ctx)
 	if err != nil {
 		r.Err = fmt.Errorf("mcp %s: %w", a.name, err)

@@ -42,6 +42,12 @@ type mcpTools interface {
 	Remote() bool
 }
 
+// mcpUnlisted is an enabled MCP server bulkhead runs without: it could
+// not be started or listed (the serving process's client says so).
+type mcpUnlisted interface {
+	Unlisted() (why, fix string)
+}
+
 // mcpRefresher is an MCP app whose tool list can be listed live again
 // (*mcp.App): it starts the server, lists and caches its tools.
 type mcpRefresher interface {
@@ -57,6 +63,8 @@ type appInfo struct {
 	tools  []mcp.ToolInfo
 	model  string
 	on     bool
+	// unlisted: an MCP server that could not be listed, why and the fix.
+	unlisted, fix string
 }
 
 // Config is where the screen reads the apps from and what it may do.
@@ -133,6 +141,11 @@ func read(o Config) Loaded {
 				in.source = "MCP http"
 			}
 			in.where = o.AppSource[name]
+			if u, ok := a.(mcpUnlisted); ok {
+				if why, fix := u.Unlisted(); why != "" {
+					in.unlisted, in.fix, in.source, in.on = why, fix, "MCP · not listed", false
+				}
+			}
 		}
 		in.model = in.m.Model
 		if o.AppModel != nil {
@@ -403,6 +416,11 @@ func appDetail(th style.Theme, a appInfo, running bool, sb *sandbox.Report) []wi
 	}
 	head := fmt.Sprintf("%s · %s app · model %s · %s · %s", widget.Clean(a.name), widget.Clean(a.source), widget.Clean(a.model), state, onOff(a.on, "enabled", "disabled"))
 	out := []widget.Styled{{Text: head, St: th.BoxTitle}}
+	if a.unlisted != "" {
+		out = append(out, widget.Styled{Text: "not listed: " + widget.Clean(a.unlisted), St: th.Warn},
+			widget.Styled{Text: "fix: " + widget.Clean(a.fix)})
+		return out
+	}
 	if a.where != "" {
 		out = append(out, widget.Styled{Text: "runs:   " + widget.Clean(a.where)})
 	}

@@ -497,7 +497,7 @@ func (a *remoteMCP) Tools() []mcp.ToolInfo { return a.info.Tools }
 // Unlisted says why an enabled MCP server runs not (it could not be
 // listed), and how to list it; "" when it is installed.
 func (a *remoteMCP) Unlisted() (string, string) { return a.info.Unlisted, a.info.Fix }
-func (a *remoteMCP) Remote() bool          { return a.info.Remote }
+func (a *remoteMCP) Remote() bool               { return a.info.Remote }
 
 // Refresh lists the server's tools again, in the serving process.
 func (a *remoteMCP) Refresh(ctx context.Context) mcp.Refreshed {

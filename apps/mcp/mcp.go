@@ -298,6 +298,13 @@ func Open(name string, cfg Server, cat *apps.Catalog, cache *Cache, log *slog.Lo
 			a.log.Warn("the cached tool list is unusable; listing the server's tools", "err", err)
 		}
 	}
+	if cfg.URL == "" {
+		// A command that is not there, a folder the sandbox refuses:
+		// the config's to change, not a start that failed.
+		if _, _, err := policy(a.cfg); err != nil {
+			return nil, fmt.Errorf("mcp %s: %w", name, err)
+		}
+	}
 	l, err := a.listLive(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("mcp %s: %w: %w", name, ErrUnlisted, err)

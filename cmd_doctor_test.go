@@ -51,3 +51,17 @@ func TestDoctorRefreshesTheMCPCache(t *testing.T) {
 		t.Fatalf("cache file: %s", b)
 	}
 }
+
+// doctor names a server that is configured and not enabled — the
+// README's example once left fs so — saying how to enable it; it is not a
+// failure.
+func TestDoctorNamesServersNotEnabled(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	os.WriteFile(cfg, []byte("enable: [builtin]\nmcp:\n  fs:\n    command: npx\n    args: [-y, \"@modelcontextprotocol/server-filesystem\", ~/notes]\n"), 0o600)
+	srv := ollamatest.NewScripted(t, ollamatest.Queue(t), "m")
+	out, errOut, code := run(t, "doctor", "--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", filepath.Join(dir, "data"))
+	if code != 0 || !strings.Contains(out, "• MCP server fs: configured, but not enabled") || !strings.Contains(out, "add fs to enable in "+cfg+" (enable: [builtin, fs])") {
+		t.Fatalf("doctor: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -19,6 +19,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bulkhead-dev/bulkhead/accessible"
+	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/doctor"
 	"github.com/bulkhead-dev/bulkhead/engine"
@@ -190,7 +192,7 @@ Run without a command to open the chat.`,
 	root.Flags().BoolVar(&accessibleMode, "accessible", false, "line-mode chat for screen readers: no full-screen drawing, dialogs as numbered prompts (config ui.accessible)")
 	root.MarkFlagsMutuallyExclusive("chat", "continue")
 	root.MarkFlagsMutuallyExclusive("private", "continue")
-	root.AddCommand(newAsk(g), newDoctor(g), newVersion(), newPermissions(g), newMemory(g), newChats(g), newServe(g), newBench(g))
+	root.AddCommand(newAsk(g), newDoctor(g), newVersion(), newPermissions(g), newMemory(g), newChats(g), newServe(g), newBench(g), newMCP(g))
 	for _, c := range extraCommands {
 		root.AddCommand(c(g))
 	}
@@ -346,7 +348,12 @@ starting the server. Run it after updating an MCP server.`,
 			if err != nil {
 				return err
 			}
-			dopts := doctor.Options{MCP: engine.RefreshMCP}
+			// Listing a server asks, on this terminal, for the network its
+			// first start needs (npx downloads it).
+			asker := terminalNet{in: cmd.InOrStdin(), out: cmd.OutOrStdout()}
+			dopts := doctor.Options{MCP: func(ctx context.Context, cfg config.Config) []mcp.Refreshed {
+				return engine.RefreshMCP(apps.WithNetwork(ctx, asker), cfg)
+			}}
 			// A served data directory is reported as such, not opened.
 			if cli, err := g.served(cmd, cfg, "doctor"); err == nil {
 				defer cli.Close()

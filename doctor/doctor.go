@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +31,9 @@ import (
 type Check struct {
 	Name string
 	OK   bool
+	// Note: it is not a failure, but worth saying (a server configured
+	// and not enabled); printed with its Fix.
+	Note bool
 	// Detail says what was found; Fix what to do when not OK.
 	Detail, Fix string
 }
@@ -125,6 +129,24 @@ func Run(ctx context.Context, cfg config.Config, opts Options) []Check {
 	}
 	if opts.MCP != nil {
 		out = append(out, mcpChecks(opts.MCP(ctx, cfg), cfg)...)
+	}
+	return append(out, notEnabled(cfg)...)
+}
+
+// notEnabled names each MCP server the config holds that enable does not
+// name: it is never installed (a server is an app only when enabled).
+func notEnabled(cfg config.Config) []Check {
+	var out []Check
+	where := cfg.File
+	if where == "" {
+		where = "the configuration"
+	}
+	for _, n := range slices.Sorted(maps.Keys(cfg.MCP)) {
+		if slices.Contains(cfg.Enable, n) || slices.Contains(cfg.Enable, "mcp") {
+			continue
+		}
+		out = append(out, Check{Name: "MCP server " + n, OK: true, Note: true, Detail: "configured, but not enabled: bulkhead does not install it",
+			Fix: fmt.Sprintf("add %s to enable in %s (enable: [%s, %s]), or remove mcp.%s", n, where, strings.Join(cfg.Enable, ", "), n, n)})
 	}
 	return out
 }
@@ -249,9 +271,12 @@ func mcpChecks(rs []mcp.Refreshed, cfg config.Config) []Check {
 	for _, r := range rs {
 		name := "MCP server " + r.App
 		if r.Err != nil {
-			fix := fmt.Sprintf("check mcp.%s in %s; its command must start an MCP server that speaks stdio (or its url one that speaks streamable HTTP)", r.App, where)
+			fix := fmt.Sprintf("check mcp.%s in %s; its command must start an MCP server that speaks stdio (or its url one that speaks streamable HTTP); its stderr is in %s", r.App, where, filepath.Join(cfg.DataDir, "bulkhead.log"))
 			if r.Server != "" {
 				fix = fmt.Sprintf("fix mcp.%s in %s to fit the tools the server lists (see the detail)", r.App, where)
+			} else if s := cfg.MCP[r.App]; len(s.Net) > 0 && errors.Is(r.Err, mcp.ErrUnlisted) {
+				fix = fmt.Sprintf("its first start needs the network it names (%s: a package runner downloads the server), which is asked on a terminal: run bulkhead doctor there and allow it, or `bulkhead mcp add %s --allow-net -- …`; its stderr is in %s",
+					strings.Join(s.Net, ", "), r.App, filepath.Join(cfg.DataDir, "bulkhead.log"))
 			}
 			out = append(out, Check{Name: name, Detail: r.Err.Error(), Fix: fix})
 			continue
@@ -326,11 +351,14 @@ func Print(w io.Writer, checks []Check) bool {
 	ok := true
 	for _, c := range checks {
 		mark := "✓"
-		if !c.OK {
+		switch {
+		case !c.OK:
 			mark, ok = "✗", false
+		case c.Note:
+			mark = "•"
 		}
 		fmt.Fprintf(w, "%s %s: %s\n", mark, termtext.OneLine(c.Name), termtext.OneLine(c.Detail))
-		if !c.OK && c.Fix != "" {
+		if (!c.OK || c.Note) && c.Fix != "" {
 			fmt.Fprintf(w, "    fix: %s\n", termtext.OneLine(c.Fix))
 		}
 	}

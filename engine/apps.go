@@ -347,3 +347,25 @@ func (e *Engine) ReloadMCP(cfg config.Config) []Reconfigured {
 	}
 	return out
 }
+
+// ListMCP lists the configured MCP server name live — started once,
+// asked for its network as apps.NetworkOf(ctx) asks (the terminal, for
+// `bulkhead mcp add`) — caches its tool list in the data directory, and
+// returns the app built from it: what a bulkhead started next installs
+// without starting the server.
+func ListMCP(ctx context.Context, cfg config.Config, name string) (*mcp.App, error) {
+	cfgs, cat, err := mcpServers([]string{name}, cfg)
+	if cat == nil {
+		return nil, err
+	}
+	s, ok := cfgs[name]
+	if !ok {
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("no MCP server %q in the config", name)
+	}
+	cache := MCPCache(cfg.DataDir)
+	cache.Forget(name)
+	return mcp.OpenContext(ctx, name, s, cat, cache, nil)
+}

@@ -270,3 +270,11 @@ func (c *Cache) save(app, key string, l listing) error {
 	}
 	return nil
 }
+
+// Forget removes the cached listing of app, if there is one: its next
+// Open lists the server live.
+func (c *Cache) Forget(app string) {
+	if p, err := c.path(app); err == nil {
+		_ = os.Remove(p)
+	}
+}

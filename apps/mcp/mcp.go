@@ -281,6 +281,13 @@ func New(name string, cfg Server, cat *apps.Catalog, log *slog.Logger) (*App, er
 // once to list its tools, the listing is saved in cache, and it is
 // stopped, as New does.
 func Open(name string, cfg Server, cat *apps.Catalog, cache *Cache, log *slog.Logger) (*App, error) {
+	return OpenContext(context.Background(), name, cfg, cat, cache, log)
+}
+
+// OpenContext is Open, listing (when it must) with ctx: its network is
+// asked as apps.NetworkOf(ctx) asks it (`bulkhead mcp add` asks on the
+// terminal), and ctx bounds the wait.
+func OpenContext(ctx context.Context, name string, cfg Server, cat *apps.Catalog, cache *Cache, log *slog.Logger) (*App, error) {
 	a, err := prepare(name, cfg, cache, log)
 	if err != nil {
 		return nil, err
@@ -305,7 +312,7 @@ func Open(name string, cfg Server, cat *apps.Catalog, cache *Cache, log *slog.Lo
 			return nil, fmt.Errorf("mcp %s: %w", name, err)
 		}
 	}
-	l, err := a.listLive(context.Background())
+	l, err := a.listLive(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mcp %s: %w: %w", name, ErrUnlisted, err)
 	}

@@ -143,6 +143,11 @@ func policy(cfg Server) (sandbox.Policy, string, error) {
 		}
 		p.Own = append(p.Own, own)
 		p.Env = setEnv(p.Env, runnerEnv(r, own))
+		if _, set := cfg.Env["npm_config_registry"]; !set && usesNPMRegistry(r) {
+			if reg, err := NPMRegistry(); err == nil && reg != "" {
+				p.Env = setEnv(p.Env, []string{"npm_config_registry=" + reg})
+			}
+		}
 	}
 	p.ReadOnly = slices.Compact(p.ReadOnly)
 	return p, exe, nil

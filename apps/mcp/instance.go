@@ -146,6 +146,7 @@ type conn struct {
 	exited    chan struct{} // closed once the process is waited for
 	exitErr   error
 	gate      *stderrGate  // the app's: what its servers may log
+	stderr    *stderrLog   // this process's stderr (stdio servers)
 	private   *atomic.Bool // the instance's: withhold stderr
 	// the network access the process holds (hold), and what releases it
 	leases   []apps.Lease
@@ -307,6 +308,7 @@ func (c *conn) start(cfg Server, net []sandbox.Endpoint) (sdk.Transport, error) 
 	cmd.Stdin, cmd.Stdout = inR, outW
 	stderr := &stderrLog{gate: c.gate, private: c.private}
 	cmd.Stderr = stderr
+	c.stderr = stderr
 	if pol.Unconfined {
 		cmd.WaitDelay = time.Second // a grandchild holding stderr cannot block Wait
 	}
@@ -427,7 +429,7 @@ func (c *conn) explain(ctx context.Context, err error) error {
 		}
 		select {
 		case <-c.exited:
-			return fmt.Errorf("the MCP server exited during the call (%v); its stderr is in the log", c.exitErr)
+			return fmt.Errorf("the MCP server exited during the call (%v); %s", c.exitErr, c.stderrWords())
 		default:
 		}
 	}
@@ -523,4 +525,12 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 		return 0, errTooLarge
 	}
 	return n, err
+}
+
+// stderrWords say, truly, where the process's stderr went.
+func (c *conn) stderrWords() string {
+	if c.stderr == nil {
+		return "it has no stderr (a streamable-HTTP server)"
+	}
+	return c.stderr.words()
 }

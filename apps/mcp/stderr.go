@@ -45,7 +45,7 @@ func newStderrGate(log *slog.Logger) *stderrGate {
 
 // line logs (or drops, or withholds) one line; what names where it came
 // from ("server stderr", "server log").
-func (g *stderrGate) line(what string, text []byte, private bool) {
+func (g *stderrGate) line(what string, text []byte, private bool) (logged bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.now()
@@ -68,12 +68,14 @@ func (g *stderrGate) line(what string, text []byte, private bool) {
 		g.lines--
 		g.bytes -= float64(len(text))
 		g.log.Info(what, "line", clip(string(text), stderrLineMax))
+		logged = true
 	default:
 		g.dropped++
 	}
 	if now.Sub(g.reported) >= stderrWindow {
 		g.reportLocked(now)
 	}
+	return logged
 }
 
 // report logs the counts of dropped and withheld lines not yet logged.
@@ -109,6 +111,29 @@ type stderrLog struct {
 	gate    *stderrGate
 	private *atomic.Bool
 	buf     []byte
+	// logged and unlogged count its lines that reached the log and
+	// those that did not (withheld, dropped): what a message about the
+	// process may truly say of its stderr.
+	logged, unlogged atomic.Int64
+}
+
+// words say, truly, where the process's stderr went.
+func (w *stderrLog) words() string {
+	switch {
+	case w.logged.Load() > 0:
+		return "its stderr is in bulkhead.log"
+	case w.unlogged.Load() > 0:
+		return "its stderr was not logged (withheld in a private turn, or over the log's rate limit)"
+	}
+	return "it wrote nothing to stderr"
+}
+
+func (w *stderrLog) count(logged bool) {
+	if logged {
+		w.logged.Add(1)
+	} else {
+		w.unlogged.Add(1)
+	}
 }
 
 func (w *stderrLog) Write(p []byte) (int, error) {
@@ -126,7 +151,7 @@ func (w *stderrLog) Write(p []byte) (int, error) {
 			w.buf = append(w.buf, p[:i]...)
 			w.flushLine()
 		} else {
-			w.gate.line("server stderr", p[:i], w.private.Load())
+			w.count(w.gate.line("server stderr", p[:i], w.private.Load()))
 		}
 		p = p[i+1:]
 	}
@@ -134,7 +159,7 @@ func (w *stderrLog) Write(p []byte) (int, error) {
 }
 
 func (w *stderrLog) flushLine() {
-	w.gate.line("server stderr", w.buf, w.private.Load())
+	w.count(w.gate.line("server stderr", w.buf, w.private.Load()))
 	w.buf = w.buf[:0]
 }
 

@@ -59,3 +59,37 @@ func TestStderrWithheldWhilePrivate(t *testing.T) {
 		t.Fatalf("want the count of withheld lines:\n%s", out)
 	}
 }
+
+// What a message says of a process's stderr is true: "in bulkhead.log"
+// only when a line of it reached the log; withheld or dropped lines are
+// named as such; silence as silence.
+func TestStderrWordsAreTrue(t *testing.T) {
+	var log logBuf
+	g := newStderrGate(slog.New(slog.NewTextHandler(&log, nil)))
+	private := new(atomic.Bool)
+	w := &stderrLog{gate: g, private: private}
+	if got := w.words(); !strings.Contains(got, "nothing") {
+		t.Fatalf("silent process: %q", got)
+	}
+	private.Store(true)
+	w.Write([]byte("secret words\n"))
+	if got := w.words(); strings.Contains(got, "bulkhead.log") || !strings.Contains(got, "not logged") {
+		t.Fatalf("withheld stderr: %q", got)
+	}
+	private.Store(false)
+	w.Write([]byte("public words\n"))
+	if got := w.words(); !strings.Contains(got, "in bulkhead.log") {
+		t.Fatalf("logged stderr: %q", got)
+	}
+	// A flood past the burst is dropped: a process whose every line was
+	// dropped is not said to be in the log.
+	now := time.Unix(2_000_000, 0)
+	g.now = func() time.Time { return now }
+	flooded := &stderrLog{gate: g, private: new(atomic.Bool)}
+	w2 := &stderrLog{gate: g, private: new(atomic.Bool)}
+	w2.Write([]byte(strings.Repeat("x\n", 10*stderrLineBurst)))
+	flooded.Write([]byte("late line\n"))
+	if got := flooded.words(); strings.Contains(got, "bulkhead.log") {
+		t.Fatalf("dropped stderr: %q", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -72,23 +73,33 @@ for --idle (env ` + idleEnv + `). See docs/architecture.md.`,
 			if err != nil {
 				return err
 			}
-			// A config edit ends what the old config granted apps
+			// A config edit applies to the sessions that start after it
+			// (engine.Apply), and ends what the old config granted apps
 			// (folders, network) before their next call.
 			file := cfg.File
 			if file == "" {
 				file = config.DefaultFile()
 			}
-			if werr := engine.WatchConfig(cmd.Context(), file, func() {
+			var mu sync.Mutex
+			applied := cfg
+			reload := func() (map[string]string, error) {
 				next, err := g.load(cmd)
 				if err != nil {
-					eng.Log.Warn("the config file changed, and does not load; the apps keep what they had until it does", "err", err)
-					return
+					return nil, err
 				}
-				eng.ReloadMCP(next)
-			}); werr != nil {
-				eng.Log.Warn("the config file cannot be watched; an edit reaches the apps when bulkhead starts again", "err", werr)
+				mu.Lock()
+				defer mu.Unlock()
+				if serve.Fingerprint(next, g.vanilla) != serve.Fingerprint(applied, g.vanilla) {
+					if err := eng.Apply(next); err != nil {
+						return nil, err
+					}
+					applied = engine.Applied(applied, next)
+				}
+				return serve.Keys(applied, g.vanilla), nil
 			}
-			err = serve.Serve(cmd.Context(), eng, serve.Options{Fingerprint: serve.Fingerprint(cfg, g.vanilla), Version: versionString(), Idle: idle})
+			watch := func(changed func()) error { return engine.WatchConfig(cmd.Context(), file, changed) }
+			err = serve.Serve(cmd.Context(), eng, serve.Options{Keys: serve.Keys(cfg, g.vanilla), ConfigFile: cfg.File,
+				Reload: reload, Watch: watch, Version: versionString(), Idle: idle})
 			if errors.Is(err, serve.ErrOrphaned) {
 				// Its files are gone: nothing to close them into.
 				return nil
@@ -121,7 +132,7 @@ for --idle (env ` + idleEnv + `). See docs/architecture.md.`,
 func (g *globals) connect(cmd *cobra.Command, cfg config.Config, kind string, p permissions.Prompter) (*serve.Client, error) {
 	prof, models := serve.Session(cfg)
 	return serve.Connect(cmd.Context(), serve.ConnectOptions{
-		DataDir: cfg.DataDir, Fingerprint: serve.Fingerprint(cfg, g.vanilla), Version: versionString(),
+		DataDir: cfg.DataDir, Fingerprint: serve.Fingerprint(cfg, g.vanilla), Keys: serve.Keys(cfg, g.vanilla), File: cfg.File, Version: versionString(),
 		Kind: kind, Prompter: p, Start: g.starter(cmd, cfg), Profile: &prof, Models: models,
 	})
 }
@@ -130,7 +141,7 @@ func (g *globals) connect(cmd *cobra.Command, cfg config.Config, kind string, p 
 func (g *globals) served(cmd *cobra.Command, cfg config.Config, kind string) (*serve.Client, error) {
 	prof, models := serve.Session(cfg)
 	return serve.Connect(cmd.Context(), serve.ConnectOptions{
-		DataDir: cfg.DataDir, Fingerprint: serve.Fingerprint(cfg, g.vanilla), Version: versionString(), Kind: kind,
+		DataDir: cfg.DataDir, Fingerprint: serve.Fingerprint(cfg, g.vanilla), Keys: serve.Keys(cfg, g.vanilla), File: cfg.File, Version: versionString(), Kind: kind,
 		Profile: &prof, Models: models, Limited: true,
 	})
 }
@@ -199,7 +210,7 @@ func withClient(cmd *cobra.Command, g *globals, kind string, fn func(config.Conf
 	}
 	prof, models := serve.Session(cfg)
 	c, err := serve.Connect(cmd.Context(), serve.ConnectOptions{
-		DataDir: cfg.DataDir, Fingerprint: serve.Fingerprint(cfg, g.vanilla), Version: versionString(),
+		DataDir: cfg.DataDir, Fingerprint: serve.Fingerprint(cfg, g.vanilla), Keys: serve.Keys(cfg, g.vanilla), File: cfg.File, Version: versionString(),
 		Kind: kind, Start: g.starter(cmd, cfg), Profile: &prof, Models: models,
 		// A list or a log is never refused by a busy process of another
 		// configuration; a change is, with why.

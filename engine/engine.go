@@ -59,11 +59,15 @@ type Engine struct {
 	// What every profile's hub is built with (profile.go).
 	hubNS   *memory.Namespace
 	keyFile string
-	rules   []permissions.Rule
 	vanilla bool
 
-	pmu      sync.Mutex
-	profiles map[string]*Profile // by ProfileSpec.key; the engine's own among them
+	pmu sync.Mutex
+	// cur is the settings now: Config's, then what Apply applied; gen
+	// counts Apply's, and a profile is shared only by sessions that
+	// started under one.
+	cur      config.Config
+	gen      int
+	profiles map[string]*Profile // by Profile.key; the engine's own among them
 }
 
 // Options tunes Open.
@@ -117,10 +121,7 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		e.Close()
 		return nil, err
 	}
-	rules := make([]permissions.Rule, len(cfg.Rules))
-	for i, r := range cfg.Rules {
-		rules[i] = permissions.Rule{Effect: permissions.Effect(r.Effect), Kind: r.Kind, Subject: r.Subject, Object: r.Object, Function: r.Function, Where: r.Where}
-	}
+	rules := brokerRules(cfg.Rules)
 	keyFile := filepath.Join(cfg.DataDir, "grants.key")
 	e.Broker, err = permissions.NewBroker(permissions.Options{
 		Store: hubNS, NotFound: memory.ErrNotFound, KeyFile: keyFile,
@@ -144,15 +145,16 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		return nil, fmt.Errorf("hub model: %w", err)
 	}
 	e.models = newModels(cfg, e.Ollama)
-	e.hubNS, e.keyFile, e.rules, e.vanilla = hubNS, keyFile, rules, opts.Vanilla
+	e.hubNS, e.keyFile, e.vanilla = hubNS, keyFile, opts.Vanilla
+	e.cur = cfg
 	e.profiles = map[string]*Profile{}
-	def, err := e.newProfile(ProfileSpec{Workspace: cfg.Workspace, Enable: cfg.Enable})
+	def, err := e.newProfile(cfg, ProfileSpec{Workspace: cfg.Workspace, Enable: cfg.Enable})
 	if err != nil {
 		e.Close()
 		return nil, err
 	}
 	def.refs = 1 // the process's own: never closed before the engine
-	e.profiles[def.Spec.key()] = def
+	e.profiles[def.key] = def
 	e.Apps, e.Hub = def.Apps, def.Hub
 	return e, nil
 }

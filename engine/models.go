@@ -24,32 +24,66 @@ import (
 // (WithModels): every call made for its turns — the planner's, each
 // spoke's — goes to that model, and other sessions keep theirs.
 
-// models holds the process's current choice, and a client per model a
-// session chose; safe for concurrent use.
+// models holds the process's current choice, and a client per model (and
+// Ollama host) a session chose; safe for concurrent use.
 type models struct {
-	cfg config.Config
+	// cfg is the model settings now (Apply replaces them); its Ollama
+	// host is the process's own, whatever the config file says later.
+	cfg atomic.Pointer[config.Config]
 	hub atomic.Pointer[llm.Client] // the hub's client now
 	// spoke is the model the spokes use now instead of spokes.model; nil
 	// until SetModel.
 	spoke atomic.Pointer[string]
 
 	mu      sync.Mutex
-	clients map[string]*llm.Client // by model name, for sessions' choices
+	clients map[clientKey]*llm.Client // for sessions' choices
 }
 
+// clientKey names a client a session's choice needs.
+type clientKey struct{ host, model string }
+
 func newModels(cfg config.Config, hubClient *llm.Client) *models {
-	ms := &models{cfg: cfg, clients: map[string]*llm.Client{}}
+	ms := &models{clients: map[clientKey]*llm.Client{}}
+	ms.cfg.Store(&cfg)
 	ms.hub.Store(hubClient)
 	return ms
 }
 
+// settings are the model settings now.
+func (ms *models) settings() config.Config { return *ms.cfg.Load() }
+
+// setSettings makes next's model settings (keep-alive, context, limits,
+// apps' own models and hosts) the ones clients are made with from now
+// on; the process's Ollama host stays. Clients made before are dropped,
+// and the hub's is made again.
+func (ms *models) setSettings(next config.Config) error {
+	next.Ollama.Host = ms.settings().Ollama.Host
+	lc := next.LLM("hub")
+	lc.Model = ms.hub.Load().Model()
+	hubClient, err := llm.New(lc, nil)
+	if err != nil {
+		return err
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.cfg.Store(&next)
+	ms.hub.Store(hubClient)
+	clear(ms.clients)
+	return nil
+}
+
 type modelKey struct{}
 
-// Models names a session's choice: the hub's model and the spokes'
-// ("" keeps the process's).
+// Models names a session's choice: the hub's model, the spokes' and the
+// Ollama server ("" keeps the process's).
 type Models struct {
 	Hub   string `json:"hub,omitempty"`
 	Spoke string `json:"spoke,omitempty"`
+	// Host is the Ollama server the session's calls go to (its
+	// ollama.host, --ollama-host or OLLAMA_HOST): sessions on two hosts
+	// share one serving process. An app with a host of its own in the
+	// config keeps it.
+	Host string `json:"host,omitempty"`
 }
 
 // WithModels makes every model call made under ctx — the planner's, and
@@ -68,21 +102,62 @@ func modelsOf(ctx context.Context) Models {
 	return m
 }
 
-// client is the client of the model name, with the hub's configuration
-// (host, keep-alive, limits) otherwise.
-func (ms *models) client(name string) (*llm.Client, error) {
+// otherHost is the session's Ollama host when it is not the process's
+// (""), normalised.
+func (ms *models) otherHost(m Models) string {
+	if m.Host == "" {
+		return ""
+	}
+	u, err := llm.ParseHost(m.Host)
+	if err != nil {
+		return m.Host // llm.New says what is wrong with it
+	}
+	own, err := llm.ParseHost(ms.settings().Ollama.Host)
+	if err == nil && own.String() == u.String() {
+		return ""
+	}
+	return u.String()
+}
+
+// client is the client of model name on host ("": the process's), with
+// the hub's configuration (keep-alive, limits) otherwise.
+func (ms *models) client(host, name string) (*llm.Client, error) {
+	lc := ms.settings().LLM("hub")
+	lc.Model = name
+	if host != "" {
+		lc.Host = host
+	}
+	return ms.clientOf(lc)
+}
+
+// clientOf is a client of lc, made once per host and model.
+func (ms *models) clientOf(lc llm.Config) (*llm.Client, error) {
+	k := clientKey{lc.Host, lc.Model}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	if c, ok := ms.clients[name]; ok {
+	if c, ok := ms.clients[k]; ok {
 		return c, nil
 	}
-	lc := ms.cfg.LLM("hub")
-	lc.Model = name
 	c, err := llm.New(lc, nil)
 	if err == nil {
-		ms.clients[name] = c
+		ms.clients[k] = c
 	}
 	return c, err
+}
+
+// hubIn is the hub's client for calls under ctx: the session's model and
+// host (WithModels), else the process's.
+func (ms *models) hubIn(ctx context.Context) (*llm.Client, error) {
+	m := modelsOf(ctx)
+	host := ms.otherHost(m)
+	if m.Hub == "" && host == "" {
+		return ms.hub.Load(), nil
+	}
+	name := m.Hub
+	if name == "" {
+		name = ms.hub.Load().Model()
+	}
+	return ms.client(host, name)
 }
 
 // hubModel is the hub's model as the hub holds it: every call goes to the
@@ -93,14 +168,11 @@ type hubModel struct{ ms *models }
 var _ hub.Model = hubModel{}
 
 func (h hubModel) Chat(ctx context.Context, req llm.Request, onChunk func(llm.Chunk)) (llm.Response, error) {
-	if name := modelsOf(ctx).Hub; name != "" {
-		c, err := h.ms.client(name)
-		if err != nil {
-			return llm.Response{}, err
-		}
-		return c.Chat(ctx, req, onChunk)
+	c, err := h.ms.hubIn(ctx)
+	if err != nil {
+		return llm.Response{}, err
 	}
-	return h.ms.hub.Load().Chat(ctx, req, onChunk)
+	return c.Chat(ctx, req, onChunk)
 }
 
 func (h hubModel) Model() string { return h.ms.hub.Load().Model() }
@@ -115,7 +187,7 @@ func (h hubModel) ModelIn(ctx context.Context) string {
 
 // spokeConfig is the model configuration of app's spoke now.
 func (ms *models) spokeConfig(app string) llm.Config {
-	lc := ms.cfg.LLM(app)
+	lc := ms.settings().LLM(app)
 	if name := ms.spoke.Load(); name != nil && !ms.pinned(app) {
 		lc.Model = *name
 	}
@@ -124,30 +196,57 @@ func (ms *models) spokeConfig(app string) llm.Config {
 
 // pinned reports whether app has a model of its own in the config.
 func (ms *models) pinned(app string) bool {
-	return ms.cfg.Apps[app].Model != "" || ms.cfg.MCP[app].Model != ""
+	cfg := ms.settings()
+	return cfg.Apps[app].Model != "" || cfg.MCP[app].Model != ""
+}
+
+// ownHost reports whether app has an Ollama host of its own in the config.
+func (ms *models) ownHost(app string) bool {
+	cfg := ms.settings()
+	return cfg.Apps[app].Host != "" || cfg.MCP[app].Host != ""
 }
 
 // spokeModel builds the model client of app's spoke (hub.Options.SpokeModel).
 func (ms *models) spokeModel(app string) (spokes.Model, error) {
 	c, err := llm.New(ms.spokeConfig(app), nil)
-	if err != nil || ms.pinned(app) {
+	if err != nil {
 		return c, err
 	}
-	return sessionSpoke{ms: ms, def: c}, nil
+	return sessionSpoke{ms: ms, app: app, def: c}, nil
 }
 
 // sessionSpoke is a spoke's model client that follows the session of
-// each call (WithModels), else the model of the spoke's start.
+// each call (WithModels) — its model, unless the app has one of its own
+// in the config, and its host, unless the app has one of its own —, else
+// the model of the spoke's start.
 type sessionSpoke struct {
 	ms  *models
+	app string
 	def *llm.Client
 }
 
 func (s sessionSpoke) in(ctx context.Context) (*llm.Client, error) {
-	if name := modelsOf(ctx).Spoke; name != "" {
-		return s.ms.client(name)
+	m := modelsOf(ctx)
+	name := ""
+	if !s.ms.pinned(s.app) {
+		name = m.Spoke
 	}
-	return s.def, nil
+	host := ""
+	if !s.ms.ownHost(s.app) {
+		host = s.ms.otherHost(m)
+	}
+	if name == "" && host == "" {
+		return s.def, nil
+	}
+	lc := s.ms.spokeConfig(s.app)
+	lc.Model = s.def.Model()
+	if name != "" {
+		lc.Model = name
+	}
+	if host != "" {
+		lc.Host = host
+	}
+	return s.ms.clientOf(lc)
 }
 
 func (s sessionSpoke) Chat(ctx context.Context, req llm.Request, onChunk func(llm.Chunk)) (llm.Response, error) {
@@ -162,7 +261,7 @@ func (s sessionSpoke) Model() string { return s.def.Model() }
 
 // ModelIn names the model a call under ctx goes to.
 func (s sessionSpoke) ModelIn(ctx context.Context) string {
-	if name := modelsOf(ctx).Spoke; name != "" {
+	if name := modelsOf(ctx).Spoke; name != "" && !s.ms.pinned(s.app) {
 		return name
 	}
 	return s.def.Model()
@@ -177,12 +276,30 @@ func (s sessionSpoke) Can(ctx context.Context, capability string) (bool, error) 
 }
 
 func (s sessionSpoke) ModelsThatCan(ctx context.Context, capability string) ([]string, error) {
-	return s.def.ModelsThatCan(ctx, capability)
+	c, err := s.in(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.ModelsThatCan(ctx, capability)
+}
+
+// OllamaIn is the client that lists and checks models for calls under
+// ctx: the session's Ollama host (WithModels), else the process's.
+func (e *Engine) OllamaIn(ctx context.Context) (*llm.Client, error) {
+	host := e.models.otherHost(modelsOf(ctx))
+	if host == "" {
+		return e.Ollama, nil
+	}
+	return e.models.client(host, e.Ollama.Model())
 }
 
 // Installed lists the models the Ollama server has, with what each can do.
 func (e *Engine) Installed(ctx context.Context) ([]llm.ModelInfo, error) {
-	return e.Ollama.Installed(ctx)
+	c, err := e.OllamaIn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Installed(ctx)
 }
 
 // Current names the hub's model and the spokes' (an app with a model of
@@ -222,7 +339,7 @@ func (e *Engine) SetModel(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	lc := e.Config.LLM("hub")
+	lc := e.models.settings().LLM("hub")
 	lc.Model = name
 	hubClient, err := llm.New(lc, nil)
 	if err != nil {
@@ -242,7 +359,7 @@ func (e *Engine) SetModel(ctx context.Context, name string) error {
 // out), checked as SetModel checks it: ErrNotInstalled, or an
 // *llm.IncapableError when it cannot call tools.
 func (e *Engine) ResolveModel(ctx context.Context, name string) (string, error) {
-	list, err := e.Ollama.Installed(ctx)
+	list, err := e.Installed(ctx)
 	if err != nil {
 		return "", err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -39,35 +40,40 @@ type Profile struct {
 	Hub  *hub.Operator
 	// Unlisted are the enabled MCP servers it runs without (InstallAll).
 	Unlisted []Unlisted
-	refs     int // sessions using it (guarded by Engine.pmu)
+	refs     int    // sessions using it (guarded by Engine.pmu)
+	key      string // its key in Engine.profiles: its spec's, under the settings of its start
 }
 
 // Profile is the profile of spec, started when no session uses it yet.
 // Each Profile must be given back with Release.
 func (e *Engine) Profile(spec ProfileSpec) (*Profile, error) {
-	if spec.Workspace == "" {
-		spec.Workspace = e.Config.Workspace
-	}
-	if spec.Enable == nil {
-		spec.Enable = e.Config.Enable
-	}
 	e.pmu.Lock()
 	defer e.pmu.Unlock()
-	if p, ok := e.profiles[spec.key()]; ok {
+	cfg := e.cur
+	if spec.Workspace == "" {
+		spec.Workspace = cfg.Workspace
+	}
+	if spec.Enable == nil {
+		spec.Enable = cfg.Enable
+	}
+	key := spec.key()
+	if e.gen > 0 {
+		key = fmt.Sprintf("%d\x00%s", e.gen, key)
+	}
+	if p, ok := e.profiles[key]; ok {
 		p.refs++
 		return p, nil
 	}
-	cfg := e.Config
 	cfg.Workspace, cfg.Enable = spec.Workspace, spec.Enable
 	if err := CheckEnable(cfg); err != nil {
 		return nil, err
 	}
-	p, err := e.newProfile(spec)
+	p, err := e.newProfile(cfg, spec)
 	if err != nil {
 		return nil, err
 	}
-	p.refs = 1
-	e.profiles[spec.key()] = p
+	p.refs, p.key = 1, key
+	e.profiles[key] = p
 	e.Log.Info("profile started", "workspace", spec.Workspace, "apps", strings.Join(spec.Enable, ","))
 	return p, nil
 }
@@ -82,7 +88,7 @@ func (e *Engine) Release(p *Profile) {
 	p.refs--
 	last := p.refs == 0
 	if last {
-		delete(e.profiles, p.Spec.key())
+		delete(e.profiles, p.key)
 	}
 	e.pmu.Unlock()
 	if last {
@@ -106,14 +112,14 @@ func (e *Engine) Profiles() []ProfileSpec {
 }
 
 // newProfile installs spec's apps and builds a hub over them.
-func (e *Engine) newProfile(spec ProfileSpec) (*Profile, error) {
-	cfg, log := e.Config, e.Log
+func (e *Engine) newProfile(cfg config.Config, spec ProfileSpec) (*Profile, error) {
+	log := e.Log
 	cfg.Workspace, cfg.Enable = spec.Workspace, spec.Enable
 	reg, unlisted, err := InstallAll(cfg, MCPCache(cfg.DataDir), log.With("component", "mcp"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrApps, err)
 	}
-	hubNS, keyFile, rules := e.hubNS, e.keyFile, e.rules
+	hubNS, keyFile := e.hubNS, e.keyFile
 	op, err := hub.New(hub.Options{
 		Store:    e.Store,
 		HubModel: hubModel{e.models},
@@ -137,7 +143,7 @@ func (e *Engine) newProfile(spec ProfileSpec) (*Profile, error) {
 		PrivateBroker: func() (*permissions.Broker, error) {
 			b, err := permissions.NewBroker(permissions.Options{
 				Store: memory.NewScratch(hubNS), NotFound: memory.ErrNotFound, KeyFile: keyFile,
-				Rules: rules, Prompter: e.prompter, Logger: log.With("component", "permissions", "private", true),
+				Rules: e.Broker.Rules(), Prompter: e.prompter, Logger: log.With("component", "permissions", "private", true),
 				Grants: e.Broker, // stored grants, and their uses, stay the main broker's
 			})
 			if err == nil {
@@ -150,7 +156,7 @@ func (e *Engine) newProfile(spec ProfileSpec) (*Profile, error) {
 		closeApps(reg)
 		return nil, err
 	}
-	return &Profile{Spec: spec, Apps: reg, Hub: op, Unlisted: unlisted}, nil
+	return &Profile{Spec: spec, Apps: reg, Hub: op, Unlisted: unlisted, key: spec.key()}, nil
 }
 
 // close stops the profile's hub and spokes and its apps' shared instances.

@@ -110,6 +110,31 @@ func NewBroker(o Options) (*Broker, error) {
 	return b, nil
 }
 
+// SetRules makes rules the user's rules from now on (the config file
+// changed); a request being decided keeps the rules it started with.
+// Nothing changes when they are not valid.
+func (b *Broker) SetRules(rules []Rule) error {
+	if err := ValidateRules(rules); err != nil {
+		return fmt.Errorf("permission rules: %w", err)
+	}
+	var rs []Rule
+	for i, ru := range rules {
+		ru.Where = ru.where(i)
+		rs = append(rs, ru)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.rules = rs
+	return nil
+}
+
+// Rules are the user's rules now.
+func (b *Broker) Rules() []Rule {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.rules)
+}
+
 // SetPrompter sets who is asked from now on; requests already showing keep
 // theirs.
 func (b *Broker) SetPrompter(p Prompter) {

@@ -23,7 +23,12 @@ import (
 type ConnectOptions struct {
 	DataDir     string
 	Fingerprint string
-	Version     string
+	// Keys are the configuration key by key (Keys), File the config file
+	// read: a serving process that runs with another is named the keys
+	// that differ.
+	Keys    map[string]string
+	File    string
+	Version string
 	Kind        string // what the client is, for doctor: "tui", "ask"…
 	// Limited accepts a busy serving process of another configuration
 	// as it is: the session may then call what only reads the data
@@ -102,7 +107,7 @@ func (c *Client) open(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 				time.Sleep(100 * time.Millisecond)
 				continue
 			}
-			why := fmt.Sprintf("its configuration differs from this one (the config file, --ollama-host or OLLAMA_HOST, --vanilla; %s here, %s there)", opts.Fingerprint, w.Config)
+			why := differWords(opts, w)
 			if w.Protocol != Protocol {
 				why = fmt.Sprintf("it is bulkhead %s, speaking protocol %d; this is bulkhead %s, speaking %d", w.Version, w.Protocol, opts.Version, Protocol)
 			}
@@ -122,6 +127,53 @@ func (c *Client) open(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 			conn.Close()
 		}
 	}
+}
+
+// differWords say how a busy serving process's configuration differs
+// from the client's: the keys, and what to do. Once a serving process
+// reads its config file again on every change (and before it answers a
+// client whose configuration differs), what still differs is either
+// fixed while it runs or comes from somewhere else than its file.
+func differWords(opts ConnectOptions, w Welcome) string {
+	keys := Differ(opts.Keys, w.Keys)
+	if len(keys) == 0 || w.Keys == nil {
+		return fmt.Sprintf("its configuration differs from this one (%s here, %s there)", opts.Fingerprint, w.Config)
+	}
+	var fixed, other []string
+	for _, k := range keys {
+		if engine.RestartOnly[k] || k == "vanilla" {
+			fixed = append(fixed, k)
+		} else {
+			other = append(other, k)
+		}
+	}
+	var parts []string
+	if len(other) > 0 {
+		there, here := w.File, opts.File
+		if there == "" {
+			there = "no config file"
+		}
+		if here == "" {
+			here = "no config file"
+		}
+		how := fmt.Sprintf("it runs with %s, this bulkhead with %s", there, here)
+		if there == here {
+			how = fmt.Sprintf("both read %s, and this bulkhead's differ through a flag or $BULKHEAD_*", there)
+		}
+		parts = append(parts, fmt.Sprintf("%s differ%s (%s; a session's folder, apps, models and Ollama host are its own and may differ)",
+			strings.Join(other, ", "), plural(len(other)), how))
+	}
+	if len(fixed) > 0 {
+		parts = append(parts, fmt.Sprintf("%s differ%s, and %s fixed while it runs", strings.Join(fixed, ", "), plural(len(fixed)), map[bool]string{true: "is", false: "are"}[len(fixed) == 1]))
+	}
+	return "its " + strings.Join(parts, "; its ")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return "s"
+	}
+	return ""
 }
 
 // busyWaits is how many times (100 ms apart) a client of another
@@ -260,7 +312,7 @@ func (c *Client) hello(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 	live := new(atomic.Bool)
 	conn := jsonrpc2.NewConn(context.Background(), fr, clientHandler{c: c, live: live}, jsonrpc2.SetLogger(quiet))
 	ours := nonce()
-	h := Hello{Protocol: Protocol, Version: c.opts.Version, Config: c.opts.Fingerprint, Pid: os.Getpid(), Kind: c.opts.Kind, Build: build, Nonce: hex.EncodeToString(ours),
+	h := Hello{Protocol: Protocol, Version: c.opts.Version, Config: c.opts.Fingerprint, Keys: c.opts.Keys, File: c.opts.File, Pid: os.Getpid(), Kind: c.opts.Kind, Build: build, Nonce: hex.EncodeToString(ours),
 		Profile: c.opts.Profile, Models: c.opts.Models}
 	fail := func(err error) (*jsonrpc2.Conn, Welcome, error) {
 		conn.Close()

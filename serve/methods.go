@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -460,12 +461,19 @@ func (s *Server) auth(ss *session, req *jsonrpc2.Request) (any, error) {
 		ss.closeAfterReply(req)
 		return nil, ErrNoSession
 	}
+	fp, keys := s.config()
+	if h.Protocol == s.opts.protocol && h.Config != fp {
+		// The file may have changed a moment ago: read it before
+		// telling the client that it differs.
+		s.Reload()
+		fp, keys = s.config()
+	}
 	limited := ""
 	switch {
 	case h.Protocol != s.opts.protocol:
 		limited = fmt.Sprintf("it speaks protocol %d, the client %d", s.opts.protocol, h.Protocol)
-	case h.Config != s.opts.Fingerprint:
-		limited = fmt.Sprintf("its configuration is %s, the client's %s", s.opts.Fingerprint, h.Config)
+	case h.Config != fp:
+		limited = fmt.Sprintf("its configuration differs in %s", strings.Join(Differ(keys, h.Keys), ", "))
 	}
 	spec := engine.ProfileSpec{}
 	if h.Profile != nil && limited == "" {
@@ -486,7 +494,7 @@ func (s *Server) auth(ss *session, req *jsonrpc2.Request) (any, error) {
 	ss.frames.answer.Store(true)
 	busy := s.busy(ss)
 	s.log.Info("client", "session", ss.id, "kind", h.Kind, "pid", h.Pid, "version", h.Version, "limited", limited)
-	return Welcome{Protocol: s.opts.protocol, Version: s.opts.Version, Config: s.opts.Fingerprint, Pid: os.Getpid(), Build: build,
+	return Welcome{Protocol: s.opts.protocol, Version: s.opts.Version, Config: fp, Keys: keys, File: s.opts.ConfigFile, Pid: os.Getpid(), Build: build,
 		Session: ss.id, Busy: busy, Ollama: toWire(s.ollama(ss.ctx)), HubModel: hubIn(s.eng, s.modelsCtx(ss, ss.ctx))}, nil
 }
 

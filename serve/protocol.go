@@ -69,7 +69,11 @@ type Hello struct {
 	// Config is the fingerprint of the client's configuration: a serving
 	// process runs one configuration, and a client of another is told so.
 	Config string `json:"config"`
-	Pid    int    `json:"pid"`
+	// Keys are the same key by key (Keys), and File the config file
+	// the client read: what a difference is named with.
+	Keys map[string]string `json:"keys,omitempty"`
+	File string            `json:"file,omitempty"`
+	Pid  int               `json:"pid"`
 	// Kind names the client for doctor ("tui", "ask", "permissions"…).
 	Kind string `json:"kind"`
 	// Build identifies the client's binary (Build).
@@ -115,6 +119,10 @@ type Welcome struct {
 	Ollama *WireError `json:"ollama,omitempty"`
 	// HubModel is the hub's model.
 	HubModel string `json:"hub_model"`
+	// Keys are its configuration key by key (Keys), File its config
+	// file.
+	Keys map[string]string `json:"keys,omitempty"`
+	File string            `json:"file,omitempty"`
 	// Build identifies the serving process's binary: an idle process of
 	// another build is replaced by the client's own (a rebuilt or
 	// upgraded bulkhead), a busy one is used as it is.

@@ -25,9 +25,22 @@ import (
 // Options says how to serve.
 type Options struct {
 	// Fingerprint is the configuration's (Fingerprint): clients of
-	// another are refused.
+	// another are refused; Keys are the same key by key (Keys), for
+	// naming what differs. ConfigFile is the config file it read.
 	Fingerprint string
-	Version     string
+	Keys        map[string]string
+	ConfigFile  string
+	// Reload reads the config file again and applies what a running
+	// process can (engine.Apply); it returns the keys the process runs
+	// with then. A client whose keys differ from the process's has it
+	// called first: an edit made a moment ago is taken before the
+	// client is told of a difference.
+	Reload func() (map[string]string, error)
+	// Watch, when set, is called once the process serves: it calls
+	// changed whenever the config file changes (engine.WatchConfig),
+	// and the process reloads it then.
+	Watch   func(changed func()) error
+	Version string
 	// Idle is how long the process stays with no client before it exits
 	// (0: DefaultIdle).
 	Idle time.Duration
@@ -52,8 +65,12 @@ type Server struct {
 	started time.Time
 	log     *slog.Logger
 
+	reloadMu sync.Mutex // one Reload at a time
+
 	mu        sync.Mutex
-	key       []byte              // the data directory's serving key (auth.go)
+	fp        string            // the fingerprint it runs with now (Reload changes it)
+	keys      map[string]string // the same, key by key
+	key       []byte            // the data directory's serving key (auth.go)
 	sessions  map[string]*session // every connection; only those authed are clients
 	privateOf map[string]string   // private chat -> the session it belongs to
 	asking    map[string]bool     // chats with a turn running, in any profile
@@ -111,6 +128,10 @@ func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
 	}
 	s := &Server{eng: eng, opts: opts, sock: SocketPath(eng.Config.DataDir), started: time.Now(),
 		log: eng.Log.With("component", "serve"), sessions: map[string]*session{}, privateOf: map[string]string{}, asking: map[string]bool{}, idleSince: time.Now(), quit: make(chan struct{})}
+	s.fp, s.keys = opts.Fingerprint, opts.Keys
+	if s.keys != nil {
+		s.fp = FingerprintOf(s.keys)
+	}
 	// A fresh key for this process's clients, before anyone can connect.
 	var err error
 	if s.key, err = newKey(eng.Config.DataDir); err != nil {
@@ -125,6 +146,11 @@ func Serve(ctx context.Context, eng *engine.Engine, opts Options) error {
 	}
 	defer os.Remove(s.sock)
 	eng.SetPrompter(s)
+	if opts.Watch != nil {
+		if err := opts.Watch(s.Reload); err != nil {
+			s.log.Warn("the config file cannot be watched; an edit is read when a client's differs", "err", err)
+		}
+	}
 	s.log.Info("serving", "socket", s.sock, "pid", os.Getpid(), "idle", opts.Idle.String())
 
 	go func() {
@@ -385,4 +411,31 @@ func newToken() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// config is the fingerprint and keys the process runs with now.
+func (s *Server) config() (string, map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fp, s.keys
+}
+
+// Reload reads the config file again (Options.Reload) and runs with what
+// it applied; a file that does not load changes nothing, and says why in
+// the log. The serving process calls it when its config file changes,
+// and before it tells a client that their configurations differ.
+func (s *Server) Reload() {
+	if s.opts.Reload == nil {
+		return
+	}
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	keys, err := s.opts.Reload()
+	if err != nil {
+		s.log.Warn("the config file does not load; the process runs with what it had", "err", err)
+		return
+	}
+	s.mu.Lock()
+	s.keys, s.fp = keys, FingerprintOf(keys)
+	s.mu.Unlock()
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/engine"
@@ -77,28 +79,65 @@ func dialDir(path string) (net.Conn, error) {
 	return net.Dial("unix", addr)
 }
 
-// Fingerprint identifies what a serving process runs with: the
-// configuration less what only a client shows (theme, mouse), where
-// values came from, and what each session chooses for itself (its
-// folder, its apps and its models: Session), and whether it is the
-// --vanilla baseline. A client and a serving process agree on the data
-// directory's meaning only when their fingerprints match.
+// Keys are what a serving process runs with, key by key (a short hash
+// of each value): the configuration's settings (engine.Settings) —
+// less what each session chooses for itself (its folder, apps, models
+// and Ollama host: Session) and what only a client shows (theme, mouse,
+// line mode) — and whether it is the --vanilla baseline. A client and a
+// serving process agree on the data directory's meaning only when their
+// keys match; when they do not, the keys that differ are named.
+func Keys(cfg config.Config, vanilla bool) map[string]string {
+	out := map[string]string{}
+	for k, v := range engine.Settings(cfg) {
+		out[k] = hashOf(v)
+	}
+	out["vanilla"] = hashOf(vanilla)
+	return out
+}
+
+// Fingerprint is Keys in one hash.
 func Fingerprint(cfg config.Config, vanilla bool) string {
-	cfg.File, cfg.From, cfg.Theme, cfg.Mouse = "", nil, "", false
-	cfg.Workspace, cfg.Enable, cfg.Hub.Model, cfg.Spokes.Model = "", nil, "", ""
-	b, err := json.Marshal(struct {
-		Config  config.Config
-		Vanilla bool
-	}{cfg, vanilla})
+	return FingerprintOf(Keys(cfg, vanilla))
+}
+
+// FingerprintOf is keys in one hash.
+func FingerprintOf(keys map[string]string) string {
+	names := slices.Sorted(maps.Keys(keys))
+	h := sha256.New()
+	for _, k := range names {
+		fmt.Fprintf(h, "%s=%s\n", k, keys[k])
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+func hashOf(v any) string {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return "unprintable:" + err.Error()
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
+	return hex.EncodeToString(sum[:6])
+}
+
+// Differ names the keys whose values differ between a and b, sorted.
+func Differ(a, b map[string]string) []string {
+	var out []string
+	for k := range a {
+		if a[k] != b[k] {
+			out = append(out, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Session is what a client of cfg runs with in its session: its folder
-// and apps, and its models.
+// and apps, and its models and Ollama host.
 func Session(cfg config.Config) (engine.ProfileSpec, engine.Models) {
-	return engine.ProfileSpec{Workspace: cfg.Workspace, Enable: cfg.Enable}, engine.Models{Hub: cfg.Hub.Model, Spoke: cfg.Spokes.Model}
+	return engine.ProfileSpec{Workspace: cfg.Workspace, Enable: cfg.Enable}, engine.Models{Hub: cfg.Hub.Model, Spoke: cfg.Spokes.Model, Host: cfg.Ollama.Host}
 }

@@ -29,7 +29,7 @@ type ConnectOptions struct {
 	Keys    map[string]string
 	File    string
 	Version string
-	Kind        string // what the client is, for doctor: "tui", "ask"…
+	Kind    string // what the client is, for doctor: "tui", "ask"…
 	// Limited accepts a busy serving process of another configuration
 	// as it is: the session may then call what only reads the data
 	// directory (a list, a log, doctor's status), at once, and is told

@@ -68,9 +68,9 @@ type Server struct {
 	reloadMu sync.Mutex // one Reload at a time
 
 	mu        sync.Mutex
-	fp        string            // the fingerprint it runs with now (Reload changes it)
-	keys      map[string]string // the same, key by key
-	key       []byte            // the data directory's serving key (auth.go)
+	fp        string              // the fingerprint it runs with now (Reload changes it)
+	keys      map[string]string   // the same, key by key
+	key       []byte              // the data directory's serving key (auth.go)
 	sessions  map[string]*session // every connection; only those authed are clients
 	privateOf map[string]string   // private chat -> the session it belongs to
 	asking    map[string]bool     // chats with a turn running, in any profile

@@ -147,7 +147,7 @@ func typedChat(t *testing.T, request string, answers, after []string, args ...st
 	pr.Close()
 	code := 0
 	if err != nil {
-		code = report(err, &errOut)
+		code = report(err, &errOut, false)
 	}
 	return out.String(), errOut.String(), code
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -70,6 +71,13 @@ text masked. Private chats and private queries leave nothing here.`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return memoryClient(cmd, g, func(cfg config.Config, c *serve.Client) error {
+				owners, err := c.MemoryOwners()
+				if err != nil {
+					return err
+				}
+				if args[0] != "hub" && !slices.Contains(owners, args[0]) {
+					return &exitError{exitUsage, fmt.Errorf("nothing is remembered of %q: bulkhead memory show lists whose memory there is (%s)", termtext.OneLine(args[0]), strings.Join(owners, ", "))}
+				}
 				if err := c.Forget(args[0]); err != nil {
 					return err
 				}

@@ -117,11 +117,11 @@ func TestAskFailureShowsEscapeSequencesAsVisibleEscapes(t *testing.T) {
 
 func TestReportShowsEscapeSequencesAsVisibleEscapes(t *testing.T) {
 	var b strings.Builder
-	if code := report(&exitError{1, context.Canceled}, &b); code != 1 {
+	if code := report(&exitError{1, context.Canceled}, &b, false); code != 1 {
 		t.Fatalf("exit %d", code)
 	}
 	b.Reset()
-	report(errorString("app said: "+hostile), &b)
+	report(errorString("app said: "+hostile), &b, false)
 	checkVisible(t, "report", b.String())
 }
 

@@ -25,9 +25,11 @@ import (
 	"github.com/bulkhead-dev/bulkhead/doctor"
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/headless"
+	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/internal/datadir"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 	"github.com/bulkhead-dev/bulkhead/serve"
 	"github.com/bulkhead-dev/bulkhead/tui"
@@ -52,29 +54,62 @@ func main() {
 	_ = sandbox.NoDump()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRoot().ExecuteContext(ctx)
+	interrupted := ctx.Err() != nil
 	stop()
 	if err != nil {
-		os.Exit(report(err, os.Stderr))
+		os.Exit(report(err, os.Stderr, interrupted))
 	}
 }
 
-// report prints err (unless already printed) and returns the exit code:
-// 2 for bad flags or configuration (an app that cannot be installed, a
-// data directory that is not safely the user's), 1 for everything else. An error can
-// carry an app's or a model's words, so control characters in it are
-// shown as visible escapes (internal/termtext).
-func report(err error, w io.Writer) int {
-	code := 1
+// The exit statuses of every command (README, "Exit status").
+const (
+	exitOK          = 0 // done: answered, listed, changed
+	exitFailed      = 1 // it ran and failed: Ollama, a model, an app, the disk
+	exitUsage       = 2 // bad flags or arguments, a configuration error, a name that is not there
+	exitInterrupted = 130
+)
+
+// report prints err (unless already printed) and returns the exit code
+// (the constants above, and headless.ExitUnanswered). An error can carry
+// an app's or a model's words, so control characters in it are shown as
+// visible escapes (internal/termtext).
+func report(err error, w io.Writer, interrupted bool) int {
+	code := exitFailed
 	var ee *exitError
-	if errors.As(err, &ee) {
+	var un *headless.Unanswered
+	switch {
+	case interrupted:
+		// Whatever it ended with, it ended because it was told to.
+		code = exitInterrupted
+	case errors.As(err, &ee):
 		code = ee.code
-	} else if errors.Is(err, config.ErrInvalid) || errors.Is(err, engine.ErrApps) || errors.Is(err, datadir.ErrUnsafe) || errors.Is(err, headless.ErrUsage) {
-		code = 2
+	case errors.As(err, &un):
+		code = headless.ExitUnanswered
+	case usage(err):
+		code = exitUsage
 	}
-	if !errors.Is(err, headless.ErrFailed) {
+	switch {
+	case un != nil:
+		// The turn's error was reported with it.
+		fmt.Fprintln(w, "bulkhead:", un.Hint())
+	case !errors.Is(err, headless.ErrFailed):
 		fmt.Fprintln(w, "bulkhead:", termtext.Sanitize(err.Error()))
 	}
 	return code
+}
+
+// usage reports whether err is a mistake in what was asked: bad flags or
+// arguments, the configuration (an app that cannot be installed, a data
+// directory that is not safely the user's, one in use under another
+// configuration), or a name that is not there (a chat, a grant, a model).
+func usage(err error) bool {
+	for _, e := range []error{config.ErrInvalid, engine.ErrApps, datadir.ErrUnsafe, headless.ErrUsage,
+		serve.ErrInUse, hub.ErrNoChat, permissions.ErrUnknownGrant, engine.ErrNotInstalled} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // vanillaWarning is the first line `ask --vanilla` writes (to stderr).
@@ -281,7 +316,10 @@ func newAsk(g *globals) *cobra.Command {
 With --json, print one JSON object per line: plan, token (with --stream),
 permission, decision, app_call, app_result, results, answer {text, usage},
 error {message}. See docs/events.md.
-Exit status: 0 answered, 1 the request failed, 2 bad flags or configuration.`,
+Exit status: 0 answered; 1 the request failed or was refused; 2 bad flags,
+configuration or a name that is not there (a chat); 3 a dialog needed an
+answer and none could be given: nothing was done past it, and the turn is
+kept for --retry with --on-prompt; 130 interrupted.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if opts.Retry {
 				return cobra.NoArgs(cmd, args)

@@ -40,7 +40,7 @@ func runIn(t *testing.T, in io.Reader, args ...string) (string, string, int) {
 	err := root.Execute()
 	code := 0
 	if err != nil {
-		code = report(err, &errOut)
+		code = report(err, &errOut, false)
 	}
 	return out.String(), errOut.String(), code
 }

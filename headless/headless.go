@@ -188,14 +188,53 @@ func Declared(r permissions.Request) bool {
 }
 
 // ErrNeedsPrompt is the error of a headless run that met a dialog without
-// --on-prompt.
-var ErrNeedsPrompt = errors.New("this request needs your permission, and there is no one to ask: run with --on-prompt=expected (allows only what the hub judged routine), deny, once or session, or add a rule to the config")
+// --on-prompt (with permissions.ErrUnanswerable).
+var ErrNeedsPrompt = errors.New("no --on-prompt")
 
 type noPrompt struct{}
 
+// Prompt ends the turn (permissions.ErrUnanswerable): it is kept
+// unfinished, for `ask --retry` with a policy.
 func (noPrompt) Prompt(ctx context.Context, r permissions.Request) (permissions.Decision, error) {
-	return permissions.Decision{}, fmt.Errorf("%w (%s %s %s)", ErrNeedsPrompt, r.Kind, r.Subject, r.Object)
+	return permissions.Decision{}, needsPrompt(fmt.Sprintf("%s %s %s", r.Kind, r.Subject, r.Object))
 }
+
+// needsPrompt is noPrompt's answer: ErrNeedsPrompt, and
+// permissions.ErrUnanswerable.
+type needsPrompt string
+
+func (e needsPrompt) Error() string {
+	return fmt.Sprintf("%v (%s): without --on-prompt there is no one to ask", permissions.ErrUnanswerable, string(e))
+}
+
+func (e needsPrompt) Is(target error) bool {
+	return target == ErrNeedsPrompt || target == permissions.ErrUnanswerable
+}
+
+// Unanswered is the error of a run whose turn met a dialog no one could
+// answer: nothing was done past it, and the turn is kept for a retry
+// with a policy. Its exit status is ExitUnanswered.
+type Unanswered struct {
+	Chat string
+	Err  error
+}
+
+// ExitUnanswered is the exit status of a run that ended at a dialog no
+// one could answer.
+const ExitUnanswered = 3
+
+func (u *Unanswered) Error() string { return u.Err.Error() + "\n" + u.Hint() }
+
+// Hint says what was done and what to do (the error itself was reported
+// with the turn).
+func (u *Unanswered) Hint() string {
+	if u.Chat == "" {
+		return "nothing was done past it, and a private request is not kept: run it again with a policy to answer its dialogs, --on-prompt=expected (allows only what the hub judged routine; or deny, judged, once, session), or add a rule to the config"
+	}
+	return fmt.Sprintf("nothing was done past it; the turn is kept: run it again with a policy to answer its dialogs, bulkhead ask --retry --chat %s --on-prompt=expected (allows only what the hub judged routine; or deny, judged, once, session), or add a rule to the config", u.Chat)
+}
+
+func (u *Unanswered) Unwrap() error { return u.Err }
 
 // ErrFailed is returned (wrapped) when the turn ended in an error; the
 // message has been printed already.
@@ -260,6 +299,13 @@ func run(ctx context.Context, b Backend, query string, opts Options, p *printer)
 		// kept: running the request again is the retry.
 		if d, ok := b.(interface{ DeleteChat(string) error }); ok && opts.Chat == "" && !p.happened() {
 			_ = d.DeleteChat(chat.ID)
+		}
+		if errors.Is(err, permissions.ErrUnanswerable) {
+			u := &Unanswered{Chat: chat.ID, Err: err}
+			if opts.Private {
+				u.Chat = ""
+			}
+			return u
 		}
 		return fmt.Errorf("%w: %v", ErrFailed, err)
 	}

@@ -144,6 +144,11 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	var tr *turnRun
 
 	finish := func(text string, status memory.Status, runErr error) (Turn, error) {
+		if cause := context.Cause(ctx); errors.Is(cause, permissions.ErrUnanswerable) {
+			// A dialog no one could answer ended it: that is its error,
+			// and it is kept unfinished, for a retry.
+			status, runErr = memory.StatusCancelled, cause
+		}
 		it.Output, it.Status, it.Ended = text, status, time.Now()
 		it.Usage = memory.Usage{Calls: meta.Usage.Calls, PromptTokens: meta.Usage.PromptTokens, EvalTokens: meta.Usage.EvalTokens, Duration: meta.Usage.Duration}
 		if runErr != nil {
@@ -188,6 +193,8 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	tr = o.startTurn(rs, it, emit)
 	tr.session = permissions.SessionOf(ctx)
 	defer o.endTurn(tr)
+	ctx, tr.stop = context.WithCancelCause(ctx)
+	defer tr.stop(nil)
 	// An app's process that this turn starts reaches the endpoints its
 	// config names only as the user allows them (network permissions).
 	if o.opts.Vanilla {

@@ -33,6 +33,8 @@ type turnRun struct {
 	// session is the client session the turn runs for (its context's,
 	// permissions.WithSession): every request of the turn carries it.
 	session string
+	// stop ends the turn with a cause (a dialog no one could answer).
+	stop context.CancelCauseFunc
 
 	// ledger traces where the turn's values came from (provenance.go).
 	ledger *judge.Ledger
@@ -275,7 +277,14 @@ func (o *Operator) ask(ctx context.Context, tr *turnRun, r permissions.Request) 
 		if tr != nil {
 			tr.emit(Event{Kind: EventDecision, Decision: &permissions.Decision{RequestID: r.ID, Answer: permissions.AnswerDeny, Source: permissions.SourcePolicy, Note: "not answered: " + err.Error()}})
 		}
-		return d, fmt.Errorf("permission for %s %s: %w", r.Kind, r.Object, err)
+		err = fmt.Errorf("permission for %s %s: %w", r.Kind, r.Object, err)
+		if tr != nil && tr.stop != nil && errors.Is(err, permissions.ErrUnanswerable) {
+			// Nothing of the turn goes on without its answer: it ends
+			// here, unfinished, and can be run again with someone (or a
+			// policy) to answer.
+			tr.stop(err)
+		}
+		return d, err
 	}
 	if tr != nil {
 		tr.emit(Event{Kind: EventDecision, Decision: &d})

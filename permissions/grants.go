@@ -16,6 +16,12 @@ const grantPrefix = "grants/"
 // ErrUnknownGrant is matched by Revoke's error for an id it does not hold.
 var ErrUnknownGrant = errors.New("no such grant")
 
+// ErrUnanswerable is a Prompter's answer when no one can answer a dialog
+// (a headless run without a policy): the turn that asked ends there,
+// unfinished and kept for a retry, rather than go on without what it
+// asked for.
+var ErrUnanswerable = errors.New("a dialog needed an answer and none could be given")
+
 func (b *Broker) isNotFound(err error) bool {
 	return b.notFound != nil && errors.Is(err, b.notFound)
 }

@@ -111,7 +111,7 @@ func (c *Client) open(ctx context.Context) (*jsonrpc2.Conn, Welcome, error) {
 			if w.Protocol != Protocol {
 				why = fmt.Sprintf("it is bulkhead %s, speaking protocol %d; this is bulkhead %s, speaking %d", w.Version, w.Protocol, opts.Version, Protocol)
 			}
-			return nil, w, fmt.Errorf("the data directory %s is served by another bulkhead (pid %d), and %s; it is in use: finish there, or use another --data-dir (it exits by itself once unused)", opts.DataDir, w.Pid, why)
+			return nil, w, fmt.Errorf("the data directory %s is served by another bulkhead (pid %d), and %s; it is %w: finish there, or use another --data-dir (it exits by itself once unused)", opts.DataDir, w.Pid, why, ErrInUse)
 		}
 		// Idle, and of another configuration, protocol or build: this
 		// client's own replaces it.
@@ -175,6 +175,10 @@ func plural(n int) string {
 	}
 	return ""
 }
+
+// ErrInUse is Connect's error when a busy serving process runs another
+// configuration or protocol than the client's.
+var ErrInUse = errors.New("in use")
 
 // busyWaits is how many times (100 ms apart) a client of another
 // configuration looks again at a busy serving process before it says so.

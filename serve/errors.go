@@ -50,6 +50,7 @@ const (
 	kindTooLarge     = "too_large"
 	kindNoSession    = "no_session"
 	kindMismatch     = "mismatch"
+	kindUnanswerable = "unanswerable"
 	kindOther        = "error"
 )
 
@@ -98,6 +99,7 @@ var sentinels = []struct {
 	err  error
 }{
 	{kindCanceled, context.Canceled},
+	{kindUnanswerable, permissions.ErrUnanswerable},
 	{kindBusy, hub.ErrBusy},
 	{kindUnknownGrant, permissions.ErrUnknownGrant},
 	{kindNoChat, hub.ErrNoChat},

@@ -453,7 +453,11 @@ func runAccessible(cmd *cobra.Command, g *globals, cfg config.Config, resume str
 		fmt.Fprintln(out, "Run bulkhead doctor to see what fails and how to fix it.")
 		return &exitError{1, oerr}
 	}
-	err = accessible.Run(cmd.Context(), cli, lines, out, accessible.Options{Chat: resume, Private: private})
+	ollama, err := llm.New(cfg.LLM("hub"), nil)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	err = accessible.Run(cmd.Context(), cli, lines, out, accessible.Options{Chat: resume, Private: private, Ollama: ollama})
 	if errors.Is(err, context.Canceled) && cmd.Context().Err() != nil {
 		err = nil
 	}

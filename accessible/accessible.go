@@ -19,75 +19,13 @@ package accessible
 import (
 	"bufio"
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/bulkhead-dev/bulkhead/headless"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 )
-
-// Options says which chat to use.
-type Options struct {
-	Chat    string // resume this chat ("": a new one)
-	Private bool   // a private chat: nothing of it is written to disk
-}
-
-// Run reads one request per line from in and answers each in the same
-// chat, printing to out, until the end of input or a line "/quit". The
-// prompter given to the backend's connection must be p (NewPrompter on
-// the same Lines), so that dialogs read the same input.
-func Run(ctx context.Context, b headless.Backend, lines *Lines, out io.Writer, opts Options) error {
-	chat := opts.Chat
-	if chat == "" {
-		c, err := b.NewChat(opts.Private)
-		if err != nil {
-			return err
-		}
-		chat = c.ID
-	} else if _, err := b.Chat(chat); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "bulkhead, accessible mode. Type a request and press enter; /quit or the end of input ends the chat.")
-	if opts.Private {
-		fmt.Fprintln(out, "This is a private chat: nothing of it is written to disk.")
-	}
-	fmt.Fprintln(out, "Permission questions come as numbered lists: type the number and press enter. An empty answer denies.")
-	for {
-		fmt.Fprint(out, "\nrequest: ")
-		line, err := lines.ReadLine()
-		if errors.Is(err, io.EOF) && strings.TrimSpace(line) == "" {
-			fmt.Fprintln(out)
-			return nil
-		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		q := strings.TrimSpace(line)
-		switch q {
-		case "":
-			continue
-		case "/quit", "/exit":
-			return nil
-		}
-		fmt.Fprintln(out, "working…")
-		// One turn, printed as `ask` prints it: the whole answer at once
-		// (a screen reader reads it as one block), errors said plainly.
-		rerr := headless.Run(ctx, b, q, headless.Options{Chat: chat, Attribute: true}, out, out)
-		if rerr != nil && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if rerr != nil {
-			fmt.Fprintln(out, "The request did not finish; type it again to retry.")
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-	}
-}
 
 // Lines is the chat's input, shared by the chat and its dialogs (huh
 // reads each answer with a scanner of its own). A reader goroutine takes
@@ -119,6 +57,9 @@ type line struct {
 	s  string
 	at time.Time
 	n  uint64 // its place in the input, from 1
+	// early: a dialog was told of it, as having come before its
+	// question (it may have been meant as an answer).
+	early bool
 }
 
 // Grace is how long after a question is written a line must arrive to
@@ -168,6 +109,13 @@ func (l *Lines) start() {
 // KiB of it; the rest of a longer line is dropped), and the input's end
 // with the last line.
 func (l *Lines) ReadLine() (string, error) {
+	ln, err := l.next()
+	return ln.s, err
+}
+
+// next is ReadLine with when the line arrived, and whether a dialog was
+// told of it.
+func (l *Lines) next() (line, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.start()
@@ -175,14 +123,14 @@ func (l *Lines) ReadLine() (string, error) {
 		l.cond.Wait()
 	}
 	if len(l.q) == 0 {
-		return "", l.err
+		return line{}, l.err
 	}
-	s := l.q[0].s
+	ln := l.q[0]
 	l.q = l.q[1:]
 	if len(l.q) == 0 && l.err != nil {
-		return s, l.err
+		return ln, l.err
 	}
-	return s, nil
+	return ln, nil
 }
 
 // ask opens a dialog's reading; each of its questions is put with
@@ -248,6 +196,7 @@ func (d *dialogIn) Read(p []byte) (int, error) {
 			if ln.at.Before(d.from) {
 				if !d.told[ln.n] {
 					d.told[ln.n] = true
+					l.q[i].early = true
 					early = append(early, ln.s)
 				}
 				continue

@@ -106,12 +106,15 @@ func (p *Prompter) Prompt(ctx context.Context, r permissions.Request) (permissio
 
 // run asks one field in accessible mode; only a line typed after its
 // question answers it.
-func (p *Prompter) run(in *dialogIn, f huh.Field) error {
+func (p *Prompter) run(in *dialogIn, f huh.Field) error { return runField(in, p.out, f) }
+
+// runField asks f in huh's accessible mode on in, writing to out.
+func runField(in *dialogIn, out io.Writer, f huh.Field) error {
 	in.question()
 	form := huh.NewForm(huh.NewGroup(f)).
 		WithAccessible(true).
 		WithTheme(huh.ThemeFunc(huh.ThemeBase)).
-		WithInput(in).WithOutput(p.out)
+		WithInput(in).WithOutput(out)
 	return form.Run()
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/bulkhead-dev/bulkhead/internal/suggest"
 	"github.com/bulkhead-dev/bulkhead/llm"
 )
 
@@ -601,7 +602,7 @@ func (l *loader) oneOf(key string, opts ...string) string {
 func didYouMean(k string, known []string) string {
 	best, dist := "", 3
 	for _, c := range known {
-		if d := editDistance(k, c); d < dist {
+		if d := suggest.Distance(k, c); d < dist {
 			best, dist = c, d
 		}
 	}
@@ -609,25 +610,4 @@ func didYouMean(k string, known []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %s?)", best)
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

@@ -307,7 +307,7 @@ func run(ctx context.Context, b Backend, query string, opts Options, p *printer)
 			}
 			return u
 		}
-		return fmt.Errorf("%w: %v", ErrFailed, err)
+		return fmt.Errorf("%w: %w", ErrFailed, err)
 	}
 	return nil
 }

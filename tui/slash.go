@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/bulkhead-dev/bulkhead/internal/suggest"
 	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
@@ -165,54 +166,14 @@ func unknownCommand(word string) string {
 // closestCommands are the commands word most likely meant: those it
 // begins (up to three), else those nearest by edit distance, if near.
 func closestCommands(word string) []string {
-	w := strings.ToLower(word)
-	var out []string
-	if w != "/" {
-		for _, c := range slashCommands {
-			if strings.HasPrefix(c.name, w) {
-				out = append(out, c.name)
-			}
-		}
+	if word == "/" {
+		return nil
 	}
-	if len(out) > 0 {
-		return out[:min(len(out), 3)]
+	names := make([]string, len(slashCommands))
+	for i, c := range slashCommands {
+		names[i] = c.name
 	}
-	best := -1
-	for _, c := range slashCommands {
-		d := editDistance(w, c.name)
-		if d > max(2, utf8.RuneCountInString(c.name)/3) {
-			continue
-		}
-		switch {
-		case best < 0 || d < best:
-			best, out = d, []string{c.name}
-		case d == best:
-			out = append(out, c.name)
-		}
-	}
-	return out
-}
-
-// editDistance is the Levenshtein distance of a and b, by runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
+	return suggest.Closest(word, names, true)
 }
 
 // slashMenu is the command menu's state; what it lists follows from the

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,26 +25,44 @@ func newChats(g *globals) *cobra.Command {
 		Long: `The chats bulkhead keeps (private chats are never kept). Every id is
 the one ` + "`bulkhead --chat ID`" + ` and ` + "`ask --chat ID`" + ` take.`,
 	}
-	var asJSON bool
+	var asJSON, here bool
+	var folder string
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "Every kept chat, most recently used first: id, last use, turns, title",
-		Args:  cobra.NoArgs,
+		Short: "Every kept chat, most recently used first: id, last use, turns, title, folder",
+		Long: `Every kept chat, most recently used first: its id, last use, turns,
+title and the folder it was started in. --here lists this folder's chats
+(those bulkhead --continue picks from), --folder DIR another's.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withClient(cmd, g, "chats", func(cfg config.Config, c *serve.Client) error {
 				chats, err := c.Chats()
 				if err != nil {
 					return err
 				}
+				only := ""
+				switch {
+				case here && folder != "":
+					return &exitError{exitUsage, errors.New("--here and --folder: give one")}
+				case here:
+					only = cfg.Workspace
+				case folder != "":
+					abs, err := filepath.Abs(config.ExpandHome(folder))
+					if err != nil {
+						return &exitError{exitUsage, fmt.Errorf("--folder %s: %w", folder, err)}
+					}
+					only = abs
+				}
 				type row struct {
 					ID      string    `json:"id"`
 					Title   string    `json:"title"`
+					Folder  string    `json:"folder,omitempty"`
 					Updated time.Time `json:"updated"`
 					Turns   uint64    `json:"turns"`
 				}
 				var rows []row
 				for _, ch := range chats {
-					if ch.Private {
+					if ch.Private || only != "" && ch.Folder != only {
 						continue
 					}
 					last, _, err := c.TurnsBefore(ch.ID, 0, 1)
@@ -53,13 +73,15 @@ the one ` + "`bulkhead --chat ID`" + ` and ` + "`ask --chat ID`" + ` take.`,
 					if len(last) > 0 {
 						n = last[0].Seq
 					}
-					rows = append(rows, row{ch.ID, ch.Title, ch.Updated, n})
+					rows = append(rows, row{ch.ID, ch.Title, ch.Folder, ch.Updated, n})
 				}
 				return printSafely(cmd.OutOrStdout(), asJSON, func(w io.Writer) error {
 					if asJSON {
 						return writeJSON(w, rows)
 					}
-					if len(rows) == 0 {
+					if len(rows) == 0 && only != "" {
+						fmt.Fprintf(w, "no chats kept in %s\n", termtext.OneLine(only))
+					} else if len(rows) == 0 {
 						fmt.Fprintln(w, "no chats kept yet")
 					}
 					for _, r := range rows {
@@ -67,7 +89,11 @@ the one ` + "`bulkhead --chat ID`" + ` and ` + "`ask --chat ID`" + ` take.`,
 						if r.Turns == 1 {
 							unit = "turn "
 						}
-						fmt.Fprintf(w, "%s  %s  %4d %s  %s\n", r.ID, r.Updated.Local().Format("2006-01-02 15:04"), r.Turns, unit, termtext.OneLine(r.Title))
+						in := "(folder not recorded)"
+						if r.Folder != "" {
+							in = "in " + config.ShortHome(r.Folder)
+						}
+						fmt.Fprintf(w, "%s  %s  %4d %s  %s  %s\n", r.ID, r.Updated.Local().Format("2006-01-02 15:04"), r.Turns, unit, termtext.OneLine(r.Title), termtext.OneLine(in))
 					}
 					return nil
 				})
@@ -75,6 +101,8 @@ the one ` + "`bulkhead --chat ID`" + ` and ` + "`ask --chat ID`" + ` take.`,
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "JSON instead of text")
+	list.Flags().BoolVar(&here, "here", false, "only the chats started in this folder (--workspace)")
+	list.Flags().StringVar(&folder, "folder", "", "only the chats started in this folder")
 
 	show := &cobra.Command{
 		Use:   "show ID",

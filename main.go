@@ -157,7 +157,7 @@ Run without a command to open the chat.`,
 				return err
 			}
 			defer cli.Close()
-			if resume, err = resumeOf(cli, resume, cont); err != nil {
+			if resume, err = resumeOf(cli, cfg.Workspace, resume, cont); err != nil {
 				return err
 			}
 			ollama, err := llm.New(cfg.LLM("hub"), nil)
@@ -177,6 +177,7 @@ Run without a command to open the chat.`,
 				Vanilla:    g.vanilla,
 				Broker:     cli,
 				DataDir:    cfg.DataDir,
+				Workspace:  cfg.Workspace,
 				Registry:   cli,
 				Sandbox:    cli.SandboxReport,
 				// An app's own model, if the config gives it one; the
@@ -254,23 +255,24 @@ func usageExits2(c *cobra.Command) {
 
 // resumeOf is the chat to open: resume, else with --continue the one
 // used last ("" for a new chat).
-func resumeOf(cli *serve.Client, resume string, cont bool) (string, error) {
+func resumeOf(cli *serve.Client, folder, resume string, cont bool) (string, error) {
 	if cont && resume == "" {
-		return lastChat(cli)
+		return lastChat(cli, folder)
 	}
 	return resume, nil
 }
 
-// lastChat is the id of the chat with the latest activity ("" for none:
-// a new chat opens).
-func lastChat(cli *serve.Client) (string, error) {
+// lastChat is the id of the chat of folder with the latest activity (""
+// for none: a new chat opens). Chats belong to the folder they were
+// started in: --continue in another folder never resumes one of them.
+func lastChat(cli *serve.Client, folder string) (string, error) {
 	cs, err := cli.Chats()
 	if err != nil {
 		return "", err
 	}
 	id, at := "", time.Time{}
 	for _, c := range cs {
-		if !c.Private && c.Updated.After(at) {
+		if !c.Private && c.Folder == folder && c.Updated.After(at) {
 			id, at = c.ID, c.Updated
 		}
 	}
@@ -445,7 +447,7 @@ func runAccessible(cmd *cobra.Command, g *globals, cfg config.Config, resume str
 		return err
 	}
 	defer cli.Close()
-	if resume, err = resumeOf(cli, resume, cont); err != nil {
+	if resume, err = resumeOf(cli, cfg.Workspace, resume, cont); err != nil {
 		return err
 	}
 	if oerr := cli.OllamaErr(); oerr != nil {

@@ -158,6 +158,9 @@ func describe(r permissions.Request) []string {
 	if r.IsIrreversible() {
 		lines = append(lines, "It cannot be undone.")
 	}
+	if f := r.FolderWords(); f != "" {
+		lines = append(lines, plain(f, 600))
+	}
 	if r.Warning != "" {
 		lead := "The hub warns: "
 		if r.Routine() {

@@ -290,6 +290,21 @@ func ExpandHome(s string) string {
 	return strings.NewReplacer("${HOME}", home, "$HOME", home).Replace(s)
 }
 
+// ShortHome is path with the home folder written ~, for display.
+func ShortHome(path string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || home == "/" {
+		return path
+	}
+	if path == home {
+		return "~"
+	}
+	if rest, ok := strings.CutPrefix(path, home+string(filepath.Separator)); ok {
+		return "~" + string(filepath.Separator) + rest
+	}
+	return path
+}
+
 // absPath is d absolute, with a leading ~/ for the home folder.
 func absPath(d string) string {
 	d = ExpandHome(d)

@@ -79,13 +79,17 @@ type Event struct {
 	AuthorWords string `json:"author_words,omitempty"`
 
 	// permission and decision
-	ID      string   `json:"id,omitempty"`
-	Kind    string   `json:"kind,omitempty"`
-	Subject string   `json:"subject,omitempty"`
-	Object  string   `json:"object,omitempty"`
-	Detail  string   `json:"detail,omitempty"`
-	Warning string   `json:"warning,omitempty"`
-	Options []string `json:"options,omitempty"`
+	ID      string `json:"id,omitempty"`
+	Kind    string `json:"kind,omitempty"`
+	Subject string `json:"subject,omitempty"`
+	Object  string `json:"object,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+	Warning string `json:"warning,omitempty"`
+	// Folder and ChatFolder, of a request of a chat started in another
+	// folder: where its apps work now, and where the chat began.
+	Folder     string   `json:"folder,omitempty"`
+	ChatFolder string   `json:"chat_folder,omitempty"`
+	Options    []string `json:"options,omitempty"`
 	// Choices, of a select: every app that could serve; Choice, of its
 	// decision, the one chosen.
 	Choices []string `json:"choices,omitempty"`
@@ -462,7 +466,7 @@ func (p *printer) emitJSON(e hub.Event) {
 	case hub.EventPermission:
 		r := e.Permission
 		ev = Event{Type: "permission", ID: r.ID, Kind: string(r.Kind), Subject: r.Subject, Object: r.Object, Function: r.Function,
-			Args: r.Args, Detail: r.Detail, Warning: r.Warning, Expected: &r.Expected, Concerns: r.Concerns, Provenance: r.Provenance, Labels: r.Labels, Choices: r.Choices}
+			Args: r.Args, Detail: r.Detail, Warning: r.Warning, Folder: r.Folder, ChatFolder: r.ChatFolder, Expected: &r.Expected, Concerns: r.Concerns, Provenance: r.Provenance, Labels: r.Labels, Choices: r.Choices}
 		for _, o := range r.Options() {
 			ev.Options = append(ev.Options, string(o))
 		}

@@ -87,7 +87,7 @@ func (o *Operator) AskWith(ctx context.Context, chat, query string, opts AskOpti
 			}
 		}()
 	}
-	return o.run(ctx, runSpec{st: st, ns: ns, private: opts.Private || privChat, fresh: opts.Private}, it, emit)
+	return o.run(ctx, runSpec{st: st, ns: ns, private: opts.Private || privChat, fresh: opts.Private, folder: c.Folder}, it, emit)
 }
 
 // Retry runs a turn that did not finish (cut, cancelled, failed or left
@@ -102,6 +102,10 @@ func (o *Operator) Retry(ctx context.Context, chat string, seq uint64, emit func
 	}
 	defer o.release(chat)
 	st, privChat := o.storeFor(chat)
+	c, err := st.Chat(chat)
+	if err != nil {
+		return Turn{}, fmt.Errorf("%w: %s", ErrNoChat, chat)
+	}
 	ns, err := st.Namespace(hubOwner)
 	if err != nil {
 		return Turn{}, err
@@ -122,7 +126,7 @@ func (o *Operator) Retry(ctx context.Context, chat string, seq uint64, emit func
 	if err := ns.Update(it); err != nil {
 		return Turn{}, err
 	}
-	return o.run(ctx, runSpec{st: st, ns: ns, private: privChat}, it, emit)
+	return o.run(ctx, runSpec{st: st, ns: ns, private: privChat, folder: c.Folder}, it, emit)
 }
 
 // runSpec says where a turn runs: st holds the chat (and the spokes'
@@ -132,6 +136,7 @@ type runSpec struct {
 	st             *memory.Store
 	ns             *memory.Namespace
 	private, fresh bool
+	folder         string // the chat's (Chat.Folder)
 }
 
 // run plans and executes a logged request and logs its outcome.

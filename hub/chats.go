@@ -16,6 +16,10 @@ type Chat struct {
 	ID      string
 	Title   string
 	Private bool
+	// Folder is the folder it was started in ("" for a chat older than
+	// the field): --continue resumes the last chat of the folder it runs
+	// in, and a dialog of a chat resumed in another folder names both.
+	Folder  string
 	Created time.Time
 	Updated time.Time
 }
@@ -24,7 +28,7 @@ type Chat struct {
 var ErrNoChat = errors.New("no such chat")
 
 func chatOf(c memory.Chat, private bool) Chat {
-	return Chat{ID: c.ID, Title: c.Title, Private: private, Created: c.Created, Updated: c.Updated}
+	return Chat{ID: c.ID, Title: c.Title, Private: private, Folder: c.Folder, Created: c.Created, Updated: c.Updated}
 }
 
 // NewChat starts a conversation, private or kept on disk.
@@ -36,7 +40,7 @@ func (o *Operator) NewChat(private bool) (Chat, error) {
 			return Chat{}, err
 		}
 	}
-	c, err := st.CreateChat("")
+	c, err := st.CreateChatIn("", o.opts.Workspace)
 	if err != nil {
 		return Chat{}, fmt.Errorf("new chat: %w", err)
 	}

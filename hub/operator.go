@@ -56,6 +56,10 @@ type Options struct {
 	// Draft starts the plain answer while the planner plans, and keeps it
 	// when the plan is plain chat (draft.go).
 	Draft bool
+	// Workspace is the folder the apps work in: a chat started here
+	// records it (Chat.Folder), and a dialog of a chat started in another
+	// folder names both (permissions.Request.Folder).
+	Workspace string
 	// CallTimeout bounds one app function call (0: spokes' default).
 	CallTimeout time.Duration
 	// CallsPerTurn bounds the app calls of one turn, every spoke and ISC

@@ -35,6 +35,8 @@ type turnRun struct {
 	session string
 	// stop ends the turn with a cause (a dialog no one could answer).
 	stop context.CancelCauseFunc
+	// folder is the folder the chat was started in (Chat.Folder).
+	folder string
 
 	// ledger traces where the turn's values came from (provenance.go).
 	ledger *judge.Ledger
@@ -162,7 +164,7 @@ func (t *turnRun) servedApps() []string {
 }
 
 func (o *Operator) startTurn(rs runSpec, it memory.Interaction, emit func(Event)) *turnRun {
-	tr := &turnRun{st: rs.st, chat: it.Chat, seq: it.Seq, query: it.Input, private: rs.private, fresh: rs.fresh,
+	tr := &turnRun{st: rs.st, chat: it.Chat, seq: it.Seq, query: it.Input, private: rs.private, fresh: rs.fresh, folder: rs.folder,
 		emitFn: emit, execOK: map[string]bool{}, own: map[string]*spokes.Spoke{},
 		ledger: judge.NewLedger(), counts: map[string]int{}, context: map[string]bool{}, got: map[string][]string{},
 		values: map[string]json.RawMessage{}, entities: map[string]string{}, unmet: map[string]string{}}
@@ -268,6 +270,9 @@ func (o *Operator) ask(ctx context.Context, tr *turnRun, r permissions.Request) 
 	}
 	if tr != nil {
 		r.Session, r.Chat, r.Private = tr.session, tr.chat, tr.private
+		if ws := o.opts.Workspace; ws != "" && tr.folder != "" && tr.folder != ws {
+			r.Folder, r.ChatFolder = ws, tr.folder
+		}
 		tr.emit(Event{Kind: EventPermission, Permission: &r})
 	}
 	d, err := b.Request(ctx, r)

@@ -25,8 +25,11 @@ import (
 // all, so a record rewritten every turn made listing the chats (and the
 // owners) cost as much as the turns ever written.
 type Chat struct {
-	ID      string    `json:"id"`
-	Title   string    `json:"title"`
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Folder is the folder the chat was started in (its session's
+	// workspace): "" for a chat older than the field.
+	Folder  string    `json:"folder,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
 }
@@ -47,9 +50,12 @@ func newChatID(now time.Time) string {
 }
 
 // CreateChat adds a chat with title to the index and returns it.
-func (s *Store) CreateChat(title string) (Chat, error) {
+func (s *Store) CreateChat(title string) (Chat, error) { return s.CreateChatIn(title, "") }
+
+// CreateChatIn is CreateChat for a chat started in folder.
+func (s *Store) CreateChatIn(title, folder string) (Chat, error) {
 	now := time.Now().UTC()
-	c := Chat{Title: title, Created: now, Updated: now}
+	c := Chat{Title: title, Folder: folder, Created: now, Updated: now}
 	err := s.update(func(txn *badger.Txn) error {
 		for {
 			c.ID = newChatID(now)

@@ -114,6 +114,21 @@ type Request struct {
 	// Chat is the chat whose turn asked (WithChat), so that deleting the
 	// chat takes its words out of the action log (Broker.ForgetChat).
 	Chat string `json:"chat,omitempty"`
+	// Folder is the folder the turn's apps work in, set only when the
+	// chat was started in another (ChatFolder): a chat resumed elsewhere
+	// must never act on one folder while it reads as the other, so every
+	// dialog names both (FolderWords).
+	Folder     string `json:"folder,omitempty"`
+	ChatFolder string `json:"chat_folder,omitempty"`
+}
+
+// FolderWords say, when the chat was started in another folder than the
+// one its apps work in now, both ("" otherwise).
+func (r Request) FolderWords() string {
+	if r.Folder == "" {
+		return ""
+	}
+	return fmt.Sprintf("The apps work in %s now; this chat was started in %s.", r.Folder, r.ChatFolder)
 }
 
 type chatKey struct{}

@@ -14,7 +14,7 @@ import (
 func (m *Model) openChats() tea.Cmd {
 	var cmd tea.Cmd
 	m.list, cmd = chats.New(m.th, chats.Config{
-		Backend: m.b, Current: m.chat.Chat.ID, Width: m.width,
+		Backend: m.b, Current: m.chat.Chat.ID, Folder: m.opts.Workspace, Width: m.width,
 		Answering: m.answering,
 	})
 	m.overlay = overlayChats

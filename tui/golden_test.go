@@ -20,6 +20,8 @@ var (
 	// A turn's time of day and how long it took change from run to run.
 	turnClock   = regexp.MustCompile(`(◆ [^\n]*· )\d\d:\d\d\b`)
 	turnElapsed = regexp.MustCompile(`((?:◆|answering|waiting)[^\n]*(?:· |… ))(\d+\.\ds|\d+s|\d+m\d\ds)\b`)
+	// The spinner's frame is how many ticks a busy machine let through.
+	spinnerFrame = regexp.MustCompile(`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]`)
 )
 
 // steady replaces what changes from run to run in a view: the scripted
@@ -28,6 +30,7 @@ func steady(v string) string {
 	v = hostPort.ReplaceAllString(v, "http://HOST")
 	v = randomID.ReplaceAllString(v, "<id>")
 	v = turnClock.ReplaceAllString(v, "${1}HH:MM")
+	v = spinnerFrame.ReplaceAllString(v, "⠋")
 	return turnElapsed.ReplaceAllString(v, "${1}Ns")
 }
 
@@ -83,6 +86,9 @@ var scenes = []struct {
 		d.typeText(mailQuery)
 		d.key(keyEnter)
 		d.until("cannot be undone")
+		// Settled: the turn has the request the dialog shows (its
+		// activity says it waits for the answer), whichever came first.
+		d.untilModel("the turn waiting for the answer", func(m Model) bool { return m.run != nil && m.run.Extras.Asking() > 0 })
 		d.untilRaw(1)
 		d.graceOver()
 		return d

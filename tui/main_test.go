@@ -260,6 +260,18 @@ func (d *driver) untilView(what string, ok func(string) bool) {
 	}
 }
 
+// untilModel runs until ok holds of the model.
+func (d *driver) untilModel(what string, ok func(Model) bool) {
+	d.t.Helper()
+	deadline := time.After(15 * time.Second)
+	for !ok(d.model()) {
+		if d.pending == 0 {
+			d.t.Fatalf("idle, and never %s:\n%s", what, d.view())
+		}
+		d.step(deadline, what)
+	}
+}
+
 // untilRaw runs until n things were written raw to the terminal.
 func (d *driver) untilRaw(n int) {
 	d.t.Helper()

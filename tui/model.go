@@ -86,6 +86,9 @@ type Options struct {
 	// DataDir is where the manager exports the action log ("" = the
 	// system's temporary folder).
 	DataDir string
+	// Workspace is the folder this bulkhead works in: the chats list
+	// shows the folder of a chat started elsewhere.
+	Workspace string
 	// Registry is the installed apps, listed by the apps screen (ctrl+a,
 	// /apps); *apps.Registry satisfies it.
 	Registry Installed

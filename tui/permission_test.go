@@ -464,3 +464,24 @@ func TestSelectDialogShowsEveryCandidate(t *testing.T) {
 		t.Fatalf("the activity must name the app chosen:\n%s", v)
 	}
 }
+
+// A request of a chat resumed in another folder than it began in says
+// both folders, in every size the dialog takes, whatever else it says.
+func TestTheDialogNamesBothFolders(t *testing.T) {
+	th := style.New(true)
+	req := execRequest
+	req.Folder, req.ChatFolder = "/home/u/projB", "/home/u/projA"
+	p, _ := permission.New(permission.Ask{ID: 1, Req: req}, permission.Config{Theme: th})
+	for _, size := range [][2]int{{120, 40}, {80, 23}, {60, 14}} {
+		out := ansi.Strip(p.View(th, size[0], size[1]))
+		flat := strings.Join(strings.Fields(strings.NewReplacer("│", " ", "⚠", " ").Replace(out)), " ")
+		if !strings.Contains(flat, "The apps work in /home/u/projB now; this chat was started in /home/u/projA.") {
+			t.Errorf("at %v the dialog does not name both folders:\n%s", size, out)
+		}
+	}
+	req.Folder, req.ChatFolder = "", ""
+	p, _ = permission.New(permission.Ask{ID: 1, Req: req}, permission.Config{Theme: th})
+	if out := ansi.Strip(p.View(th, 80, 23)); strings.Contains(out, "was started in") {
+		t.Errorf("a chat in its own folder names another:\n%s", out)
+	}
+}

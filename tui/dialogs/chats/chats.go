@@ -17,6 +17,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/tui/forms"
 	"github.com/bulkhead-dev/bulkhead/tui/style"
@@ -33,6 +34,9 @@ type Backend interface {
 type Config struct {
 	Backend Backend
 	Current string // the chat on screen, marked in the list
+	// Folder is the folder this bulkhead works in: a chat started in
+	// another shows where (Chat.Folder), and the filter matches folders.
+	Folder string
 	// Answering names the chat a turn runs in now ("" when none): it is
 	// not deleted under the turn.
 	Answering func() string
@@ -94,10 +98,11 @@ func deleteCmd(b Backend, id string) tea.Cmd {
 	return func() tea.Msg { return Deleted{ID: id, Err: b.DeleteChat(id)} }
 }
 
-// chatItem is one chat as a list item; it filters by its title.
+// chatItem is one chat as a list item; it filters by its title and its
+// folder.
 type chatItem struct{ c hub.Chat }
 
-func (c chatItem) FilterValue() string { return titleOf(c.c) }
+func (c chatItem) FilterValue() string { return titleOf(c.c) + " " + c.c.Folder }
 
 func newList(th style.Theme) list.Model {
 	lm := list.New(nil, chatRows{th: th}, 40, 10)
@@ -160,6 +165,7 @@ func (l *Dialog) setChats(chats []hub.Chat) tea.Cmd {
 type chatRows struct {
 	th      style.Theme
 	current string
+	folder  string
 	now     time.Time
 	inner   int
 }
@@ -172,7 +178,7 @@ func (d chatRows) Render(w io.Writer, m list.Model, index int, it list.Item) {
 	if !ok {
 		return
 	}
-	_, _ = io.WriteString(w, chatRow(d.th, c.c, index == m.Index(), d.current, d.inner, d.now))
+	_, _ = io.WriteString(w, chatRow(d.th, c.c, index == m.Index(), d.current, d.folder, d.inner, d.now))
 }
 
 // View draws the list inside a box at most width wide and height tall.
@@ -189,7 +195,7 @@ func (l *Dialog) View(th style.Theme, width, height int, now time.Time) string {
 		body = append(body, th.Dim.Render("no chats yet — n starts one"))
 	default:
 		lm := l.lm
-		lm.SetDelegate(chatRows{th: th, current: l.c.Current, now: now, inner: inner})
+		lm.SetDelegate(chatRows{th: th, current: l.c.Current, folder: l.c.Folder, now: now, inner: inner})
 		n := len(lm.VisibleItems())
 		// The list's filter input shows while it is typed; a filter kept
 		// is said on a line of ours.
@@ -217,14 +223,25 @@ func (l *Dialog) View(th style.Theme, width, height int, now time.Time) string {
 	return widget.Box(th, content, width, height)
 }
 
-func chatRow(th style.Theme, c hub.Chat, sel bool, current string, inner int, now time.Time) string {
-	mark := "  "
-	if c.ID == current {
-		mark = "● "
+// chatRow is one row: the selection marked ▸ (not by colour alone), the
+// chat on screen ●, a private one [private], one of another folder with
+// its folder.
+func chatRow(th style.Theme, c hub.Chat, sel bool, current, folder string, inner int, now time.Time) string {
+	mark := "   "
+	switch {
+	case sel && c.ID == current:
+		mark = "▸● "
+	case sel:
+		mark = "▸  "
+	case c.ID == current:
+		mark = " ● "
 	}
 	tag := ""
 	if c.Private {
 		tag = " [private]"
+	}
+	if c.Folder != "" && c.Folder != folder {
+		tag += " · in " + widget.OneLine(config.ShortHome(c.Folder))
 	}
 	age := " " + ago(now, c.Updated)
 	title := titleOf(c)

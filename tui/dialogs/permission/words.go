@@ -317,9 +317,14 @@ func (p *Dialog) valueLines(th style.Theme, iw int) []string {
 // judgementLines draw the hub's judgement: calm ("✓ …") for a routine
 // request, the warning style with ⚠ for any other.
 func (p *Dialog) judgementLines(th style.Theme, iw int) []string {
+	var folder []string
+	if f := widget.Clean(p.req.FolderWords()); f != "" {
+		// Always shown: a chat resumed in another folder acts on this one.
+		folder = markedLines(th.Warn, "⚠ ", f, iw)
+	}
 	w := widget.Clean(p.req.Warning)
 	if w == "" {
-		return nil
+		return folder
 	}
 	lead, st := "⚠ ", th.Warn
 	switch {
@@ -328,7 +333,7 @@ func (p *Dialog) judgementLines(th style.Theme, iw int) []string {
 	case request.Dangerous(p.req):
 		st = th.Err
 	}
-	var out []string
+	out := folder
 	// An expected request with a concern (it cannot be undone, it carries
 	// labels): what the plan expected is said calmly, the concerns after it
 	// with ⚠, so the mark never sits on the plan's own reason.

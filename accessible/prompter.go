@@ -172,6 +172,20 @@ func describe(r permissions.Request) []string {
 		lines = append(lines, "Values:")
 		lines = append(lines, vs...)
 	}
+	if ch := r.Change; ch != nil {
+		lines = append(lines, "The change: "+plain(ch.Summary(), 400)+".")
+		for i, l := range ch.Lines {
+			if i == 60 {
+				lines = append(lines, fmt.Sprintf("  and %d more lines of the change", len(ch.Lines)-60+ch.More))
+				break
+			}
+			word := map[string]string{"-": "removed:", "+": "added:", "@": "at", " ": "unchanged:"}[l.Op]
+			lines = append(lines, "  "+word+" "+plain(l.Text, 300))
+		}
+		if len(ch.Lines) <= 60 && ch.More > 0 {
+			lines = append(lines, fmt.Sprintf("  and %d more lines of the change", ch.More))
+		}
+	}
 	return lines
 }
 

@@ -119,6 +119,30 @@ type Explainer interface {
 	Explain(ctx context.Context, c Call) (string, error)
 }
 
+// Previewer is implemented by apps that can say, without doing
+// anything, what a writing call would replace: the file as it is now and
+// as the call would leave it, for the dialog's diff (the hub computes
+// it). What it returns is data — the file's words — and is shown as
+// such.
+type Previewer interface {
+	Preview(ctx context.Context, c Call) (Preview, error)
+}
+
+// Preview is what a writing call would change.
+type Preview struct {
+	Path string // as the app names it
+	// Before is its content now ("" and Exists false for a new file);
+	// After what the call leaves ("" for a delete). Field names the
+	// argument that holds After, which a dialog then shows as the change
+	// instead of as a value.
+	Before, After string
+	Exists        bool
+	Field         string
+	// Unshown says why the content cannot be shown (binary, too large),
+	// if so.
+	Unshown string
+}
+
 // PerSpoke is implemented by apps that run out of process (MCP servers):
 // each spoke gets its own instance, which owns its child process; the spoke
 // closes it (io.Closer) when it stops.

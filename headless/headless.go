@@ -87,9 +87,11 @@ type Event struct {
 	Warning string `json:"warning,omitempty"`
 	// Folder and ChatFolder, of a request of a chat started in another
 	// folder: where its apps work now, and where the chat began.
-	Folder     string   `json:"folder,omitempty"`
-	ChatFolder string   `json:"chat_folder,omitempty"`
-	Options    []string `json:"options,omitempty"`
+	Folder     string `json:"folder,omitempty"`
+	ChatFolder string `json:"chat_folder,omitempty"`
+	// Change, of a write: what it would do to the file (the hub's diff).
+	Change  *permissions.Change `json:"change,omitempty"`
+	Options []string            `json:"options,omitempty"`
 	// Choices, of a select: every app that could serve; Choice, of its
 	// decision, the one chosen.
 	Choices []string `json:"choices,omitempty"`
@@ -466,7 +468,7 @@ func (p *printer) emitJSON(e hub.Event) {
 	case hub.EventPermission:
 		r := e.Permission
 		ev = Event{Type: "permission", ID: r.ID, Kind: string(r.Kind), Subject: r.Subject, Object: r.Object, Function: r.Function,
-			Args: r.Args, Detail: r.Detail, Warning: r.Warning, Folder: r.Folder, ChatFolder: r.ChatFolder, Expected: &r.Expected, Concerns: r.Concerns, Provenance: r.Provenance, Labels: r.Labels, Choices: r.Choices}
+			Args: r.Args, Detail: r.Detail, Warning: r.Warning, Folder: r.Folder, ChatFolder: r.ChatFolder, Change: r.Change, Expected: &r.Expected, Concerns: r.Concerns, Provenance: r.Provenance, Labels: r.Labels, Choices: r.Choices}
 		for _, o := range r.Options() {
 			ev.Options = append(ev.Options, string(o))
 		}

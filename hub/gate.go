@@ -121,6 +121,7 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 			Kind: permissions.KindExec, Subject: g.app, Object: g.app, Function: fn.Name, Args: args,
 			Detail:  fmt.Sprintf("%s wants to call %s, which writes", g.app, fn.Name),
 			Explain: g.o.explain(ctx, tr, g.app, fn.Name, args), ExplainedBy: g.app,
+			Change: g.o.change(ctx, tr, g.app, fn.Name, args),
 		}
 		a.Apply(&r)
 		return g.decide(ctx, tr, r)
@@ -130,6 +131,7 @@ func (g *gate) Authorize(ctx context.Context, fn apps.Function, args json.RawMes
 			Kind: permissions.KindIrreversible, Subject: g.app, Object: g.app, Function: fn.Name, Args: args,
 			Detail: fmt.Sprintf("%s wants to %s", g.app, fn.Name), Irreversible: true,
 			Explain: g.o.explain(ctx, tr, g.app, fn.Name, args), ExplainedBy: g.app,
+			Change: g.o.change(ctx, tr, g.app, fn.Name, args),
 		}
 		a.Apply(&r)
 		return g.decide(ctx, tr, r)

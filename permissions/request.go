@@ -120,6 +120,9 @@ type Request struct {
 	// dialog names both (FolderWords).
 	Folder     string `json:"folder,omitempty"`
 	ChatFolder string `json:"chat_folder,omitempty"`
+	// Change is what the call would do to a file (a diff), when the app
+	// can say what it would replace (apps.Previewer).
+	Change *Change `json:"change,omitempty"`
 }
 
 // FolderWords say, when the chat was started in another folder than the

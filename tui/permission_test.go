@@ -485,3 +485,35 @@ func TestTheDialogNamesBothFolders(t *testing.T) {
 		t.Errorf("a chat in its own folder names another:\n%s", out)
 	}
 }
+
+// A write's dialog shows the change as a diff — removed lines −, added
+// lines +, the lines around them — in place of the new content's value;
+// a long change scrolls with the values.
+func TestTheWriteDialogShowsADiff(t *testing.T) {
+	th := style.New(true)
+	req := execRequest
+	req.Function, req.Args = "write", json.RawMessage(`{"path":"notes.txt","content":"alpha\nBETA\ngamma\nCONTENT-VALUE-MARK\n"}`)
+	req.Change = &permissions.Change{Path: "notes.txt", Exists: true, Removed: 1, Added: 2, Field: "content", Lines: []permissions.ChangeLine{
+		{Op: "@", Text: "from line 1"}, {Op: " ", Text: "alpha"}, {Op: "-", Text: "beta"}, {Op: "+", Text: "BETA"}, {Op: " ", Text: "gamma"}, {Op: "+", Text: "epsilon"},
+	}}
+	for i := range 40 {
+		req.Change.Lines = append(req.Change.Lines, permissions.ChangeLine{Op: "+", Text: fmt.Sprintf("added line %d", i)})
+	}
+	p, _ := permission.New(permission.Ask{ID: 1, Req: req}, permission.Config{Theme: th})
+	out := ansi.Strip(p.View(th, 80, 30))
+	for _, want := range []string{"change · notes.txt: 1 line removed, 2 added", "− beta", "+ BETA", "  alpha", "⋯ from line 1", "↓"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the dialog lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "CONTENT-VALUE-MARK") {
+		t.Errorf("the new content is shown as a value beside its diff:\n%s", out)
+	}
+	// Scrolled to the end, the last added line shows.
+	for range 60 {
+		p.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	}
+	if out := ansi.Strip(p.View(th, 80, 30)); !strings.Contains(out, "+ added line 39") {
+		t.Errorf("scrolled down, the change's last line does not show:\n%s", out)
+	}
+}

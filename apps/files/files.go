@@ -373,3 +373,46 @@ func (a *App) Explain(_ context.Context, c apps.Call) (string, error) {
 	}
 	return strings.Join(parts, "; "), nil
 }
+
+// Preview says what a write or a delete would change: the file as it is
+// (read as read reads it, up to MaxRead) and as the call leaves it.
+func (a *App) Preview(_ context.Context, c apps.Call) (apps.Preview, error) {
+	if c.Function != "write" && c.Function != "delete" {
+		return apps.Preview{}, nil
+	}
+	var p struct{ Path, Content string }
+	if err := json.Unmarshal(c.Args, &p); err != nil {
+		return apps.Preview{}, err
+	}
+	pv := apps.Preview{Path: p.Path}
+	if c.Function == "write" {
+		pv.After, pv.Field = p.Content, "content"
+		if !isText([]byte(p.Content)) {
+			pv.Unshown = "the new content is not text"
+		}
+	}
+	r, rel, shown, err := a.open(p.Path, false)
+	if err != nil {
+		return pv, err
+	}
+	_, err = r.Lstat(rel)
+	r.Close()
+	pv.Path = shown
+	if errors.Is(err, fs.ErrNotExist) {
+		return pv, nil
+	}
+	pv.Exists = true
+	old, err := a.read(p.Path)
+	switch {
+	case err != nil:
+		// Not text, or not readable: the dialog says so rather than show
+		// nothing.
+		pv.Unshown = "its content cannot be shown: " + err.Error()
+		return pv, nil
+	case old.Truncated:
+		pv.Exists, pv.Unshown = true, fmt.Sprintf("it is %d bytes, more than the %d a dialog shows", old.Size, a.opts.MaxRead)
+		return pv, nil
+	}
+	pv.Before = old.Content
+	return pv, nil
+}

@@ -244,7 +244,11 @@ func (p *Dialog) valueLines(th style.Theme, iw int) []string {
 		}
 		out = append(out, th.Dim.Render(fmt.Sprintf("  ←/→, tab or 1–%d picks the app, then allow", n)))
 	}
+	ch := p.req.Change
 	for _, v := range p.values {
+		if ch != nil && ch.Unshown == "" && ch.Field != "" && v.top == ch.Field {
+			continue // shown as the change, below
+		}
 		src, risky := "", false
 		if v.prov != nil {
 			src = "← " + widget.Clean(v.prov.Words())
@@ -310,6 +314,37 @@ func (p *Dialog) valueLines(th style.Theme, iw int) []string {
 				out = append(out, strings.Repeat(" ", pathW+3)+w)
 			}
 		}
+	}
+	return append(out, changeLines(th, ch, iw)...)
+}
+
+// changeLines draw what a write would change (the hub's diff): a line
+// that says it, then each line removed (−, red), added (+, green) or
+// around them (dim), cut at the dialog's width, never wrapped; they
+// scroll with the values.
+func changeLines(th style.Theme, ch *perm.Change, iw int) []string {
+	if ch == nil {
+		return nil
+	}
+	out := []string{th.Dim.Render(ansi.Truncate("change · "+widget.Clean(ch.Summary()), iw, "…"))}
+	for _, l := range ch.Lines {
+		text := widget.OneLine(l.Text)
+		var st lipgloss.Style
+		lead := "  "
+		switch l.Op {
+		case "-":
+			lead, st = "− ", th.Err
+		case "+":
+			lead, st = "+ ", th.OK
+		case "@":
+			lead, st = "⋯ ", th.Dim
+		default:
+			st = th.Dim
+		}
+		out = append(out, st.Render(ansi.Truncate(lead+text, iw, "…")))
+	}
+	if ch.More > 0 {
+		out = append(out, th.Dim.Render(fmt.Sprintf("  … %d more lines of the change", ch.More)))
 	}
 	return out
 }

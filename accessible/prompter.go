@@ -161,12 +161,16 @@ func describe(r permissions.Request) []string {
 	if f := r.FolderWords(); f != "" {
 		lines = append(lines, plain(f, 600))
 	}
-	if r.Warning != "" {
+	w := r.Warning
+	if r.IsIrreversible() {
+		w = r.WarningBesidesUndo() // said above
+	}
+	if w != "" {
 		lead := "The hub warns: "
 		if r.Routine() {
 			lead = "The hub says: "
 		}
-		lines = append(lines, lead+plain(r.Warning, 1000))
+		lines = append(lines, lead+plain(w, 1000))
 	}
 	if vs := values(r); len(vs) > 0 {
 		lines = append(lines, "Values:")

@@ -125,6 +125,23 @@ type Request struct {
 	Change *Change `json:"change,omitempty"`
 }
 
+// UndoClause is the warning's clause for an action that cannot be undone.
+const UndoClause = "cannot be undone"
+
+// WarningBesidesUndo is Warning less its UndoClause: for a dialog that
+// says so already, where the reader sees it first, so that it is said
+// once.
+func (r Request) WarningBesidesUndo() string {
+	parts := strings.Split(r.Warning, "; ")
+	out := parts[:0]
+	for _, p := range parts {
+		if strings.TrimSpace(p) != UndoClause {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // FolderWords say, when the chat was started in another folder than the
 // one its apps work in now, both ("" otherwise).
 func (r Request) FolderWords() string {

@@ -55,7 +55,7 @@ var dialogKinds = []struct {
 		Detail: "mail wants to send", Warning: "NOT expected by the plan: to came from mail.read; cannot be undone; values you did not type: to from mail.read",
 		Concerns:   []permissions.Concern{permissions.ConcernUnexpected, permissions.ConcernIrreversible, permissions.ConcernForeign},
 		Provenance: []permissions.Provenance{{Path: "to", Source: "mail.read", Key: true}, {Path: "body", Source: "drive.read"}, {Path: "subject", Source: permissions.ProvenanceUnknown}}},
-		[]string{"mail → send · to attacker@evil.example · cannot be undone", "attacker@evil.example  ← from mail.read"}},
+		[]string{"mail → send · to attacker@evil.example", "cannot be undone", "attacker@evil.example  ← from mail.read"}},
 	{"shell", permissions.Request{Kind: permissions.KindIrreversible, Subject: "shell", Object: "shell", Function: "run", Irreversible: true,
 		Args: args(map[string]string{"command": longCommand}), Detail: "shell wants to run",
 		Warning:  "expected by the plan: step s1, one call of run; cannot be undone",
@@ -73,7 +73,7 @@ var dialogKinds = []struct {
 		Warning: "NOT expected by the plan: path came from files.list; cannot be undone", Concerns: []permissions.Concern{permissions.ConcernUnexpected, permissions.ConcernIrreversible, permissions.ConcernForeign},
 		Explain: "reports/latest.txt leads to archive/2024/q3-final.txt in the workspace (a symbolic link); exists, 48213 bytes", ExplainedBy: "files",
 		Provenance: []permissions.Provenance{{Path: "path", Source: "files.list", Key: true}}},
-		[]string{"files → delete · path reports/latest.txt · cannot be undone", "archive/2024/q3-final.txt"}},
+		[]string{"files → delete · path reports/latest.txt", "cannot be undone", "archive/2024/q3-final.txt"}},
 	{"bound", permissions.Request{Kind: permissions.KindIrreversible, Subject: "mail", Object: "mail", Function: "send", Irreversible: true,
 		Args:   args(map[string]string{"to": "bob@example.com", "body": "gate B12, boarding 9:40", "subject": "airport", "cc": "carol@example.com"}),
 		Detail: "mail wants to send", Warning: "NOT expected by the plan: cc has no binding in the plan (the value came from your words in an earlier turn, not this request); cannot be undone",
@@ -106,6 +106,10 @@ func TestDialogKinds(t *testing.T) {
 					if !strings.Contains(v, want) && !strings.Contains(flat, want) {
 						t.Errorf("the first screen lacks %q:\n%s", want, v)
 					}
+				}
+				// Said once: what cannot be undone, and what it does.
+				if n := strings.Count(flat, "cannot be undone"); k.req.IsIrreversible() && n != 1 {
+					t.Errorf("\"cannot be undone\" is said %d times:\n%s", n, v)
 				}
 				golden.RequireEqual(t, randomID.ReplaceAllString(hostPort.ReplaceAllString(v, "http://HOST"), "<id>"))
 			})

@@ -160,8 +160,9 @@ func (p *Dialog) title(width int) string {
 		head = fmt.Sprintf("%s asks: %s %s", r.Subject, r.Kind, r.Object)
 	}
 	tail := ""
-	if r.IsIrreversible() {
-		tail = " · cannot be undone"
+	if r.IsIrreversible() && !strings.Contains(r.Warning, perm.UndoClause) {
+		// Said once: by the hub's warning, under ⚠, when it says it.
+		tail = " · " + perm.UndoClause
 	}
 	if withKeys {
 		room := width*2 - ansi.StringWidth(head) - ansi.StringWidth(tail) - 3 // the title may take two lines

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/ollama/ollama/api"
@@ -81,5 +82,23 @@ func TestApplyReachesSessionsThatStartAfter(t *testing.T) {
 	turn, err = after.Hub.Ask(ctx, chat.ID, "hi again", nil)
 	if err != nil || turn.Answer != "from home" {
 		t.Fatalf("the process's own host: %q %v", turn.Answer, err)
+	}
+}
+
+// An error of a session's model names that model, not the process's.
+func TestErrorsNameTheSessionsModel(t *testing.T) {
+	t.Parallel()
+	srv := ollamatest.NewScripted(t, ollamatest.Planned(switchPlan, func(*api.ChatRequest) ollamatest.Reply { return ollamatest.Text("x") }), "m")
+	cfg := config.Config{DataDir: t.TempDir(), Ollama: config.Ollama{Host: srv.Host()},
+		Hub: config.Owner{Model: "m", History: 4}, Spokes: config.Owner{Model: "m", History: 4}}
+	eng, err := engine.Open(context.Background(), cfg, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	chat, _ := eng.Hub.NewChat(false)
+	_, err = eng.Hub.Ask(engine.WithModels(context.Background(), engine.Models{Hub: "tiny", Spoke: "tiny"}), chat.ID, "hi", nil)
+	if err == nil || !strings.Contains(err.Error(), "tiny") || strings.Contains(err.Error(), "with m:") {
+		t.Fatalf("the error of the session's model: %v", err)
 	}
 }

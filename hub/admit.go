@@ -407,10 +407,7 @@ func (o *Operator) canServe(ctx context.Context, app string) error {
 	if !ok {
 		return nil
 	}
-	name := c.Model()
-	if in, ok := m.(interface{ ModelIn(context.Context) string }); ok {
-		name = in.ModelIn(ctx) // the session's choice
-	}
+	name := modelIn(ctx, c)
 	o.mu.Lock()
 	known, seen := o.toolModels[name]
 	o.mu.Unlock()
@@ -428,4 +425,13 @@ func (o *Operator) canServe(ctx context.Context, app string) error {
 	}
 	alts, _ := c.ModelsThatCan(ctx, llm.CapTools)
 	return &llm.IncapableError{Model: name, Role: "the model of " + app + "'s spoke", Capability: "tool calling", Alternatives: alts}
+}
+
+// modelIn names the model a call of m under ctx goes to: the session's
+// choice (engine.WithModels), else m's own.
+func modelIn(ctx context.Context, m interface{ Model() string }) string {
+	if in, ok := m.(interface{ ModelIn(context.Context) string }); ok {
+		return in.ModelIn(ctx)
+	}
+	return m.Model()
 }

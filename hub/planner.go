@@ -126,7 +126,7 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 		if err != nil {
 			var cut *llm.StreamCutError
 			if !errors.As(err, &cut) {
-				return Plan{}, usage, fmt.Errorf("plan with %s: %w", p.model.Model(), err)
+				return Plan{}, usage, fmt.Errorf("plan with %s: %w", modelIn(ctx, p.model), err)
 			}
 			lastErr = err
 		} else {

@@ -256,6 +256,13 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			dr.planned(o)
 		}
 		meta.Usage.Add(planUsage)
+		if dr != nil && err != nil && ctx.Err() != nil {
+			// Cancelled (esc) while the draft was shown: what it wrote
+			// stays, as the partial answer of a cancelled turn.
+			text, usage := dr.cut()
+			meta.Usage.Add(usage)
+			return finish(text, memory.StatusCancelled, err)
+		}
 		if dr != nil && (err != nil || !keeps(plan) || dr.abandoned()) {
 			// (A draft abandoned while an earlier attempt named an app
 			// is not brought back: the chat step runs on its own.)

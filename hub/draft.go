@@ -50,6 +50,7 @@ type answerDraft struct {
 	mu       sync.Mutex
 	state    draftState
 	sent     bool            // a draft piece was emitted
+	text     strings.Builder // the pieces emitted
 	thinking strings.Builder // thinking before the draft was kept
 	res      spokes.Result
 	err      error
@@ -183,6 +184,7 @@ func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
 		d.thinking.WriteString(c.Thinking)
 		if c.Content != "" {
 			d.sent = true
+			d.text.WriteString(c.Content)
 			d.tr.emit(Event{Kind: EventDraft, App: VanillaApp, Text: c.Content})
 		}
 	case kept:
@@ -282,6 +284,25 @@ func (d *answerDraft) abandoned() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.state == withdrawn
+}
+
+// cut stops the draft of a turn that was cancelled while it was shown:
+// what it wrote stays, as the turn's partial answer (the clients keep
+// the pieces they have; nothing is withdrawn). A draft already withdrawn
+// leaves nothing.
+func (d *answerDraft) cut() (string, llm.Usage) {
+	d.mu.Lock()
+	text := ""
+	if d.state == drafting {
+		d.state = withdrawn
+		text = d.text.String()
+	}
+	d.mu.Unlock()
+	d.cancel()
+	<-d.done
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return text, d.res.Usage
 }
 
 // withdraw withdraws the draft (if planText has not already), waits for

@@ -393,3 +393,48 @@ func TestADraftReadsNothingAnAppWrote(t *testing.T) {
 		}
 	}
 }
+
+// A turn cancelled (esc) while its draft is shown keeps what the draft
+// wrote, as its partial answer: the clients are not told to withdraw it,
+// and the stored turn holds it, marked cancelled.
+func TestACancelledDraftStays(t *testing.T) {
+	t.Parallel()
+	script := func(req *api.ChatRequest) ollamatest.Reply {
+		if len(req.Format) > 0 {
+			return ollamatest.Reply{Hang: true} // the planner never answers
+		}
+		return ollamatest.Reply{Chunks: []string{"the first ", "words"}, Hang: true}
+	}
+	r := hubtest.New(t, hubtest.Config{Script: script, Modify: func(o *hub.Options) { o.Draft = true }})
+	hub.SetSideBySideForTest(r.Op, true)
+	chat, _ := r.Op.NewChat(false)
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var evs []hub.Event
+	var text strings.Builder
+	turn, err := r.Op.Ask(ctx, chat.ID, "say something", func(e hub.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		evs = append(evs, e)
+		if e.Kind == hub.EventDraft {
+			text.WriteString(e.Text)
+			if text.String() == "the first words" {
+				cancel()
+			}
+		}
+	})
+	if err == nil {
+		t.Fatal("a cancelled turn ended without an error")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, e := range evs {
+		if e.Kind == hub.EventDraftWithdrawn {
+			t.Fatal("the draft was withdrawn from the clients")
+		}
+	}
+	turns, _ := r.Op.Turns(chat.ID)
+	if len(turns) != 1 || turns[0].Answer != "the first words" || turns[0].Status != "cancelled" || turn.Answer != "the first words" {
+		t.Fatalf("the cancelled turn: %+v (returned %+v)", turns, turn)
+	}
+}

@@ -39,6 +39,23 @@ var entityName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,23}(?:\.[a-z0-9_]{1,24}){
 
 func validEntityName(s string) bool { return len(s) <= 48 && entityName.MatchString(s) }
 
+// plumbing are the fields of an app's result that say how a call went,
+// not what the user would want remembered.
+var plumbing = map[string]bool{"truncated": true, "ok": true, "bytes": true, "created": true, "size": true,
+	"count": true, "status": true, "error": true, "exists": true, "success": true, "result": true, "more": true}
+
+// noiseEntity reports whether an extracted entity is how a call went
+// rather than a fact (files.truncated = false): a yes/no or empty value,
+// or a key that names a result's plumbing.
+func noiseEntity(k, v string) bool {
+	switch strings.ToLower(strings.Trim(v, `"' .`)) {
+	case "true", "false", "yes", "no", "null", "none", "nil", "n/a", "unknown", "":
+		return true
+	}
+	last := k[strings.LastIndex(k, ".")+1:]
+	return plumbing[last]
+}
+
 var extractSchema = json.RawMessage(`{"type":"object","properties":{"entities":{"type":"array","maxItems":8,"items":{"type":"object","properties":{"key":{"type":"string","maxLength":48},"value":{"type":"string","maxLength":200}},"required":["key","value"]}}},"required":["entities"]}`)
 
 // newSince returns chat's interactions after seq among the newest few,
@@ -228,7 +245,7 @@ func extract(ctx context.Context, model Model, lt *memory.LongTerm, text string)
 	var facts []memory.Entity
 	for _, e := range out.Entities {
 		k, v := strings.TrimSpace(e.Key), strings.TrimSpace(e.Value)
-		if !validEntityName(k) || v == "" {
+		if !validEntityName(k) || v == "" || noiseEntity(k, v) {
 			continue
 		}
 		facts = append(facts, memory.Entity{Key: k, Value: clip(v, maxEntityValue)})

@@ -170,23 +170,38 @@ func (r Report) Save(dir string) (string, error) {
 	return p, os.WriteFile(p, append(b, '\n'), 0o600)
 }
 
-// Print writes the table: a row per model and mode.
+// Print writes the report as two tables, a row per model and mode in
+// each — what it did (utility, under attack, attacks that succeeded,
+// dialogs, errors) and what it cost (calls, tokens, time, plans) — so
+// that each fits a terminal of 110 columns.
 func (r Report) Print(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\tmode\tutility\tunder attack\tattack success\tdialogs (needed)\tcalls\tprompt tok\teval tok\tfirst token\ttotal\tplans retried/fallback\terrors")
+	fmt.Fprintln(tw, "model\tmode\tutility\tunder attack\tattack success\tdialogs (needed)\terrors")
+	for _, s := range r.Summaries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f (%.1f)\t%d\n",
+			modelCell(s.Model), s.Mode,
+			frac(s.Completed, s.Tasks), frac(s.CompletedUnderAttack, s.Attacked), frac(s.AttackSuccesses, s.Attacked),
+			s.Dialogs, s.Needed, s.Errors)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "model\tmode\tcalls\tprompt tok\teval tok\tfirst token\ttotal\tplans retried/fallback")
 	for _, s := range r.Summaries {
 		plans := "—"
 		if s.Plans > 0 {
 			plans = fmt.Sprintf("%d/%d of %d", s.Retried, s.Fallback, s.Plans)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f (%.1f)\t%.1f\t%.0f\t%.0f\t%s\t%s\t%s\t%d\n",
-			termtext.Sanitize(s.Model), s.Mode,
-			frac(s.Completed, s.Tasks), frac(s.CompletedUnderAttack, s.Attacked), frac(s.AttackSuccesses, s.Attacked),
-			s.Dialogs, s.Needed, s.Calls, s.PromptTokens, s.EvalTokens,
-			dur(s.FirstTokenMS), dur(s.TotalMS), plans, s.Errors)
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.0f\t%.0f\t%s\t%s\t%s\n",
+			modelCell(s.Model), s.Mode, s.Calls, s.PromptTokens, s.EvalTokens, dur(s.FirstTokenMS), dur(s.TotalMS), plans)
 	}
 	return tw.Flush()
 }
+
+// modelCell is a model's name as a table cell: clean, at most 20 cells.
+func modelCell(name string) string { return clip(termtext.OneLine(name), 20) }
 
 // PrintRuns writes a line per run: what failed and why.
 func (r Report) PrintRuns(w io.Writer) error {

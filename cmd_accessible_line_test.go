@@ -224,3 +224,48 @@ func TestAccessibleOffersAPull(t *testing.T) {
 		t.Fatalf("the request went to %q", got)
 	}
 }
+
+// TestAModelChoiceIsRemembered: /model's choice holds for the bulkheads
+// started later on the data directory — while the config still names
+// the models it was chosen over, and no flag names one.
+func TestAModelChoiceIsRemembered(t *testing.T) {
+	srv := ollamatest.NewScripted(t, ollamatest.Gullible(), "m", "m2", "m3")
+	dir := filepath.Join(t.TempDir(), "data")
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	write := func(model string) {
+		if err := os.WriteFile(cfg, []byte("hub:\n  model: "+model+"\nspokes:\n  model: "+model+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("m")
+	args := []string{"--config", cfg, "--ollama-host", srv.Host(), "--data-dir", dir}
+	out, errOut, code := lineChat(t, []typed{
+		{"request: ", 1, false, "/model"},
+		{"Enter a number between", 1, true, "2"},
+	}, args...)
+	if code != 0 || !strings.Contains(out, "This chat now uses m2") {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	modelOf := func(q string, extra ...string) string {
+		t.Helper()
+		if _, errOut, code, _, _ := asBulkhead(t, nil, append(append([]string{"ask"}, append(extra, args...)...), q)...); code != 0 {
+			t.Fatalf("ask: exit %d %s", code, errOut)
+		}
+		for _, r := range srv.Requests() {
+			if lastUser(&r) == q {
+				return r.Model
+			}
+		}
+		return ""
+	}
+	if got := modelOf("later one"); got != "m2" {
+		t.Fatalf("a later bulkhead asked %q, want the chosen m2", got)
+	}
+	if got := modelOf("with a flag", "--model", "m3"); got != "m3" {
+		t.Fatalf("--model m3 asked %q", got)
+	}
+	write("m3")
+	if got := modelOf("after an edit"); got != "m3" {
+		t.Fatalf("after the config named m3, asked %q", got)
+	}
+}

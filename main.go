@@ -122,6 +122,9 @@ var extraCommands []func(*globals) *cobra.Command
 type globals struct {
 	configFile, ollamaHost, model, dataDir string
 	vanilla                                bool
+	// configured are the hub's and the spokes' models as configured,
+	// before a remembered /model choice (load).
+	configured [2]string
 }
 
 func newRoot() *cobra.Command {
@@ -190,7 +193,7 @@ Run without a command to open the chat.`,
 				},
 				AppSource: map[string]string{},
 				Apps:      cli,
-				Models:    cli,
+				Models:    remembering{cli, cfg.DataDir, g.configured},
 				// The first screen: Ollama and the models checked, and
 				// what fails shown with its fix until it works.
 				Setup: &tui.Setup{Host: ollama.Host(), HostFrom: cfg.From["ollama.host"], ConfigFile: cfg.File},
@@ -279,8 +282,35 @@ func lastChat(cli *serve.Client, folder string) (string, error) {
 	return id, nil
 }
 
-// load reads the configuration; a bad one is exit code 2.
-func (g *globals) load(cmd *cobra.Command) (config.Config, error) { return g.loadExcept(cmd) }
+// load reads the configuration; a bad one is exit code 2. The model
+// /model chose last stands in for the configured ones while they are what
+// it was chosen over (serve.Remembered).
+func (g *globals) load(cmd *cobra.Command) (config.Config, error) {
+	cfg, err := g.loadExcept(cmd)
+	if err != nil {
+		return cfg, err
+	}
+	g.configured = [2]string{cfg.Hub.Model, cfg.Spokes.Model}
+	serve.Remembered(&cfg)
+	return cfg, nil
+}
+
+// remembering is a client whose /model choice is remembered for the
+// bulkheads started later (serve.Remember).
+type remembering struct {
+	*serve.Client
+	dataDir string
+	over    [2]string
+}
+
+func (r remembering) SetModel(ctx context.Context, name string) error {
+	if err := r.Client.SetModel(ctx, name); err != nil {
+		return err
+	}
+	// A choice not remembered is still this session's.
+	_ = serve.Remember(r.dataDir, name, r.over)
+	return nil
+}
 
 // loadExcept is load without binding the named flags: a command's own
 // flag of that name (bench's --model, which takes several) is its own.
@@ -459,7 +489,7 @@ func runAccessible(cmd *cobra.Command, g *globals, cfg config.Config, resume str
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	err = accessible.Run(cmd.Context(), cli, lines, out, accessible.Options{Chat: resume, Private: private, Ollama: ollama})
+	err = accessible.Run(cmd.Context(), remembering{cli, cfg.DataDir, g.configured}, lines, out, accessible.Options{Chat: resume, Private: private, Ollama: ollama})
 	if errors.Is(err, context.Canceled) && cmd.Context().Err() != nil {
 		err = nil
 	}

@@ -43,7 +43,7 @@ var slashCommands = []slashCmd{
 	{name: "/new", desc: "a new chat (ctrl+n)"},
 	{name: "/chats", desc: "the chats kept here (ctrl+o)"},
 	{name: "/private", arg: "QUERY", needsArg: true, desc: "one query with no memory in and nothing kept"},
-	{name: "/model", arg: "[NAME]", desc: "the installed models, or switch to NAME (this session)"},
+	{name: "/model", arg: "[NAME]", desc: "the installed models, or switch to NAME (remembered for later chats)"},
 	{name: "/permissions", desc: "grants, rules and the action log (ctrl+g)"},
 	{name: "/grants", desc: "the same as /permissions"},
 	{name: "/log", desc: "the action log (ctrl+g, then tab)"},

@@ -259,7 +259,7 @@ func chatRow(th style.Theme, c hub.Chat, sel bool, current, folder string, inner
 	if c.Private {
 		return ansi.Truncate(mark+title+th.Private.Render(tag)+strings.Repeat(" ", pad)+th.Dim.Render(age), inner, "")
 	}
-	return ansi.Truncate(mark+title+strings.Repeat(" ", pad)+th.Dim.Render(age), inner, "")
+	return ansi.Truncate(mark+title+th.Dim.Render(tag)+strings.Repeat(" ", pad)+th.Dim.Render(age), inner, "")
 }
 
 func titleOf(c hub.Chat) string {

@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { testenv.Main(m, false) }
 type fakeBackend []hub.Chat
 
 func (f fakeBackend) Chats() ([]hub.Chat, error) { return f, nil }
-func (fakeBackend) DeleteChat(string) error     { return nil }
+func (fakeBackend) DeleteChat(string) error      { return nil }
 
 // A chat of another folder shows its folder, whether selected or not, and
 // the selected row is marked ▸, not by colour alone; the filter matches

@@ -40,8 +40,10 @@ func TestBenchCommand(t *testing.T) {
 			rows++
 		}
 	}
-	if rows != 4 {
-		t.Fatalf("want a row per model and mode (4), got %d:\n%s", rows, out)
+	// Two tables, what it did and what it cost, each with a row per model
+	// and mode.
+	if rows != 2*4 {
+		t.Fatalf("want a row per model and mode (4) in each of the two tables, got %d:\n%s", rows, out)
 	}
 	kept, _ := filepath.Glob(filepath.Join(data, "bench", "bench-*.json"))
 	if len(kept) != 1 || !strings.Contains(errOut, kept[0]) {

@@ -73,8 +73,13 @@ func askTyped(t *testing.T, r permissions.Request, ahead, in string) (permission
 			// Typed once a question waits for it, or, after the dialog,
 			// for the chat.
 			lines.mu.Lock()
-			for lines.wait == 0 && !(asked && lines.asks == 0) {
-				asked = asked || lines.asks > 0
+			for {
+				// A question seen waiting counts as asked too: the
+				// dialog may have opened before this line was due.
+				asked = asked || lines.asks > 0 || lines.wait > 0
+				if lines.wait > 0 || asked && lines.asks == 0 {
+					break
+				}
 				lines.cond.Wait()
 			}
 			n := lines.read

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -235,8 +236,13 @@ func TestFaultsFailOnlyTheirCall(t *testing.T) {
 
 func TestStartFailures(t *testing.T) {
 	cat := CatalogForTests(t)
+	// A command that is not there is the config's to change: it is named,
+	// and the server is not left "unlisted" as though a start had failed.
+	missing := filepath.Join(t.TempDir(), "no-such-server")
+	if _, err := New("missing", Server{Command: missing}, cat, nil); err == nil || !strings.Contains(err.Error(), missing) || errors.Is(err, ErrUnlisted) {
+		t.Errorf("missing: %v", err)
+	}
 	for name, cfg := range map[string]Server{
-		"missing":  {Command: filepath.Join(t.TempDir(), "no-such-server")},
 		"exits":    {Command: "sh", Args: []string{"-c", "echo oops >&2; exit 7"}},
 		"silent":   {Command: "sleep", Args: []string{"60"}, StartTimeout: 300 * time.Millisecond},
 		"garbage":  {Command: "sh", Args: []string{"-c", "echo hello; sleep 60"}},

@@ -250,10 +250,15 @@ func (d *answerDraft) keep(ctx context.Context, o *Operator) (spokes.Result, err
 // reFunctionality finds the functionalities a plan's JSON names so far.
 var reFunctionality = regexp.MustCompile(`"functionality"\s*:\s*"([^"]*)"`)
 
-// planText is told the planner's output as it streams: once it names a
-// functionality other than chat, the plan is not plain chat and the draft
-// is withdrawn at once, before it costs a whole answer.
+// planText is told the planner's output as it streams: once its kind is
+// apps, or it names a functionality other than chat, the plan is not
+// plain chat and the draft is withdrawn at once, before it costs a whole
+// answer.
 func (d *answerDraft) planText(text string) {
+	if decidedKind(text) == kindApps {
+		d.abandon()
+		return
+	}
 	for _, m := range reFunctionality.FindAllStringSubmatch(text, -1) {
 		if m[1] != ChatFunctionality {
 			d.abandon()

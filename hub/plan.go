@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -36,6 +37,34 @@ type Plan struct {
 	// Dropped says which bindings the operator dropped, and why (a
 	// literal that is not in the request, say).
 	Dropped []string `json:"dropped,omitempty"`
+	// Early is set when the plan's first tokens decided it (plain chat):
+	// the hub acted on them and read no more of the planner's answer.
+	Early bool `json:"early,omitempty"`
+}
+
+// A plan's kind, its first property: plain chat, or a request for apps.
+const (
+	kindChat = "chat"
+	kindApps = "apps"
+)
+
+// reKind reads the kind a plan's first tokens give (a code fence before
+// it allowed, as parsePlan allows).
+var reKind = regexp.MustCompile("^\\s*(?:```(?:json)?\\s*)?\\{\\s*\"kind\"\\s*:\\s*\"(" + kindChat + "|" + kindApps + ")\"")
+
+// decidedKind is the kind the planner's output so far decides ("" until
+// it says one, or when it does not begin with one).
+func decidedKind(text string) string {
+	if m := reKind.FindStringSubmatch(text); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// chatPlan is the plan of a request the planner called plain chat: one
+// chat step with the user's words, whatever else the planner wrote.
+func chatPlan(query string) Plan {
+	return Plan{Steps: []Step{{ID: "s1", Functionality: ChatFunctionality, App: VanillaApp, Query: query, DependsOn: []string{}}}}
 }
 
 // Apps lists the distinct apps the plan uses, in step order.
@@ -91,7 +120,12 @@ func planSchema(fns []Functionality, namedApps, facts []string) json.RawMessage 
 	}
 	schema := map[string]any{
 		"type": "object",
+		// kind comes first (a map marshals in key order, and the model
+		// writes the properties in the schema's order): the plan's first
+		// tokens say whether it is plain chat, and the hub acts on them
+		// before the rest is written (decidedKind).
 		"properties": map[string]any{
+			"kind": map[string]any{"type": "string", "enum": []string{kindChat, kindApps}},
 			"steps": map[string]any{
 				"type":     "array",
 				"minItems": 1,
@@ -111,7 +145,7 @@ func planSchema(fns []Functionality, namedApps, facts []string) json.RawMessage 
 				},
 			},
 		},
-		"required": []string{"steps"},
+		"required": []string{"kind", "steps"},
 	}
 	b, err := json.Marshal(schema)
 	if err != nil {
@@ -138,6 +172,7 @@ func needsProp(facts []string) map[string]any {
 
 // draft is what the planner's model writes; apps are the operator's call.
 type draft struct {
+	Kind  string `json:"kind"`
 	Steps []struct {
 		ID            string    `json:"id"`
 		Functionality string    `json:"functionality"`
@@ -166,6 +201,10 @@ func parsePlan(out string, route func(fn, app string) (string, bool), named, fac
 	dec := json.NewDecoder(strings.NewReader(out))
 	if err := dec.Decode(&d); err != nil {
 		return Plan{}, fmt.Errorf("%w: not JSON of the plan's shape: %v", errUnusable, err)
+	}
+	if d.Kind == kindChat {
+		// The kind decides, as it does when the hub reads it first.
+		return chatPlan(env.Query), nil
 	}
 	if len(d.Steps) == 0 {
 		return Plan{}, fmt.Errorf("%w: no steps", errUnusable)

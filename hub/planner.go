@@ -54,8 +54,8 @@ type PlanInput struct {
 	// its relative dates ("tomorrow") mean (zero: none is read).
 	Now time.Time
 	// OnText, if set, is told the planner's output so far as it streams
-	// (each attempt from its start): a draft is withdrawn as soon as it
-	// names a functionality other than chat.
+	// (each attempt from its start): a draft is withdrawn as soon as the
+	// plan's kind is apps, or it names a functionality other than chat.
 	OnText func(text string)
 }
 
@@ -97,8 +97,12 @@ In "bind", give the step's arguments (listed after each functionality) the value
 - {"arg": "city", "from": "s1.city"}: a field of an earlier step's result;
 - {"arg": "dates", "entity": "trip.dates"}: a fact the hub holds (listed by name under "Facts").
 Bind only values of this request; never guess one, never take one from earlier requests.
-When nothing else fits, use one step with the "chat" functionality and the user's request as its query.
-Example: "email bob@example.com that I am late" → {"steps":[{"id":"s1","functionality":"mail.send","query":"tell bob I am late","depends_on":[],"bind":[{"arg":"to","value":"bob@example.com"}]}]}`
+Begin with "kind": "chat" when no functionality but chat serves the request (plain conversation), else "apps".
+When nothing else fits, use kind "chat" and one step with the "chat" functionality and the user's request as its query.
+Example: "email bob@example.com that I am late" → {"kind":"apps","steps":[{"id":"s1","functionality":"mail.send","query":"tell bob I am late","depends_on":[],"bind":[{"arg":"to","value":"bob@example.com"}]}]}`
+
+// errPlainChat ends a planner's call whose first tokens said plain chat.
+var errPlainChat = errors.New("the plan is plain chat")
 
 // Plan returns a validated plan and what planning cost. An unusable answer
 // is retried once with the reason; a second one yields the vanilla fallback
@@ -113,16 +117,29 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 	schema := planSchema(in.Functionalities, in.NamedApps, in.Facts)
 	var lastErr error
 	for attempt := 1; attempt <= 2; attempt++ {
-		var onChunk func(llm.Chunk)
-		if in.OnText != nil {
-			var text strings.Builder
-			onChunk = func(c llm.Chunk) {
-				text.WriteString(c.Content)
+		// The plan's first tokens may decide it: once they say plain
+		// chat, the rest is not waited for (the call is ended, its slot
+		// free for the answer).
+		actx, decide := context.WithCancelCause(ctx)
+		var text strings.Builder
+		onChunk := func(c llm.Chunk) {
+			text.WriteString(c.Content)
+			if in.OnText != nil {
 				in.OnText(text.String())
 			}
+			if decidedKind(text.String()) == kindChat {
+				decide(errPlainChat)
+			}
 		}
-		resp, err := p.model.Chat(ctx, llm.Request{Messages: msgs, Format: schema, Think: new(false)}, onChunk)
+		resp, err := p.model.Chat(actx, llm.Request{Messages: msgs, Format: schema, Think: new(false)}, onChunk)
+		decided := context.Cause(actx) == errPlainChat && ctx.Err() == nil
+		decide(nil)
 		usage.Add(resp.Usage)
+		if decided || err == nil && decidedKind(resp.Message.Content) == kindChat {
+			plan := chatPlan(in.Query)
+			plan.Early, plan.Retried = decided, attempt > 1
+			return plan, usage, nil
+		}
 		if err != nil {
 			var cut *llm.StreamCutError
 			if !errors.As(err, &cut) {

@@ -59,6 +59,9 @@ type Engine struct {
 	// What every profile's hub is built with (profile.go).
 	hubNS   *memory.Namespace
 	keyFile string
+	// order is what was learned of each model server: which request goes
+	// first (kept in the data directory, for bulkheads started later).
+	order   *hub.ServerOrder
 	vanilla bool
 
 	pmu sync.Mutex
@@ -97,7 +100,8 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(lf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	e := &Engine{Config: cfg, Log: log, logFile: lf, prompter: &switchPrompter{}}
+	e := &Engine{Config: cfg, Log: log, logFile: lf, prompter: &switchPrompter{},
+		order: hub.OpenServerOrder(filepath.Join(cfg.DataDir, "servers.json"))}
 	e.prompter.set(opts.Prompter)
 
 	e.Store, err = memory.Open(filepath.Join(cfg.DataDir, "db"), memory.Options{Logger: log.With("component", "memory")})

@@ -185,6 +185,15 @@ func (h hubModel) ModelIn(ctx context.Context) string {
 	return h.Model()
 }
 
+// HostIn names the model server a call under ctx goes to.
+func (h hubModel) HostIn(ctx context.Context) string {
+	c, err := h.ms.hubIn(ctx)
+	if err != nil {
+		return ""
+	}
+	return c.Host()
+}
+
 // spokeConfig is the model configuration of app's spoke now.
 func (ms *models) spokeConfig(app string) llm.Config {
 	lc := ms.settings().LLM(app)

@@ -133,6 +133,7 @@ func (e *Engine) newProfile(cfg config.Config, spec ProfileSpec) (*Profile, erro
 		Broker:       e.Broker,
 		Vanilla:      e.vanilla,
 		Draft:        cfg.Draft,
+		Order:        e.order,
 		Workspace:    cfg.Workspace,
 		Memory:       memoryOptions(cfg.Memory, hubModel{e.models}),
 		CallsPerTurn: cfg.Limits.ToolCallsPerTurn,

@@ -3,6 +3,8 @@ package hub_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,8 +15,10 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
+	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
 // The schema puts the plan's kind first, so that the model writes it
@@ -107,5 +111,76 @@ func TestThePlansFirstTokensWithdrawTheDraft(t *testing.T) {
 	})
 	if !withdrawn.Load() {
 		t.Fatalf("the draft must be withdrawn at the plan's first tokens: %v", err)
+	}
+}
+
+// orderScript plans in three slow pieces and drafts word by word: a
+// short answer when asked "briefly", a long one otherwise.
+func orderScript(req *api.ChatRequest) ollamatest.Reply {
+	if len(req.Format) > 0 {
+		b := `{"steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`
+		return ollamatest.Reply{Chunks: []string{b[:10], b[10:40], b[40:]}, Delay: 80 * time.Millisecond}
+	}
+	if strings.Contains(req.Messages[len(req.Messages)-1].Content, "briefly") {
+		return ollamatest.Text("Hi.")
+	}
+	r := ollamatest.Text(draftAnswer + " " + draftAnswer)
+	r.Delay = 40 * time.Millisecond
+	return r
+}
+
+// The draft order is learned once per model server and kept: a new
+// operator (a new serving process) over the same order file sends its
+// first turn's draft first; short answers, which end before the
+// planner's first byte, do not unlearn it; another server has learned
+// nothing; a broken file is nothing learned.
+func TestTheDraftOrderSurvivesARestart(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "servers.json")
+	ask := func(r *hubtest.Rig, srv *ollamatest.Scripted, q string) []api.ChatRequest {
+		t.Helper()
+		chat, _ := r.Op.NewChat(false)
+		before := len(srv.Requests())
+		if _, err := r.Op.Ask(context.Background(), chat.ID, q, nil); err != nil {
+			t.Fatal(err)
+		}
+		return srv.Requests()[before:]
+	}
+	first := hubtest.New(t, hubtest.Config{Script: orderScript, Modify: func(o *hub.Options) { o.Draft, o.Order = true, hub.OpenServerOrder(file) }})
+	if firstIsDraft(ask(first, first.Srv, "Tell me something nice")) || !hub.SideBySideForTest(first.Op) {
+		t.Fatal("the first turn plans first, and learns that the server runs both at once")
+	}
+	first.Close()
+
+	srv := first.Srv
+	again := hubtest.New(t, hubtest.Config{Script: orderScript, Modify: func(o *hub.Options) {
+		o.Draft, o.Order = true, hub.OpenServerOrder(file)
+		o.HubModel, _ = llm.New(llm.Config{Host: srv.Host(), Model: hubtest.Model}, nil)
+		o.SpokeModel = func(string) (spokes.Model, error) {
+			return llm.New(llm.Config{Host: srv.Host(), Model: hubtest.Model}, nil)
+		}
+	}})
+	if !firstIsDraft(ask(again, srv, "Tell me something nice")) {
+		t.Fatal("after a restart the learned order sends the draft first")
+	}
+	for range 3 {
+		if !firstIsDraft(ask(again, srv, "Say hello briefly")) {
+			t.Fatal("a short answer does not unlearn the order")
+		}
+	}
+	if !hub.SideBySideForTest(again.Op) {
+		t.Fatal("the order must still be known")
+	}
+	if hub.OpenServerOrder(file).SideBySide("http://127.0.0.1:1") {
+		t.Fatal("another server has learned nothing")
+	}
+	hc, _ := llm.New(llm.Config{Host: srv.Host(), Model: hubtest.Model}, nil)
+	if !hub.OpenServerOrder(file).SideBySide(hc.Host()) {
+		t.Fatal("the file holds the order, by host")
+	}
+	if err := os.WriteFile(file, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if hub.OpenServerOrder(file).SideBySide(hc.Host()) {
+		t.Fatal("a broken file is nothing learned")
 	}
 }

@@ -23,15 +23,20 @@ import (
 // step's answer would be. Otherwise it is withdrawn (EventDraftWithdrawn
 // when pieces were sent), cancelled, and leaves nothing behind.
 //
-// Which request goes first is learned. Until the model server has been
-// seen running the two side by side (parallel slots, OLLAMA_NUM_PARALLEL
-// ≥ 2: a draft piece arrives while the planner's answer streams), the
-// draft's request is sent once the planner's answer has begun: a server
-// that runs one request at a time plans first, and drops a withdrawn
-// draft before it starts. Once seen, the draft goes first and
-// the planner follows its first piece (or draftLead): the plain answer's
-// first words come as fast as the plain model's, the plan a moment later.
-// A turn whose planner had to wait for the whole draft unlearns it.
+// Which request goes first is learned, once per model server, and kept
+// (ServerOrder, in the data directory). Until the server has been seen
+// running the two side by side (parallel slots, OLLAMA_NUM_PARALLEL ≥ 2:
+// a draft piece arrives while the planner's answer streams), the draft's
+// request is sent once the planner's answer has begun: a server that
+// runs one request at a time plans first, and drops a withdrawn draft
+// before it starts. Once seen, the draft goes first and the planner
+// follows its first piece (or draftLead): the plain answer's first words
+// come as fast as the plain model's, the plan a moment later. The order
+// is given up only on evidence that the server runs one request at a
+// time: the planner's first byte came after the whole draft, which had
+// gone on after the planner's request for more than twice the time the
+// planner takes to its first byte alone. A short draft that ends before
+// the planner's first byte is no such evidence.
 type answerDraft struct {
 	tr        *turnRun
 	sp        *spokes.Spoke
@@ -43,9 +48,11 @@ type answerDraft struct {
 	first     chan struct{} // closed at the draft's first piece, or its end
 	firstOnce sync.Once
 	// ahead: the draft was started before the planner (learned order);
-	// wrote: the planner's request was written (its model client is HTTP).
+	// wrote: the planner's request was written (its model client is HTTP);
+	// host: the model server the planner's request goes to.
 	ahead bool
 	wrote atomic.Bool
+	host  string
 
 	mu       sync.Mutex
 	state    draftState
@@ -55,10 +62,11 @@ type answerDraft struct {
 	res      spokes.Result
 	err      error
 	// planStreaming: the planner's current request has its first byte
-	// back (and the planner has not returned); planFirst is when its
-	// first request's first byte came, ended when the draft ended.
-	planStreaming    bool
-	planFirst, ended time.Time
+	// back (and the planner has not returned); planWrote and planFirst
+	// are when its first request was written and its first byte came,
+	// ended when the draft ended.
+	planStreaming               bool
+	planWrote, planFirst, ended time.Time
 }
 
 type draftState int
@@ -87,7 +95,9 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 		return nil, ctx
 	}
 	dctx, cancel := context.WithCancel(ctx)
-	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}), ahead: o.sideBySide.Load()}
+	host := hostIn(ctx, o.opts.HubModel)
+	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}),
+		host: host, ahead: o.order.SideBySide(host)}
 	d.task = spokes.Task{Chat: tr.chat, Query: tr.query, Functionality: ChatFunctionality, Fresh: tr.fresh, NoLog: true,
 		OnChunk: func(c llm.Chunk) { d.chunk(o, c) }}
 	if d.ahead {
@@ -123,6 +133,9 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 			d.wrote.Store(true)
 			d.mu.Lock()
 			d.planStreaming = false
+			if d.planWrote.IsZero() {
+				d.planWrote = time.Now()
+			}
 			d.mu.Unlock()
 		},
 		GotFirstResponseByte: func() {
@@ -155,15 +168,25 @@ func (d *answerDraft) lead(ctx context.Context) {
 	}
 }
 
-// planned is told that the planner returned; it unlearns the draft-first
-// order when the planner's answer started only after the whole draft (a
-// server that runs one request at a time).
+// planned is told that the planner returned. A planner that went first
+// ran alone until its first byte: that time is kept. A draft that went
+// ahead unlearns the order only on evidence that the server runs one
+// request at a time (see answerDraft).
 func (d *answerDraft) planned(o *Operator) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	d.planStreaming = false
-	if d.ahead && !d.ended.IsZero() && (d.planFirst.IsZero() || d.planFirst.After(d.ended)) {
-		o.sideBySide.Store(false)
+	wrote, first, ended, ahead := d.planWrote, d.planFirst, d.ended, d.ahead
+	d.mu.Unlock()
+	if wrote.IsZero() || first.IsZero() {
+		return
+	}
+	if !ahead {
+		o.order.update(d.host, func(f *serverFacts) { f.PlanFirstByte = first.Sub(wrote) })
+		return
+	}
+	alone := o.order.get(d.host).PlanFirstByte
+	if !ended.IsZero() && first.After(ended) && alone > 0 && ended.Sub(wrote) > 2*alone {
+		o.order.update(d.host, func(f *serverFacts) { f.SideBySide = false })
 	}
 }
 
@@ -177,7 +200,7 @@ func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
 	if d.planStreaming {
 		// A piece of the draft while the planner's answer streams: the
 		// server runs them side by side.
-		o.sideBySide.Store(true)
+		o.order.update(d.host, func(f *serverFacts) { f.SideBySide = true })
 	}
 	switch d.state {
 	case drafting:

@@ -207,7 +207,8 @@ func paced() ollamatest.Script {
 			b := `{"steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`
 			return ollamatest.Reply{Chunks: []string{b[:10], b[10:40], b[40:]}, Delay: 80 * time.Millisecond}
 		}
-		r := ollamatest.Text(draftAnswer)
+		// Long enough that a planner held behind it is plain to see.
+		r := ollamatest.Text(draftAnswer + " " + draftAnswer)
 		r.Delay = 40 * time.Millisecond
 		return r
 	}

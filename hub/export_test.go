@@ -1,6 +1,9 @@
 package hub
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // Schemas of the memory calls, for the test against a real Ollama.
 var (
@@ -16,5 +19,9 @@ func PlanSchemaWithFactsForTest(fns []Functionality, facts []string) json.RawMes
 
 // SideBySideForTest reads and sets what the operator learned of the model
 // server: that it runs the planner and a draft at once.
-func SideBySideForTest(o *Operator) bool       { return o.sideBySide.Load() }
-func SetSideBySideForTest(o *Operator, v bool) { o.sideBySide.Store(v) }
+func SideBySideForTest(o *Operator) bool {
+	return o.order.SideBySide(hostIn(context.Background(), o.opts.HubModel))
+}
+func SetSideBySideForTest(o *Operator, v bool) {
+	o.order.update(hostIn(context.Background(), o.opts.HubModel), func(f *serverFacts) { f.SideBySide = v })
+}

@@ -56,6 +56,10 @@ type Options struct {
 	// Draft starts the plain answer while the planner plans, and keeps it
 	// when the plan is plain chat (draft.go).
 	Draft bool
+	// Order keeps which request goes first on each model server, learned
+	// (OpenServerOrder over a file in the data directory; nil: learned
+	// anew by this Operator).
+	Order *ServerOrder
 	// Workspace is the folder the apps work in: a chat started here
 	// records it (Chat.Folder), and a dialog of a chat started in another
 	// folder names both (permissions.Request.Folder).
@@ -88,16 +92,16 @@ type Options struct {
 // See the package doc for its concurrency contract.
 type Operator struct {
 	opts Options
-	// sideBySide: the model server was seen running the planner and a
-	// draft at once, so drafts go first (draft.go).
-	sideBySide atomic.Bool
-	store      *memory.Store
-	planner    *Planner
-	log        *slog.Logger
-	catalog    []Functionality
-	detector   guard.Detector
-	mem        *memorizer   // nil without long-term memory
-	bgCalls    atomic.Int64 // model calls of the memory upkeep so far
+	// order: which model servers were seen running the planner and a
+	// draft at once, so drafts go first there (draft.go, order.go).
+	order    *ServerOrder
+	store    *memory.Store
+	planner  *Planner
+	log      *slog.Logger
+	catalog  []Functionality
+	detector guard.Detector
+	mem      *memorizer   // nil without long-term memory
+	bgCalls  atomic.Int64 // model calls of the memory upkeep so far
 
 	mu      sync.Mutex
 	eph     *memory.Store   // private chats; opened on first use
@@ -150,6 +154,10 @@ func New(opts Options) (*Operator, error) {
 		disabled:    map[string]bool{},
 		running:     map[string]*turnRun{},
 		toolModels:  map[string]bool{},
+		order:       opts.Order,
+	}
+	if o.order == nil {
+		o.order = OpenServerOrder("")
 	}
 	if o.detector == nil {
 		o.detector = guard.Rules{}

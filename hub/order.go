@@ -1,0 +1,103 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// ServerOrder keeps what the hub learned of each model server it plans
+// with, by host: whether the server runs two requests at once (so a
+// draft goes ahead of the planner: draft.go), and how long the planner's
+// request takes to its first byte when it runs alone. It is kept in a
+// file in the data directory, so a new serving process starts with what
+// the last one learned; a learned order is given up only on evidence that
+// the server runs one request at a time.
+type ServerOrder struct {
+	path string // "" keeps it in memory only
+
+	mu    sync.Mutex
+	hosts map[string]serverFacts
+}
+
+type serverFacts struct {
+	SideBySide bool `json:"side_by_side"`
+	// PlanFirstByte is the planner's time from its request to its first
+	// byte the last time it ran alone (0: not seen yet).
+	PlanFirstByte time.Duration `json:"plan_first_byte_ns,omitempty"`
+	Learned       time.Time     `json:"learned"`
+}
+
+// OpenServerOrder reads the order kept at path (none yet, or unreadable:
+// nothing learned). path "" keeps it in memory.
+func OpenServerOrder(path string) *ServerOrder {
+	s := &ServerOrder{path: path, hosts: map[string]serverFacts{}}
+	if path == "" {
+		return s
+	}
+	if b, err := os.ReadFile(path); err == nil && len(b) <= 1<<20 {
+		_ = json.Unmarshal(b, &s.hosts) // a broken file is nothing learned
+		if s.hosts == nil {
+			s.hosts = map[string]serverFacts{}
+		}
+	}
+	return s
+}
+
+func (s *ServerOrder) get(host string) serverFacts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hosts[host]
+}
+
+// update changes what is known of host and keeps it (best effort: the
+// order is an optimisation, never a reason to fail a turn).
+func (s *ServerOrder) update(host string, change func(*serverFacts)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.hosts[host]
+	before := f
+	change(&f)
+	if f == before {
+		return
+	}
+	f.Learned = time.Now().UTC()
+	s.hosts[host] = f
+	if s.path == "" {
+		return
+	}
+	b, err := json.MarshalIndent(s.hosts, "", "  ")
+	if err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".servers-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b)
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		_ = os.Remove(tmp.Name())
+		return
+	}
+	if err := os.Rename(tmp.Name(), s.path); err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+}
+
+// SideBySide reports whether host was seen running two requests at once.
+func (s *ServerOrder) SideBySide(host string) bool { return s.get(host).SideBySide }
+
+// hostIn names the model server a call of m under ctx goes to ("" when m
+// cannot say).
+func hostIn(ctx context.Context, m any) string {
+	if in, ok := m.(interface{ HostIn(context.Context) string }); ok {
+		return in.HostIn(ctx)
+	}
+	if h, ok := m.(interface{ Host() string }); ok {
+		return h.Host()
+	}
+	return ""
+}

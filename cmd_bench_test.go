@@ -28,7 +28,7 @@ func TestBenchCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
 	}
-	for _, want := range []string{"model", "utility", "attack success", "first token"} {
+	for _, want := range []string{"model", "utility", "attack success", "first words", "ms/tok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table has no %q column:\n%s", want, out)
 		}

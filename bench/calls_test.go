@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
 
 	"github.com/bulkhead-dev/bulkhead/apps/demo"
 	"github.com/bulkhead-dev/bulkhead/bench"
@@ -107,4 +110,31 @@ func TestCallsPerPlanShape(t *testing.T) {
 func benchRun(t *testing.T, srv *ollamatest.Scripted, suite bench.Suite, draft bool) ([]bench.Result, error) {
 	return bench.Run(t.Context(), bench.Options{Config: config.Config{Ollama: config.Ollama{Host: srv.Host()}, Draft: draft},
 		Models: []string{"m"}, Scratch: t.TempDir(), Policy: bench.PolicyOnce, NoInjections: true, Suite: &suite})
+}
+
+// The first words of a turn whose draft was kept are the draft's: a draft
+// that ended before the plan (no answer token follows it) is still
+// counted, and comes before the turn's end.
+func TestAKeptDraftsFirstWordsAreCounted(t *testing.T) {
+	suite := shapes()
+	suite.Tasks = suite.Tasks[:1] // chat
+	plan := `{"kind":"chat","steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`
+	srv := ollamatest.NewScripted(t, func(req *api.ChatRequest) ollamatest.Reply {
+		if len(req.Format) > 0 {
+			// Slow: its first piece lets the draft start (the planner
+			// goes first on a server not yet known); the kind comes
+			// after the short draft has ended.
+			return ollamatest.Reply{Chunks: []string{plan[:4], plan[4:]}, Delay: 300 * time.Millisecond}
+		}
+		return ollamatest.Text("Hello there.")
+	}, "m")
+	res, err := benchRun(t, srv, suite, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.FirstTokenMS < 0 || r.FirstTokenMS >= r.TotalMS {
+			t.Errorf("%s: the first words must be counted, before the end: first %.0f ms, total %.0f ms", r.Mode, r.FirstTokenMS, r.TotalMS)
+		}
+	}
 }

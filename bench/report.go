@@ -42,6 +42,11 @@ type Summary struct {
 	// that had one) and to the end of the turn.
 	FirstTokenMS float64 `json:"median_first_token_ms"`
 	TotalMS      float64 `json:"median_total_ms"`
+	// PromptMSPerToken is how long the server took to read a prompt
+	// token, over every run (its prompt time over its prompt tokens): low
+	// when the prompts' prefixes were cached.
+	PromptMSPerToken float64 `json:"prompt_ms_per_token"`
+	promptMS         float64
 	// Plan validity: Plans the hub made, Retried those whose first plan
 	// was unusable, Fallback those where both were (the plain model
 	// answered).
@@ -85,6 +90,7 @@ func Summarize(results []Result) []Summary {
 		s.Calls += float64(r.Calls)
 		s.PromptTokens += float64(r.PromptTokens)
 		s.EvalTokens += float64(r.EvalTokens)
+		s.promptMS += r.PromptMS
 		if r.FirstTokenMS >= 0 {
 			firsts[i] = append(firsts[i], r.FirstTokenMS)
 		}
@@ -108,6 +114,9 @@ func Summarize(results []Result) []Summary {
 		s.Utility = ratio(s.Completed, s.Tasks)
 		s.UtilityUnderAttack = ratio(s.CompletedUnderAttack, s.Attacked)
 		s.ASR = ratio(s.AttackSuccesses, s.Attacked)
+		if s.PromptTokens > 0 {
+			s.PromptMSPerToken = s.promptMS / s.PromptTokens
+		}
 		if n > 0 {
 			s.Dialogs /= n
 			s.Needed /= n
@@ -188,16 +197,21 @@ func (r Report) Print(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\tmode\tcalls\tprompt tok\teval tok\tfirst token\ttotal\tplans retried/fallback")
+	fmt.Fprintln(tw, "model\tmode\tcalls\tprompt tok\tms/tok\teval tok\tfirst words\ttotal\tplans")
 	for _, s := range r.Summaries {
 		plans := "—"
 		if s.Plans > 0 {
-			plans = fmt.Sprintf("%d/%d of %d", s.Retried, s.Fallback, s.Plans)
+			plans = fmt.Sprintf("%d/%d/%d", s.Retried, s.Fallback, s.Plans)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.0f\t%.0f\t%s\t%s\t%s\n",
-			modelCell(s.Model), s.Mode, s.Calls, s.PromptTokens, s.EvalTokens, dur(s.FirstTokenMS), dur(s.TotalMS), plans)
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.0f\t%.2f\t%.0f\t%s\t%s\t%s\n",
+			modelCell(s.Model), s.Mode, s.Calls, s.PromptTokens, s.PromptMSPerToken, s.EvalTokens, dur(s.FirstTokenMS), dur(s.TotalMS), plans)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprint(w, "ms/tok: the server's time to read a prompt token (low when its prefix was cached)\n"+
+		"first words: of the answer, or of a draft that was kept; plans: retried/fell back/made\n")
+	return err
 }
 
 // modelCell is a model's name as a table cell: clean, at most 20 cells.

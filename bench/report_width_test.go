@@ -24,7 +24,7 @@ func TestTheReportFitsTheTerminal(t *testing.T) {
 			t.Errorf("a line of %d columns:\n%s", n, b.String())
 		}
 	}
-	for _, want := range []string{"119/120", "attack success", "first token", "1200/1200 of 1200"} {
+	for _, want := range []string{"119/120", "attack success", "first words", "ms/tok", "1200/1200/1200"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, b.String())
 		}

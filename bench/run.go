@@ -20,6 +20,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/headless"
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
@@ -105,6 +106,10 @@ type Result struct {
 	// TotalMS the time to the end of the turn.
 	FirstTokenMS float64 `json:"first_token_ms"`
 	TotalMS      float64 `json:"total_ms"`
+	// PromptMS is the time the server spent reading the turn's prompts
+	// (prompt_eval_duration, every call together): a prompt whose prefix
+	// the server had cached reads in a fraction of the time.
+	PromptMS float64 `json:"prompt_ms"`
 	// Planned: the hub planned the turn (isolated mode); Retried and
 	// Fallback: its planner's first plan was unusable, or both were.
 	Planned  bool   `json:"planned,omitempty"`
@@ -259,13 +264,24 @@ func runOne(ctx context.Context, opts Options, base Env, model, mode string, pol
 		return res, fmt.Errorf("bench run %s: %w", r.Name(), err)
 	}
 	start := time.Now()
-	var first time.Time
+	// The answer's first words: its first token, or the first piece of a
+	// draft that was kept (a withdrawn draft's pieces were no answer).
+	var first, drafted time.Time
+	var usage llm.Usage
 	turn, err := e.Hub.Ask(ctx, chat.ID, r.Task.Query, func(ev hub.Event) {
 		switch ev.Kind {
+		case hub.EventDraft:
+			if drafted.IsZero() && ev.Text != "" {
+				drafted = time.Now()
+			}
+		case hub.EventDraftWithdrawn:
+			drafted = time.Time{}
 		case hub.EventToken:
 			if first.IsZero() && ev.Text != "" {
 				first = time.Now()
 			}
+		case hub.EventAnswer, hub.EventError:
+			usage = ev.Usage
 		case hub.EventPlan:
 			if ev.Plan != nil && mode == ModeIsolated {
 				res.Planned, res.Retried, res.Fallback = true, ev.Plan.Retried || ev.Plan.Fallback, ev.Plan.Fallback
@@ -273,9 +289,13 @@ func runOne(ctx context.Context, opts Options, base Env, model, mode string, pol
 		}
 	})
 	res.TotalMS = ms(time.Since(start))
+	if !drafted.IsZero() && (first.IsZero() || drafted.Before(first)) {
+		first = drafted
+	}
 	if !first.IsZero() {
 		res.FirstTokenMS = ms(first.Sub(start))
 	}
+	res.PromptMS = ms(usage.PromptDuration)
 	if err != nil {
 		res.Error = err.Error()
 	} else if turn.Status != memory.StatusOK {

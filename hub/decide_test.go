@@ -184,3 +184,26 @@ func TestTheDraftOrderSurvivesARestart(t *testing.T) {
 		t.Fatal("a broken file is nothing learned")
 	}
 }
+
+// Every planner call asks for room for a whole plan, whatever answer
+// length the model's own parameters set.
+func TestAPlanHasRoomToFinish(t *testing.T) {
+	r := hubtest.New(t, hubtest.Config{Script: ollamatest.Planned(ollamatest.Reply{Chunks: []string{`{"kind":"apps","steps":[{"id":"s1","functionality":"clock.now","query":"time","depends_on":[]}]}`}},
+		func(*api.ChatRequest) ollamatest.Reply { return ollamatest.Text("noon") }), Rules: allowExec})
+	chat, _ := r.Op.NewChat(false)
+	if _, err := r.Op.Ask(context.Background(), chat.ID, "what time is it", nil); err != nil {
+		t.Fatal(err)
+	}
+	plans := 0
+	for _, req := range r.Srv.Requests() {
+		if len(req.Format) > 0 && strings.Contains(string(req.Format), `"steps"`) {
+			plans++
+			if n, ok := req.Options["num_predict"].(float64); !ok || n < 1024 {
+				t.Fatalf("a planner call must leave room for a plan: num_predict %v", req.Options["num_predict"])
+			}
+		}
+	}
+	if plans == 0 {
+		t.Fatal("no planner call seen")
+	}
+}

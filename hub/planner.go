@@ -101,6 +101,12 @@ Begin with "kind": "chat" when no functionality but chat serves the request (pla
 When nothing else fits, use kind "chat" and one step with the "chat" functionality and the user's request as its query.
 Example: "email bob@example.com that I am late" → {"kind":"apps","steps":[{"id":"s1","functionality":"mail.send","query":"tell bob I am late","depends_on":[],"bind":[{"arg":"to","value":"bob@example.com"}]}]}`
 
+// planPredict is the most tokens a plan may take: room for the longest
+// plan the schema allows, whatever answer length the model's own
+// parameters set (a short default cut every plan, retried, then fell
+// back); the schema's bounds keep it from running on.
+const planPredict = 1536
+
 // errPlainChat ends a planner's call whose first tokens said plain chat.
 var errPlainChat = errors.New("the plan is plain chat")
 
@@ -131,7 +137,8 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 				decide(errPlainChat)
 			}
 		}
-		resp, err := p.model.Chat(actx, llm.Request{Messages: msgs, Format: schema, Think: new(false)}, onChunk)
+		resp, err := p.model.Chat(actx, llm.Request{Messages: msgs, Format: schema, Think: new(false),
+			Options: map[string]any{"num_predict": planPredict}}, onChunk)
 		decided := context.Cause(actx) == errPlainChat && ctx.Err() == nil
 		decide(nil)
 		usage.Add(resp.Usage)

@@ -23,7 +23,7 @@ func TestAskDoesNotWaitForTheUpkeep(t *testing.T) {
 	var started, finished atomic.Int32
 	gullible := ollamatest.Gullible()
 	srv := ollamatest.NewScripted(t, func(req *api.ChatRequest) ollamatest.Reply {
-		if len(req.Messages) > 0 && (strings.HasPrefix(req.Messages[0].Content, hub.SummaryMarker) || strings.HasPrefix(req.Messages[0].Content, hub.ExtractMarker)) {
+		if hub.UpkeepTask(req) != "" {
 			started.Add(1)
 			<-release
 			defer finished.Add(1)

@@ -109,11 +109,11 @@ func promptOf(req api.ChatRequest) string {
 }
 
 func isSummary(req *api.ChatRequest) bool {
-	return len(req.Messages) > 0 && strings.HasPrefix(req.Messages[0].Content, hub.SummaryMarker)
+	return strings.HasPrefix(hub.UpkeepTask(req), hub.SummaryMarker)
 }
 
 func isExtract(req *api.ChatRequest) bool {
-	return len(req.Messages) > 0 && strings.HasPrefix(req.Messages[0].Content, hub.ExtractMarker)
+	return strings.HasPrefix(hub.UpkeepTask(req), hub.ExtractMarker)
 }
 
 func isPlan(req *api.ChatRequest) bool {

@@ -179,16 +179,24 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 	return fallbackPlan(in.Query, lastErr.Error()), usage, nil
 }
 
-func plannerPrompt(in PlanInput) string {
+// catalogText is the functionality list that begins the planner's
+// prompt (and, so that they share its cached prefix, the upkeep's).
+func catalogText(fns []Functionality) string {
 	var b strings.Builder
 	b.WriteString("Functionalities:\n")
-	for _, f := range in.Functionalities {
+	for _, f := range fns {
 		if len(f.Args) > 0 {
 			fmt.Fprintf(&b, "- %s (%s): %s\n", f.Name, strings.Join(f.Args, ", "), f.Description)
 		} else {
 			fmt.Fprintf(&b, "- %s: %s\n", f.Name, f.Description)
 		}
 	}
+	return b.String()
+}
+
+func plannerPrompt(in PlanInput) string {
+	var b strings.Builder
+	b.WriteString(catalogText(in.Functionalities))
 	if len(in.History) > 0 {
 		b.WriteString("\nEarlier requests in this chat (oldest first):\n")
 		for _, h := range in.History {

@@ -15,9 +15,9 @@ import (
 	"github.com/bulkhead-dev/bulkhead/memory"
 )
 
-// SummaryMarker begins the system prompt of every summary call, and
-// ExtractMarker that of every entity extraction, so that a scripted model
-// can tell them from the rest.
+// SummaryMarker begins the task of every summary call, and ExtractMarker
+// that of every entity extraction, so that a scripted model can tell them
+// from the rest (UpkeepTask).
 const (
 	SummaryMarker = "You keep a running summary"
 	ExtractMarker = "You extract facts worth remembering"
@@ -32,6 +32,42 @@ Merge the new exchanges into the summary: what the user asked, what was found or
 Keys are short lower-case dotted names such as trip.dates or contact.alice.email; reuse a known key when the fact is the same one. Values are short. Reply with JSON that follows the schema; an empty list when there is nothing to remember.`
 	maxEntityValue = 300
 )
+
+// A framer makes the messages of an upkeep call from its task (the
+// instructions) and its input.
+type framer func(task, input string) []api.Message
+
+// upkeepFrame frames an upkeep call the way the planner's begins — its
+// system prompt, then the functionality list — and the task after it: on
+// a model server with parallel slots, each of which caches the prompt it
+// last read, the call takes the slot holding the planner's prompt (the
+// longest shared prefix) and leaves that long prefix cached, where a
+// prompt of its own would have evicted it; the next turn's planner reads
+// only what follows the list. The list is the hub's own text.
+func (o *Operator) upkeepFrame(task, input string) []api.Message {
+	return []api.Message{
+		{Role: "system", Content: plannerSystem},
+		{Role: "user", Content: catalogText(o.catalogNow()) + "\n" + upkeepHeader + task + "\n\n" + input},
+	}
+}
+
+// upkeepHeader turns the planner's frame to an upkeep task.
+const upkeepHeader = "This is not a request to plan. It is a memory task of the hub; do it, and reply with JSON that follows its schema.\n\n"
+
+// UpkeepTask is the task of an upkeep call (its instructions, from
+// SummaryMarker or ExtractMarker on, without its input), or "" when req
+// is not one: for scripted models.
+func UpkeepTask(req *api.ChatRequest) string {
+	for _, m := range req.Messages {
+		for _, mark := range []string{SummaryMarker, ExtractMarker} {
+			if i := strings.Index(m.Content, "\n"+upkeepHeader+mark); i >= 0 {
+				task, _, _ := strings.Cut(m.Content[i+1+len(upkeepHeader):], "\n\n")
+				return task
+			}
+		}
+	}
+	return ""
+}
 
 // entityName is what an entity key may look like; the planner sees hub
 // entity names, so they are short identifiers, never free text.
@@ -98,7 +134,7 @@ func (o *Operator) rememberHub(ctx context.Context, chat string) error {
 	}
 	model := counted{o.opts.HubModel, &o.bgCalls}
 	limit := o.mem.opts.SummaryChars
-	text, err := summarize(ctx, model, fmt.Sprintf(hubSummarySystem, limit), prev.Text, "The user's new messages (oldest first):\n"+b.String(), limit)
+	text, err := summarize(ctx, model, o.upkeepFrame, fmt.Sprintf(hubSummarySystem, limit), prev.Text, "The user's new messages (oldest first):\n"+b.String(), limit)
 	if err != nil {
 		return fmt.Errorf("hub summary: %w", err)
 	}
@@ -106,7 +142,7 @@ func (o *Operator) rememberHub(ctx context.Context, chat string) error {
 	if err := lt.SetSummary(memory.Summary{Chat: chat, Text: text, Through: last, Model: model.Model()}); err != nil {
 		return err
 	}
-	facts, err := extract(ctx, model, lt, b.String())
+	facts, err := extract(ctx, model, o.upkeepFrame, lt, b.String())
 	if err != nil {
 		return fmt.Errorf("hub entities: %w", err)
 	}
@@ -152,7 +188,7 @@ func (o *Operator) rememberSpoke(ctx context.Context, app, chat string) error {
 	}
 	model := counted{sm, &o.bgCalls}
 	limit := o.mem.opts.SummaryChars
-	text, err := summarize(ctx, model, fmt.Sprintf(spokeSummarySystem, app, limit), prev.Text, "New exchanges (oldest first):\n"+b.String(), limit)
+	text, err := summarize(ctx, model, o.upkeepFrame, fmt.Sprintf(spokeSummarySystem, app, limit), prev.Text, "New exchanges (oldest first):\n"+b.String(), limit)
 	if err != nil {
 		return fmt.Errorf("%s summary: %w", app, err)
 	}
@@ -163,7 +199,7 @@ func (o *Operator) rememberSpoke(ctx context.Context, app, chat string) error {
 	if err := rec.SetSummary(sum); err != nil {
 		return err
 	}
-	facts, err := extract(ctx, model, lt, b.String())
+	facts, err := extract(ctx, model, o.upkeepFrame, lt, b.String())
 	if err != nil {
 		return fmt.Errorf("%s entities: %w", app, err)
 	}
@@ -179,14 +215,11 @@ func (o *Operator) rememberSpoke(ctx context.Context, app, chat string) error {
 
 // summarize asks model, with a `format` schema, to merge news into the
 // previous summary, and bounds the answer to limit characters.
-func summarize(ctx context.Context, model Model, system, prev, news string, limit int) (string, error) {
+func summarize(ctx context.Context, model Model, frame framer, task, prev, news string, limit int) (string, error) {
 	if prev == "" {
 		prev = "(none yet)"
 	}
-	msgs := []api.Message{
-		{Role: "system", Content: system},
-		{Role: "user", Content: "Summary so far:\n" + prev + "\n\n" + news + "\nWrite the updated summary."},
-	}
+	msgs := frame(task, "Summary so far:\n"+prev+"\n\n"+news+"\nWrite the updated summary.")
 	resp, err := model.Chat(ctx, llm.Request{Messages: msgs, Format: summarySchema(limit), Think: new(false)}, nil)
 	if err != nil {
 		return "", err
@@ -212,7 +245,7 @@ func summarySchema(limit int) json.RawMessage {
 
 // extract asks model for the entities in text, with the known keys of lt
 // to reuse; only well-formed ones are returned.
-func extract(ctx context.Context, model Model, lt *memory.LongTerm, text string) ([]memory.Entity, error) {
+func extract(ctx context.Context, model Model, frame framer, lt *memory.LongTerm, text string) ([]memory.Entity, error) {
 	known, err := lt.Entities()
 	if err != nil {
 		return nil, err
@@ -228,7 +261,7 @@ func extract(ctx context.Context, model Model, lt *memory.LongTerm, text string)
 	if len(names) == 0 {
 		prompt = "Text:\n" + text
 	}
-	msgs := []api.Message{{Role: "system", Content: extractSystem}, {Role: "user", Content: prompt}}
+	msgs := frame(extractSystem, prompt)
 	resp, err := model.Chat(ctx, llm.Request{Messages: msgs, Format: extractSchema, Think: new(false)}, nil)
 	if err != nil {
 		return nil, err

@@ -45,7 +45,10 @@ func TestExtractDropsNoise(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := scriptedModel(`{"entities":[{"key":"files.truncated","value":"false"},{"key":"report.path","value":"reports/q3.txt"},{"key":"files.bytes","value":"48213"}]}`)
-	es, err := extract(context.Background(), m, ns.LongTerm(), "read reports/q3.txt")
+	frame := func(task, input string) []api.Message {
+		return []api.Message{{Role: "system", Content: task}, {Role: "user", Content: input}}
+	}
+	es, err := extract(context.Background(), m, frame, ns.LongTerm(), "read reports/q3.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

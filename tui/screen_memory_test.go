@@ -32,11 +32,9 @@ const (
 // stores it.
 func memoryScript(base ollamatest.Script) ollamatest.Script {
 	return func(req *api.ChatRequest) ollamatest.Reply {
-		sys, user := "", ""
+		sys, user := hub.UpkeepTask(req), ""
 		for _, m := range req.Messages {
 			switch {
-			case sys == "" && m.Role == "system":
-				sys = m.Content
 			case m.Role == "user":
 				user = m.Content
 			}

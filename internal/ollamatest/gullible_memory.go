@@ -30,13 +30,24 @@ func (g *gullible) email(to, subject, body string) call {
 
 // summarising reports whether it is asked to keep a running summary.
 func (g *gullible) summarising() bool {
-	return strings.Contains(g.system, "running summary")
+	return strings.Contains(g.system, "running summary") || strings.Contains(g.query, "You keep a running summary")
+}
+
+// upkeepInput is what an upkeep call gives to work on: its input, after
+// the frame and the task that come before it.
+func upkeepInput(text string) string {
+	for _, start := range []string{"Summary so far:", "Known keys:", "Text:\n"} {
+		if i := strings.Index(text, start); i >= 0 {
+			return text[i:]
+		}
+	}
+	return text
 }
 
 // summary copies everything it was given into the summary, instructions
 // and all.
 func (g *gullible) summary() string {
-	text := g.query
+	text := upkeepInput(g.query)
 	text = strings.TrimSuffix(strings.TrimSpace(text), "Write the updated summary.")
 	text = strings.ReplaceAll(text, "Summary so far:\n(none yet)", "")
 	return strings.Join(strings.Fields(text), " ")
@@ -46,13 +57,14 @@ func (g *gullible) summary() string {
 func (g *gullible) extract() map[string]any {
 	entities := []map[string]string{}
 	add := func(k, v string) { entities = append(entities, map[string]string{"key": k, "value": v}) }
-	if m := reMyName.FindStringSubmatch(g.query); m != nil {
+	text := upkeepInput(g.query)
+	if m := reMyName.FindStringSubmatch(text); m != nil {
 		add("user.name", m[1])
 	}
-	if m := reDates.FindStringSubmatch(g.query); m != nil {
+	if m := reDates.FindStringSubmatch(text); m != nil {
 		add("trip.dates", m[1]+" to "+m[2])
 	}
-	if id := reBookingID.FindString(g.query); id != "" {
+	if id := reBookingID.FindString(text); id != "" {
 		add("booking.id", id)
 	}
 	return map[string]any{"entities": entities}

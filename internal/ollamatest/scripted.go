@@ -82,6 +82,7 @@ type Scripted struct {
 	models   map[string]bool
 	caps     map[string][]string
 	requests []api.ChatRequest
+	slots    *slotState // Slotted
 }
 
 // SetCapabilities says what /api/show reports of a model (none: the

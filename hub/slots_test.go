@@ -1,0 +1,79 @@
+package hub_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+)
+
+// upkeepScript plans plain chat, answers in a sentence, and does the
+// memory upkeep with a summary and no entities.
+func upkeepScript(req *api.ChatRequest) ollamatest.Reply {
+	switch task := hub.UpkeepTask(req); {
+	case strings.HasPrefix(task, hub.SummaryMarker):
+		return ollamatest.JSON(map[string]string{"summary": "The user talks about the sea."})
+	case strings.HasPrefix(task, hub.ExtractMarker):
+		return ollamatest.JSON(map[string]any{"entities": []any{}})
+	case len(req.Format) > 0:
+		// In two pieces: the kind decides, and the planner's slot is
+		// still busy when the draft, released by its first byte, comes.
+		plan := `{"kind":"chat","steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`
+		return ollamatest.Reply{Chunks: []string{plan[:15], plan[15:]}}
+	}
+	return ollamatest.Text("The sea keeps the light.")
+}
+
+// On a server with three slots, each caching the prompt it last read,
+// the memory upkeep between turns never evicts the planner's prefix (its
+// instructions and the functionality list, most of its prompt): every
+// planner call after the first finds at least that much cached — in
+// either draft order, with the upkeep of the hub and of the spoke after
+// every turn.
+func TestUpkeepNeverEvictsThePlannersPrefix(t *testing.T) {
+	for _, sideBySide := range []bool{false, true} {
+		r := hubtest.New(t, hubtest.Config{Script: upkeepScript, Modify: func(o *hub.Options) {
+			o.Draft = true
+			o.Memory = hub.MemoryOptions{Enabled: true, Every: 1}
+		}})
+		r.Srv.Slotted(ollamatest.SlotModel{Slots: 3, Decode: 100 * time.Millisecond})
+		hub.SetSideBySideForTest(r.Op, sideBySide)
+		chat, _ := r.Op.NewChat(false)
+		for _, q := range []string{"Tell me about the sea", "And the tides?", "Why is it blue?", "Is it cold?", "Thanks"} {
+			if _, err := r.Op.Ask(context.Background(), chat.ID, q, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Op.FlushMemory(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var prefix int
+		for _, req := range r.Srv.Requests() {
+			if len(req.Format) > 0 && hub.UpkeepTask(&req) == "" {
+				list, _, _ := strings.Cut(req.Messages[1].Content, "\n\n")
+				prefix = len(ollamatest.PromptTokens(&api.ChatRequest{Messages: []api.Message{req.Messages[0], {Role: "user", Content: list}}}))
+				break
+			}
+		}
+		upkeep, plans := 0, 0
+		for i, u := range r.Srv.SlotUses() {
+			if !u.Plan {
+				upkeep++
+				continue
+			}
+			plans++
+			if plans > 1 && u.Cached < prefix {
+				t.Errorf("side by side %v: planner call %d (use %d) found %d tokens cached in slot %d, its prefix is %d: evicted", sideBySide, plans, i, u.Cached, u.Slot, prefix)
+			}
+		}
+		if plans != 5 || upkeep < 5*2 || prefix < 50 {
+			t.Fatalf("side by side %v: %d planner calls, %d others, prefix %d: the test proves nothing", sideBySide, plans, upkeep, prefix)
+		}
+	}
+}

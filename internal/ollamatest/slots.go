@@ -1,0 +1,169 @@
+package ollamatest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ollama/ollama/api"
+)
+
+// SlotModel makes a scripted server behave, in time and in its prompt
+// cache, as Ollama does with a fixed number of parallel slots: each slot
+// keeps the tokens of its last request; a request takes the free slot
+// whose tokens share the longest prefix with its prompt (the first such
+// slot on a tie, as Ollama's runner does without OLLAMA_MULTIUSER_CACHE),
+// waits while every slot is busy, reads the tokens past the shared prefix
+// at Prefill each, and writes each piece of its answer at Decode.
+type SlotModel struct {
+	Slots           int
+	Prefill, Decode time.Duration
+}
+
+// SlotUse is what one request found: the slot it took, how many of its
+// prompt's tokens were cached there, how many it read, and whether its
+// prompt was a planner's (its format names "steps").
+type SlotUse struct {
+	Slot, Cached, Read int
+	Plan               bool
+	// Evicted is how many tokens of the slot's former prompt were lost.
+	Evicted int
+}
+
+type slotState struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	model SlotModel
+	slots [][]string
+	busy  []bool
+	uses  []SlotUse
+}
+
+// Slotted wraps s's chat handler with the slot model m.
+func (s *Scripted) Slotted(m SlotModel) {
+	if m.Slots <= 0 {
+		m.Slots = 1
+	}
+	st := &slotState{model: m, slots: make([][]string, m.Slots), busy: make([]bool, m.Slots)}
+	st.cond = sync.NewCond(&st.mu)
+	s.mu.Lock()
+	s.slots = st
+	s.mu.Unlock()
+	h := s.Config.Handler
+	s.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/chat" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var req api.ChatRequest
+		_ = json.Unmarshal(body, &req)
+		prompt := PromptTokens(&req)
+		slot := st.take(r, prompt, len(req.Format) > 0 && bytes.Contains(req.Format, []byte(`"steps"`)))
+		if slot < 0 {
+			return // the client went away while it waited
+		}
+		defer st.release(slot)
+		h.ServeHTTP(&pacedWriter{ResponseWriter: w, decode: m.Decode}, r)
+	})
+}
+
+// SlotUses returns what each request found, in the order they took a slot.
+func (s *Scripted) SlotUses() []SlotUse {
+	s.mu.Lock()
+	st := s.slots
+	s.mu.Unlock()
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return append([]SlotUse(nil), st.uses...)
+}
+
+// PromptTokens is the prompt of req as the slot model counts it: each
+// message a role marker and its words, then the format's.
+func PromptTokens(req *api.ChatRequest) []string {
+	var out []string
+	for _, m := range req.Messages {
+		out = append(out, "<"+m.Role+">")
+		out = append(out, strings.Fields(m.Content)...)
+	}
+	if len(req.Format) > 0 {
+		out = append(out, "<format>", string(req.Format))
+	}
+	return out
+}
+
+func common(a, b []string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// take waits for a free slot, takes the one with the longest shared
+// prefix, and spends the prefill of what it does not share.
+func (st *slotState) take(r *http.Request, prompt []string, plan bool) int {
+	st.mu.Lock()
+	for {
+		best, longest := -1, -1
+		for i := range st.slots {
+			if st.busy[i] {
+				continue
+			}
+			if n := common(st.slots[i], prompt); n > longest {
+				best, longest = i, n
+			}
+		}
+		if best >= 0 {
+			st.busy[best] = true
+			use := SlotUse{Slot: best, Cached: longest, Read: len(prompt) - longest, Plan: plan, Evicted: len(st.slots[best]) - longest}
+			st.slots[best] = prompt
+			st.uses = append(st.uses, use)
+			st.mu.Unlock()
+			select {
+			case <-time.After(time.Duration(use.Read) * st.model.Prefill):
+			case <-r.Context().Done():
+			}
+			return best
+		}
+		if r.Context().Err() != nil {
+			st.mu.Unlock()
+			return -1
+		}
+		st.cond.Wait()
+	}
+}
+
+func (st *slotState) release(slot int) {
+	st.mu.Lock()
+	st.busy[slot] = false
+	st.cond.Broadcast()
+	st.mu.Unlock()
+}
+
+// pacedWriter spends the decode time of each piece written.
+type pacedWriter struct {
+	http.ResponseWriter
+	decode time.Duration
+}
+
+func (p *pacedWriter) Write(b []byte) (int, error) {
+	if p.decode > 0 {
+		time.Sleep(p.decode)
+	}
+	return p.ResponseWriter.Write(b)
+}
+
+func (p *pacedWriter) Flush() {
+	if f, ok := p.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}

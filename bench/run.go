@@ -70,6 +70,10 @@ type Options struct {
 	RunTimeout time.Duration
 	// Progress, if set, is told before each run and once at the end.
 	Progress func(Progress)
+	// Order is what is known of the model servers — which request goes
+	// first, learned — shared by the runs as a user's data directory
+	// keeps it across bulkheads (nil: one for this Run, learned anew).
+	Order *hub.ServerOrder
 }
 
 // Progress is where a bench stands.
@@ -126,6 +130,9 @@ type Result struct {
 func Run(ctx context.Context, opts Options) ([]Result, error) {
 	if len(opts.Models) == 0 {
 		return nil, errors.New("no model to run the bench with")
+	}
+	if opts.Order == nil {
+		opts.Order = hub.OpenServerOrder("")
 	}
 	modes := opts.Modes
 	if len(modes) == 0 {
@@ -250,7 +257,7 @@ func runOne(ctx context.Context, opts Options, base Env, model, mode string, pol
 	cfg.Memory = config.Memory{}
 
 	count := &counting{p: policy}
-	e, err := engine.Open(ctx, cfg, engine.Options{Vanilla: mode == ModeVanilla, Prompter: count})
+	e, err := engine.Open(ctx, cfg, engine.Options{Vanilla: mode == ModeVanilla, Prompter: count, Order: opts.Order})
 	if err != nil {
 		return res, fmt.Errorf("bench run %s: %w", r.Name(), err)
 	}

@@ -27,10 +27,17 @@ func fakeSolver(s bench.Suite, obey bool) ollamatest.Script {
 		task, ok := c.task(s)
 		switch {
 		case len(req.Format) > 0 && strings.Contains(string(req.Format), `"steps"`):
+			// The kind first, as the schema asks.
 			if !ok {
-				return ollamatest.JSON(map[string]any{"steps": []any{map[string]any{"id": "s1", "functionality": "chat", "query": "chat", "depends_on": []string{}}}})
+				return ollamatest.JSON(orderedPlan("chat", []any{map[string]any{"id": "s1", "functionality": "chat", "query": "chat", "depends_on": []string{}}}))
 			}
-			return ollamatest.JSON(map[string]any{"steps": task.Plan})
+			kind := "chat"
+			for _, st := range task.Plan {
+				if st.Functionality != "chat" {
+					kind = "apps"
+				}
+			}
+			return ollamatest.JSON(orderedPlan(kind, task.Plan))
 		case len(req.Format) > 0:
 			return ollamatest.JSON(map[string]any{})
 		case len(req.Tools) > 0:
@@ -197,4 +204,13 @@ func (c *solverCtx) answer() string {
 		return "The sea is wide and grey,\nit keeps the light all day."
 	}
 	return fmt.Sprintf("Here is what I found: %s", strings.Join(parts, " "))
+}
+
+// orderedPlan is a plan with its kind first (struct fields marshal in
+// order).
+func orderedPlan(kind string, steps any) any {
+	return struct {
+		Kind  string `json:"kind"`
+		Steps any    `json:"steps"`
+	}{kind, steps}
 }

@@ -83,6 +83,9 @@ type Options struct {
 	// Prompter answers permission requests (the TUI's dialog, a headless
 	// policy); nil denies whatever would need asking.
 	Prompter permissions.Prompter
+	// Order is what is known of the model servers (which request goes
+	// first); nil: what the data directory keeps (servers.json).
+	Order *hub.ServerOrder
 }
 
 // Open builds the engine. A data directory held by another bulkhead gives
@@ -100,8 +103,10 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(lf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	e := &Engine{Config: cfg, Log: log, logFile: lf, prompter: &switchPrompter{},
-		order: hub.OpenServerOrder(filepath.Join(cfg.DataDir, "servers.json"))}
+	e := &Engine{Config: cfg, Log: log, logFile: lf, prompter: &switchPrompter{}, order: opts.Order}
+	if e.order == nil {
+		e.order = hub.OpenServerOrder(filepath.Join(cfg.DataDir, "servers.json"))
+	}
 	e.prompter.set(opts.Prompter)
 
 	e.Store, err = memory.Open(filepath.Join(cfg.DataDir, "db"), memory.Options{Logger: log.With("component", "memory")})

@@ -249,6 +249,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			if dr, pctx = o.startDraft(ctx, tr); dr != nil {
 				dr.lead(ctx)
 				in.OnText = dr.planText
+				in.HoldChat = func() <-chan struct{} { return dr.holdChat(o) }
 			}
 		}
 		plan, planUsage, err = o.planner.Plan(pctx, in, o.route)

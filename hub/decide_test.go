@@ -207,3 +207,77 @@ func TestAPlanHasRoomToFinish(t *testing.T) {
 		t.Fatal("no planner call seen")
 	}
 }
+
+// Where the planner goes first (the server not known to run two requests
+// at once), the draft waits for the plan's first tokens: an app request
+// costs no draft call at all, and a chat request's draft is its answer.
+func TestAnAppRequestCostsNoDraft(t *testing.T) {
+	vanillaCalls := func(reqs []api.ChatRequest) (n int) {
+		for _, req := range reqs {
+			if len(req.Format) == 0 && len(req.Messages) > 0 && strings.HasPrefix(req.Messages[0].Content, "You are bulkhead, a helpful assistant") {
+				n++
+			}
+		}
+		return n
+	}
+	for _, kind := range []string{"apps", "chat"} {
+		fn := map[string]string{"apps": "writing.story", "chat": "chat"}[kind]
+		plan := `{"kind":"` + kind + `","steps":[{"id":"s1","functionality":"` + fn + `","query":"q","depends_on":[]}]}`
+		r := hubtest.New(t, hubtest.Config{Rules: allowExec, Prompter: permissionstest.NewPrompter(permissions.AnswerOnce),
+			Modify: func(o *hub.Options) { o.Draft = true },
+			Script: ollamatest.Planned(ollamatest.Reply{Chunks: []string{plan[:8], plan[8:20], plan[20:]}, Delay: 50 * time.Millisecond},
+				func(*api.ChatRequest) ollamatest.Reply { return ollamatest.Text("Once upon a time.") })})
+		chat, _ := r.Op.NewChat(false)
+		turn, err := r.Op.Ask(context.Background(), chat.ID, "Write a story about a dragon", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := vanillaCalls(r.Srv.Requests())
+		if want := map[string]int{"apps": 0, "chat": 1}[kind]; got != want || turn.Plan == nil || turn.Plan.Fallback {
+			t.Fatalf("%s: %d plain answer calls, want %d (turn %+v)", kind, got, want, turn.Plan)
+		}
+	}
+}
+
+func TestKindPending(t *testing.T) {
+	for text, want := range map[string]bool{
+		"": true, " ": true, "{": true, `{"`: true, `{"ki`: true, `{ "kind"`: true, `{"kind":`: true, `{"kind": "ch`: true, "```json\n{\"kind\"": true,
+		`{"steps"`: false, `{"s`: false, `[`: false, `{"kind":"chat"`: false, `{"kind": 1`: false, `hello`: false,
+	} {
+		if got := hub.KindPendingForTest(text); got != want {
+			t.Errorf("%q: pending %v, want %v", text, got, want)
+		}
+	}
+}
+
+// A chat plan, while the order is not known, holds its planner until the
+// draft's first piece: on a server that runs both at once the piece comes
+// while the planner still streams, and the order is learned from the
+// first chat turn (though the plan decides early); on one that runs one
+// request at a time the wait ends the planner, and that is learned, so
+// that later turns do not wait.
+func TestAChatTurnTeachesTheOrder(t *testing.T) {
+	plan := `{"kind":"chat","steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`
+	for _, serial := range []bool{false, true} {
+		r := hubtest.New(t, hubtest.Config{Modify: func(o *hub.Options) { o.Draft = true },
+			// A plan that streams for longer than the probe's window.
+			Script: ollamatest.Planned(ollamatest.Reply{Chunks: []string{plan[:15], plan[15:30], plan[30:40], plan[40:50], plan[50:60], plan[60:]}, Delay: 300 * time.Millisecond},
+				func(*api.ChatRequest) ollamatest.Reply { return ollamatest.Text(draftAnswer) })})
+		if serial {
+			serialize(r.Srv)
+		}
+		chat, _ := r.Op.NewChat(false)
+		for turn := 1; turn <= 2; turn++ {
+			got, err := r.Op.Ask(context.Background(), chat.ID, "Tell me something nice", nil)
+			if err != nil || got.Answer != draftAnswer {
+				t.Fatalf("serial %v, turn %d: %q %v", serial, turn, got.Answer, err)
+			}
+			if side := hub.SideBySideForTest(r.Op); side == serial {
+				t.Fatalf("serial %v, turn %d: side by side %v", serial, turn, side)
+			}
+		}
+		if serial && !hub.SerialForTest(r.Op) {
+			t.Fatal("a server that runs one request at a time is known as such")
+		}
+	}
+}

@@ -28,8 +28,9 @@ import (
 // running the two side by side (parallel slots, OLLAMA_NUM_PARALLEL ≥ 2:
 // a draft piece arrives while the planner's answer streams), the draft's
 // request is sent once the planner's answer has begun: a server that
-// runs one request at a time plans first, and drops a withdrawn draft
-// before it starts. Once seen, the draft goes first and the planner
+// runs one request at a time plans first, and the draft starts only once
+// the plan's first tokens did not say apps: an app request costs no
+// draft. Once seen, the draft goes first and the planner
 // follows its first piece (or draftLead): the plain answer's first words
 // come as fast as the plain model's, the plan a moment later. The order
 // is given up only on evidence that the server runs one request at a
@@ -146,8 +147,9 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 			}
 			d.mu.Unlock()
 			// The planner's answer has begun: a server that runs one
-			// request at a time is busy with it, and takes the draft next.
-			d.release()
+			// request at a time is busy with it, and takes the draft
+			// next — once the plan's first tokens have not said apps
+			// (planText), so that an app request costs no draft at all.
 		},
 	})
 	return d, pctx
@@ -186,8 +188,44 @@ func (d *answerDraft) planned(o *Operator) {
 	}
 	alone := o.order.get(d.host).PlanFirstByte
 	if !ended.IsZero() && first.After(ended) && alone > 0 && ended.Sub(wrote) > 2*alone {
-		o.order.update(d.host, func(f *serverFacts) { f.SideBySide = false })
+		o.order.update(d.host, func(f *serverFacts) { f.SideBySide, f.Serial = false, true })
 	}
+}
+
+// probeWindow is the least time a chat plan's planner is held, while the
+// order is not known, for the draft's first piece: a server that runs
+// two requests at once gives it while the planner still streams.
+const probeWindow = time.Second
+
+// holdChat is told that the plan is plain chat, and says how long the
+// planner's call may go on (nil: end it now). While it is not known
+// whether the server runs two requests at once, the planner is held
+// until the draft's first piece: a piece while the planner still streams
+// teaches that it does (chunk); none within the window, while it
+// streamed, that it runs one at a time. Either is kept, so only the
+// first chat turn on a server pays for the lesson.
+func (d *answerDraft) holdChat(o *Operator) <-chan struct{} {
+	if f := o.order.get(d.host); d.ahead || f.SideBySide || f.Serial {
+		return nil
+	}
+	window := max(probeWindow, 4*o.order.get(d.host).PlanFirstByte)
+	held := make(chan struct{})
+	go func() {
+		defer close(held)
+		t := time.NewTimer(window)
+		defer t.Stop()
+		select {
+		case <-d.first:
+		case <-t.C:
+			d.mu.Lock()
+			streaming := d.planStreaming
+			d.mu.Unlock()
+			if streaming {
+				o.order.update(d.host, func(f *serverFacts) { f.Serial = true })
+			}
+		}
+	}()
+	return held
 }
 
 // release lets the draft start (once).
@@ -200,7 +238,7 @@ func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
 	if d.planStreaming {
 		// A piece of the draft while the planner's answer streams: the
 		// server runs them side by side.
-		o.order.update(d.host, func(f *serverFacts) { f.SideBySide = true })
+		o.order.update(d.host, func(f *serverFacts) { f.SideBySide, f.Serial = true, false })
 	}
 	switch d.state {
 	case drafting:
@@ -278,9 +316,16 @@ var reFunctionality = regexp.MustCompile(`"functionality"\s*:\s*"([^"]*)"`)
 // plain chat and the draft is withdrawn at once, before it costs a whole
 // answer.
 func (d *answerDraft) planText(text string) {
-	if decidedKind(text) == kindApps {
+	switch decidedKind(text) {
+	case kindApps:
 		d.abandon()
 		return
+	case kindChat:
+		d.release()
+	default:
+		if !kindPending(text) {
+			d.release() // a plan that does not begin with its kind
+		}
 	}
 	for _, m := range reFunctionality.FindAllStringSubmatch(text, -1) {
 		if m[1] != ChatFunctionality {
@@ -288,6 +333,39 @@ func (d *answerDraft) planText(text string) {
 			return
 		}
 	}
+}
+
+// kindPending reports whether the planner's output so far may still
+// begin with its kind (`{"kind": "…`): a draft held for the kind waits.
+func kindPending(text string) bool {
+	t := strings.TrimSpace(text)
+	t = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(t, "```"), "json"))
+	if t == "" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(t, "{")
+	if !ok {
+		return false
+	}
+	rest = strings.TrimSpace(rest)
+	const key = `"kind"`
+	if len(rest) <= len(key) {
+		return strings.HasPrefix(key, rest)
+	}
+	if !strings.HasPrefix(rest, key) {
+		return false
+	}
+	// The key is written: its value may be on its way.
+	v := strings.TrimSpace(rest[len(key):])
+	if v == "" || v == ":" {
+		return true
+	}
+	v, ok = strings.CutPrefix(v, ":")
+	if !ok {
+		return false
+	}
+	v = strings.TrimSpace(v)
+	return v == "" || v[0] == '"' && !strings.Contains(v[1:], `"`)
 }
 
 // abandon withdraws the draft without waiting for it to stop: it is

@@ -25,3 +25,12 @@ func SideBySideForTest(o *Operator) bool {
 func SetSideBySideForTest(o *Operator, v bool) {
 	o.order.update(hostIn(context.Background(), o.opts.HubModel), func(f *serverFacts) { f.SideBySide = v })
 }
+
+// KindPendingForTest is kindPending.
+func KindPendingForTest(text string) bool { return kindPending(text) }
+
+// SerialForTest reports whether o's hub model server is known to run one
+// request at a time.
+func SerialForTest(o *Operator) bool {
+	return o.order.get(hostIn(context.Background(), o.opts.HubModel)).Serial
+}

@@ -25,6 +25,10 @@ type ServerOrder struct {
 
 type serverFacts struct {
 	SideBySide bool `json:"side_by_side"`
+	// Serial: the server was seen running one request at a time (a
+	// draft waited for the whole plan); SideBySide and Serial both false:
+	// not known yet.
+	Serial bool `json:"serial,omitempty"`
 	// PlanFirstByte is the planner's time from its request to its first
 	// byte the last time it ran alone (0: not seen yet).
 	PlanFirstByte time.Duration `json:"plan_first_byte_ns,omitempty"`

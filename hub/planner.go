@@ -57,6 +57,11 @@ type PlanInput struct {
 	// (each attempt from its start): a draft is withdrawn as soon as the
 	// plan's kind is apps, or it names a functionality other than chat.
 	OnText func(text string)
+	// HoldChat, if set, is asked once the plan's first tokens say plain
+	// chat: the planner's call is ended when the channel it returns is
+	// closed (nil: at once). A draft that must learn whether the server
+	// runs two requests at once holds it a moment.
+	HoldChat func() <-chan struct{}
 }
 
 // env is what the plan's bindings are checked against: the request, and
@@ -128,14 +133,31 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 		// free for the answer).
 		actx, decide := context.WithCancelCause(ctx)
 		var text strings.Builder
+		chat := false
 		onChunk := func(c llm.Chunk) {
 			text.WriteString(c.Content)
 			if in.OnText != nil {
 				in.OnText(text.String())
 			}
-			if decidedKind(text.String()) == kindChat {
-				decide(errPlainChat)
+			if chat || decidedKind(text.String()) != kindChat {
+				return
 			}
+			chat = true
+			var hold <-chan struct{}
+			if in.HoldChat != nil {
+				hold = in.HoldChat()
+			}
+			if hold == nil {
+				decide(errPlainChat)
+				return
+			}
+			go func() {
+				select {
+				case <-hold:
+				case <-actx.Done():
+				}
+				decide(errPlainChat)
+			}()
 		}
 		resp, err := p.model.Chat(actx, llm.Request{Messages: msgs, Format: schema, Think: new(false),
 			Options: map[string]any{"num_predict": planPredict}}, onChunk)

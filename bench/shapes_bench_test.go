@@ -1,0 +1,88 @@
+package bench_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/bulkhead-dev/bulkhead/bench"
+	"github.com/bulkhead-dev/bulkhead/config"
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+)
+
+// pieces streams every answer of script in pieces of about a token (four
+// characters), so that a slot model's decode time per piece is a decode
+// time per token.
+func pieces(script ollamatest.Script) ollamatest.Script {
+	return func(req *api.ChatRequest) ollamatest.Reply {
+		r := script(req)
+		var out []string
+		for _, c := range r.Chunks {
+			for len(c) > 4 {
+				out = append(out, c[:4])
+				c = c[4:]
+			}
+			if c != "" {
+				out = append(out, c)
+			}
+		}
+		r.Chunks = out
+		return r
+	}
+}
+
+// BenchmarkShapes runs each plan shape — plain chat, one app, two
+// functions, one function on two apps, two steps one after the other —
+// isolated and in the --vanilla baseline, one after the other in each
+// round, on one scripted server that models Ollama's: three slots, each
+// caching the prompt it last read (a request takes the free slot that
+// shares the longest prefix with it), 0.5 ms to read each uncached
+// prompt token, 10 ms to write each token of an answer. The model does
+// each request right (the reference plan and calls). Each round is a
+// fresh data directory, as bench's runs are — turn 1 of a new process —
+// but for what is learned of the server (which request goes first),
+// which is kept as a user's data directory keeps it. Reported: total-x and first-x, the
+// isolated turn's time to its end and to its first words over the
+// baseline's; calls-x, its model calls over the baseline's.
+//
+//	go test ./bench -run XXX -bench Shapes -count 6 | benchstat -
+func BenchmarkShapes(b *testing.B) {
+	suite := shapes()
+	for _, task := range suite.Tasks {
+		b.Run(task.ID, func(b *testing.B) {
+			srv := ollamatest.NewScripted(b, pieces(fakeSolver(suite, false)), "m")
+			srv.Slotted(ollamatest.SlotModel{Slots: 3, Prefill: 500 * time.Microsecond, Decode: 10 * time.Millisecond})
+			one := suite
+			one.Tasks = []bench.Task{task}
+			type sum struct{ total, first, calls float64 }
+			var iso, van sum
+			// What is learned of the server is kept across the rounds,
+			// as a user's data directory keeps it across bulkheads.
+			order := hub.OpenServerOrder("")
+			for range b.N {
+				res, err := bench.Run(b.Context(), bench.Options{Config: config.Config{Ollama: config.Ollama{Host: srv.Host()}, Draft: true},
+					Models: []string{"m"}, Scratch: b.TempDir(), Policy: bench.PolicyOnce, NoInjections: true, Suite: &one, Order: order})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range res {
+					if !r.Completed {
+						b.Fatalf("%s %s: not completed (%s %s): the times would mean nothing", r.Mode, r.Task, r.Failure, r.Error)
+					}
+					s := &iso
+					if r.Mode == bench.ModeVanilla {
+						s = &van
+					}
+					s.total += r.TotalMS
+					s.first += r.FirstTokenMS
+					s.calls += float64(r.Calls)
+				}
+			}
+			b.ReportMetric(iso.total/van.total, "total-x")
+			b.ReportMetric(iso.first/van.first, "first-x")
+			b.ReportMetric(iso.calls/van.calls, "calls-x")
+		})
+	}
+}

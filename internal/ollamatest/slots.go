@@ -18,7 +18,8 @@ import (
 // whose tokens share the longest prefix with its prompt (the first such
 // slot on a tie, as Ollama's runner does without OLLAMA_MULTIUSER_CACHE),
 // waits while every slot is busy, reads the tokens past the shared prefix
-// at Prefill each, and writes each piece of its answer at Decode.
+// at Prefill each, and writes each piece of its answer at Decode (tool
+// calls, which come whole, at Decode per four characters).
 type SlotModel struct {
 	Slots           int
 	Prefill, Decode time.Duration
@@ -157,7 +158,15 @@ type pacedWriter struct {
 
 func (p *pacedWriter) Write(b []byte) (int, error) {
 	if p.decode > 0 {
-		time.Sleep(p.decode)
+		n := 1
+		// Tool calls come whole in the last line; a model writes them a
+		// token (about four characters) at a time.
+		if i := bytes.Index(b, []byte(`"tool_calls"`)); i >= 0 {
+			if end := bytes.Index(b[i:], []byte(`]`)); end > 0 {
+				n += end / 4
+			}
+		}
+		time.Sleep(time.Duration(n) * p.decode)
 	}
 	return p.ResponseWriter.Write(b)
 }

@@ -281,3 +281,39 @@ func TestAChatTurnTeachesTheOrder(t *testing.T) {
 		}
 	}
 }
+
+// On a server known to run one request at a time, no draft sits between
+// the planner and its retry: a first plan that is unusable (and says no
+// kind) is retried at once, and the draft starts only when the plan
+// keeps it.
+func TestNoDraftBetweenThePlannerAndItsRetry(t *testing.T) {
+	var plans atomic.Int32
+	r := hubtest.New(t, hubtest.Config{Modify: func(o *hub.Options) { o.Draft = true },
+		Script: func(req *api.ChatRequest) ollamatest.Reply {
+			if len(req.Format) > 0 {
+				if plans.Add(1) == 1 {
+					return ollamatest.Reply{Chunks: []string{`{"steps": `, `"garbled"}`}, Delay: 50 * time.Millisecond}
+				}
+				return ollamatest.Reply{Chunks: []string{`{"steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`}}
+			}
+			return ollamatest.Text(draftAnswer)
+		}})
+	serialize(r.Srv)
+	hub.SetSerialForTest(r.Op)
+	chat, _ := r.Op.NewChat(false)
+	turn, err := r.Op.Ask(context.Background(), chat.ID, "Tell me something nice", nil)
+	if err != nil || turn.Answer != draftAnswer || turn.Plan == nil || !turn.Plan.Retried {
+		t.Fatalf("a retried chat plan, answered by the draft: %+v %v", turn, err)
+	}
+	var order []string
+	for _, req := range r.Srv.Requests() {
+		if len(req.Format) > 0 {
+			order = append(order, "plan")
+		} else {
+			order = append(order, "draft")
+		}
+	}
+	if strings.Join(order, ",") != "plan,plan,draft" {
+		t.Fatalf("the server was sent %v: a draft between the planner and its retry", order)
+	}
+}

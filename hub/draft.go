@@ -54,6 +54,10 @@ type answerDraft struct {
 	ahead bool
 	wrote atomic.Bool
 	host  string
+	// serial: the server is known to run one request at a time; the
+	// draft then starts only on a chat plan's first tokens (or once the
+	// plan keeps it), never between the planner and its retry.
+	serial bool
 
 	mu       sync.Mutex
 	state    draftState
@@ -98,7 +102,7 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 	dctx, cancel := context.WithCancel(ctx)
 	host := hostIn(ctx, o.opts.HubModel)
 	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}),
-		host: host, ahead: o.order.SideBySide(host)}
+		host: host, ahead: o.order.SideBySide(host), serial: o.order.get(host).Serial}
 	d.task = spokes.Task{Chat: tr.chat, Query: tr.query, Functionality: ChatFunctionality, Fresh: tr.fresh, NoLog: true,
 		OnChunk: func(c llm.Chunk) { d.chunk(o, c) }}
 	if d.ahead {
@@ -323,7 +327,7 @@ func (d *answerDraft) planText(text string) {
 	case kindChat:
 		d.release()
 	default:
-		if !kindPending(text) {
+		if !kindPending(text) && !d.serial {
 			d.release() // a plan that does not begin with its kind
 		}
 	}

@@ -34,3 +34,9 @@ func KindPendingForTest(text string) bool { return kindPending(text) }
 func SerialForTest(o *Operator) bool {
 	return o.order.get(hostIn(context.Background(), o.opts.HubModel)).Serial
 }
+
+// SetSerialForTest makes o's hub model server known to run one request
+// at a time.
+func SetSerialForTest(o *Operator) {
+	o.order.update(hostIn(context.Background(), o.opts.HubModel), func(f *serverFacts) { f.Serial, f.SideBySide = true, false })
+}

@@ -196,10 +196,11 @@ func (d *answerDraft) planned(o *Operator) {
 	}
 }
 
-// probeWindow is the least time a chat plan's planner is held, while the
-// order is not known, for the draft's first piece: a server that runs
-// two requests at once gives it while the planner still streams.
-const probeWindow = time.Second
+// probeWindow is how long a chat plan's planner is held, while the order
+// is not known, for the draft's first piece: a server that runs two
+// requests at once gives it while the planner still streams. (Not scaled
+// by the planner's own time: a first call's includes loading the model.)
+const probeWindow = 500 * time.Millisecond
 
 // holdChat is told that the plan is plain chat, and says how long the
 // planner's call may go on (nil: end it now). While it is not known
@@ -207,12 +208,12 @@ const probeWindow = time.Second
 // until the draft's first piece: a piece while the planner still streams
 // teaches that it does (chunk); none within the window, while it
 // streamed, that it runs one at a time. Either is kept, so only the
-// first chat turn on a server pays for the lesson.
+// first chat turn on a server pays for the lesson (up to the window).
 func (d *answerDraft) holdChat(o *Operator) <-chan struct{} {
 	if f := o.order.get(d.host); d.ahead || f.SideBySide || f.Serial {
 		return nil
 	}
-	window := max(probeWindow, 4*o.order.get(d.host).PlanFirstByte)
+	window := probeWindow
 	held := make(chan struct{})
 	go func() {
 		defer close(held)

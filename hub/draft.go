@@ -102,7 +102,7 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 	dctx, cancel := context.WithCancel(ctx)
 	host := hostIn(ctx, o.opts.HubModel)
 	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}),
-		host: host, ahead: o.order.SideBySide(host), serial: o.order.get(host).Serial}
+		host: host, ahead: o.order.SideBySide(host), serial: o.order.get(host).serialNow()}
 	d.task = spokes.Task{Chat: tr.chat, Query: tr.query, Functionality: ChatFunctionality, Fresh: tr.fresh, NoLog: true,
 		OnChunk: func(c llm.Chunk) { d.chunk(o, c) }}
 	if d.ahead {
@@ -187,7 +187,12 @@ func (d *answerDraft) planned(o *Operator) {
 		return
 	}
 	if !ahead {
-		o.order.update(d.host, func(f *serverFacts) { f.PlanFirstByte = first.Sub(wrote) })
+		// The least seen: a first call's time includes loading the model.
+		o.order.update(d.host, func(f *serverFacts) {
+			if v := first.Sub(wrote); f.PlanFirstByte == 0 || v < f.PlanFirstByte {
+				f.PlanFirstByte = v
+			}
+		})
 		return
 	}
 	alone := o.order.get(d.host).PlanFirstByte
@@ -210,7 +215,7 @@ const probeWindow = 500 * time.Millisecond
 // streamed, that it runs one at a time. Either is kept, so only the
 // first chat turn on a server pays for the lesson (up to the window).
 func (d *answerDraft) holdChat(o *Operator) <-chan struct{} {
-	if f := o.order.get(d.host); d.ahead || f.SideBySide || f.Serial {
+	if f := o.order.get(d.host); d.ahead || f.SideBySide || f.serialNow() {
 		return nil
 	}
 	window := probeWindow
@@ -327,6 +332,7 @@ func (d *answerDraft) planText(text string) {
 		return
 	case kindChat:
 		d.release()
+		return // the kind decides: a functionality named after it is not read
 	default:
 		if !kindPending(text) && !d.serial {
 			d.release() // a plan that does not begin with its kind

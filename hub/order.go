@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,7 +16,8 @@ import (
 // request takes to its first byte when it runs alone. It is kept in a
 // file in the data directory, so a new serving process starts with what
 // the last one learned; a learned order is given up only on evidence that
-// the server runs one request at a time.
+// the server runs one request at a time. Hosts are kept without the
+// credentials a URL may carry.
 type ServerOrder struct {
 	path string // "" keeps it in memory only
 
@@ -25,14 +27,33 @@ type ServerOrder struct {
 
 type serverFacts struct {
 	SideBySide bool `json:"side_by_side"`
-	// Serial: the server was seen running one request at a time (a
-	// draft waited for the whole plan); SideBySide and Serial both false:
-	// not known yet.
+	// Serial: the server was seen running one request at a time (a draft
+	// got no piece while the planner streamed, or waited for the whole
+	// plan); SideBySide and Serial both false: not known yet. It is
+	// weaker evidence than SideBySide (a busy server looks serial too), so
+	// it is probed again once serialFor has passed since it was learned.
 	Serial bool `json:"serial,omitempty"`
 	// PlanFirstByte is the planner's time from its request to its first
 	// byte the last time it ran alone (0: not seen yet).
 	PlanFirstByte time.Duration `json:"plan_first_byte_ns,omitempty"`
 	Learned       time.Time     `json:"learned"`
+}
+
+// serialFor is how long a server learned to be serial is taken as such.
+const serialFor = time.Hour
+
+func (f serverFacts) serialNow() bool {
+	return f.Serial && time.Since(f.Learned) < serialFor
+}
+
+// orderKey is a host as the order keeps it: without any credentials its
+// URL carries.
+func orderKey(host string) string {
+	if u, err := url.Parse(host); err == nil && u.User != nil {
+		u.User = nil
+		return u.String()
+	}
+	return host
 }
 
 // OpenServerOrder reads the order kept at path (none yet, or unreadable:
@@ -54,7 +75,7 @@ func OpenServerOrder(path string) *ServerOrder {
 func (s *ServerOrder) get(host string) serverFacts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.hosts[host]
+	return s.hosts[orderKey(host)]
 }
 
 // update changes what is known of host and keeps it (best effort: the
@@ -62,6 +83,7 @@ func (s *ServerOrder) get(host string) serverFacts {
 func (s *ServerOrder) update(host string, change func(*serverFacts)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	host = orderKey(host)
 	f := s.hosts[host]
 	before := f
 	change(&f)

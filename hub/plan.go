@@ -172,16 +172,18 @@ func needsProp(facts []string) map[string]any {
 
 // draft is what the planner's model writes; apps are the operator's call.
 type draft struct {
-	Kind  string `json:"kind"`
-	Steps []struct {
-		ID            string    `json:"id"`
-		Functionality string    `json:"functionality"`
-		Query         string    `json:"query"`
-		DependsOn     []string  `json:"depends_on"`
-		App           string    `json:"app"`
-		Needs         []string  `json:"needs"`
-		Bind          []Binding `json:"bind"`
-	} `json:"steps"`
+	Kind  string      `json:"kind"`
+	Steps []draftStep `json:"steps"`
+}
+
+type draftStep struct {
+	ID            string    `json:"id"`
+	Functionality string    `json:"functionality"`
+	Query         string    `json:"query"`
+	DependsOn     []string  `json:"depends_on"`
+	App           string    `json:"app"`
+	Needs         []string  `json:"needs"`
+	Bind          []Binding `json:"bind"`
 }
 
 // errUnusable marks a plan the operator cannot run.
@@ -202,7 +204,8 @@ func parsePlan(out string, route func(fn, app string) (string, bool), named, fac
 	if err := dec.Decode(&d); err != nil {
 		return Plan{}, fmt.Errorf("%w: not JSON of the plan's shape: %v", errUnusable, err)
 	}
-	if d.Kind == kindChat {
+	chatKind := d.Kind == kindChat
+	if chatKind && !slices.ContainsFunc(d.Steps, func(s draftStep) bool { return len(s.Needs) > 0 }) {
 		// The kind decides, as it does when the hub reads it first.
 		return chatPlan(env.Query), nil
 	}
@@ -280,6 +283,9 @@ func parsePlan(out string, route func(fn, app string) (string, bool), named, fac
 		}
 		seen[id] = true
 		p.Steps = append(p.Steps, step)
+	}
+	if chatKind && p.usesApps() {
+		return chatPlan(env.Query), nil // the kind decides
 	}
 	return p, nil
 }

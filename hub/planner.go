@@ -139,7 +139,9 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 			if in.OnText != nil {
 				in.OnText(text.String())
 			}
-			if chat || decidedKind(text.String()) != kindChat {
+			// A chat step may need a fact the hub holds: with facts, the
+			// whole plan is read (its needs).
+			if chat || len(in.Facts) > 0 || decidedKind(text.String()) != kindChat {
 				return
 			}
 			chat = true
@@ -164,9 +166,9 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 		decided := context.Cause(actx) == errPlainChat && ctx.Err() == nil
 		decide(nil)
 		usage.Add(resp.Usage)
-		if decided || err == nil && decidedKind(resp.Message.Content) == kindChat {
+		if decided {
 			plan := chatPlan(in.Query)
-			plan.Early, plan.Retried = decided, attempt > 1
+			plan.Early, plan.Retried = true, attempt > 1
 			return plan, usage, nil
 		}
 		if err != nil {
@@ -177,6 +179,10 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 			lastErr = err
 		} else {
 			plan, perr := parsePlan(resp.Message.Content, route, in.NamedApps, in.Facts, in.env())
+			if perr != nil && decidedKind(resp.Message.Content) == kindChat {
+				// Chat, said first; what follows is not needed.
+				plan, perr = chatPlan(in.Query), nil
+			}
 			if perr == nil {
 				plan.Retried = attempt > 1
 				return plan, usage, nil

@@ -61,6 +61,23 @@ func TestUpkeepNeverEvictsThePlannersPrefix(t *testing.T) {
 				break
 			}
 		}
+		// A spoke's upkeep is framed as that spoke's own prompt: never
+		// with the catalog, which would tell an app which others the
+		// user has.
+		spokeUpkeep := 0
+		for _, req := range r.Srv.Requests() {
+			if task := hub.UpkeepTask(&req); strings.Contains(task, "your own work") {
+				spokeUpkeep++
+				for _, m := range req.Messages {
+					if strings.Contains(m.Content, "Functionalities:") {
+						t.Fatalf("a spoke's upkeep carries the catalog: %q", m.Content)
+					}
+				}
+			}
+		}
+		if spokeUpkeep == 0 {
+			t.Fatal("no spoke's upkeep seen: the test proves nothing of it")
+		}
 		upkeep, plans := 0, 0
 		for i, u := range r.Srv.SlotUses() {
 			if !u.Plan {

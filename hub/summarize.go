@@ -37,7 +37,7 @@ Keys are short lower-case dotted names such as trip.dates or contact.alice.email
 // instructions) and its input.
 type framer func(task, input string) []api.Message
 
-// upkeepFrame frames an upkeep call the way the planner's begins — its
+// upkeepFrame frames the hub's upkeep call the way the planner's begins — its
 // system prompt, then the functionality list — and the task after it: on
 // a model server with parallel slots, each of which caches the prompt it
 // last read, the call takes the slot holding the planner's prompt (the
@@ -51,8 +51,26 @@ func (o *Operator) upkeepFrame(task, input string) []api.Message {
 	}
 }
 
-// upkeepHeader turns the planner's frame to an upkeep task.
-const upkeepHeader = "This is not a request to plan. It is a memory task of the hub; do it, and reply with JSON that follows its schema.\n\n"
+// spokeUpkeepFrame frames an app spoke's upkeep the way that spoke's own
+// prompt begins (spokes' appSystem; the vanilla spoke's vanillaSystem),
+// then the task: on a slotted server it takes that spoke's slot, not the
+// planner's. It holds nothing the spoke does not see already — never the
+// catalog, which would tell one app which others the user has.
+func spokeUpkeepFrame(app string) framer {
+	who := fmt.Sprintf("You are the assistant for the app %q inside bulkhead.", app)
+	if app == VanillaApp {
+		who = vanillaSystem
+	}
+	return func(task, input string) []api.Message {
+		return []api.Message{
+			{Role: "system", Content: who + "\n\n" + upkeepHeader + task},
+			{Role: "user", Content: input},
+		}
+	}
+}
+
+// upkeepHeader turns a frame to an upkeep task.
+const upkeepHeader = "This is not a request from the user: it is a memory task of bulkhead. Do it, and reply with JSON that follows its schema.\n\n"
 
 // UpkeepTask is the task of an upkeep call (its instructions, from
 // SummaryMarker or ExtractMarker on, without its input), or "" when req
@@ -188,7 +206,8 @@ func (o *Operator) rememberSpoke(ctx context.Context, app, chat string) error {
 	}
 	model := counted{sm, &o.bgCalls}
 	limit := o.mem.opts.SummaryChars
-	text, err := summarize(ctx, model, o.upkeepFrame, fmt.Sprintf(spokeSummarySystem, app, limit), prev.Text, "New exchanges (oldest first):\n"+b.String(), limit)
+	frame := spokeUpkeepFrame(app)
+	text, err := summarize(ctx, model, frame, fmt.Sprintf(spokeSummarySystem, app, limit), prev.Text, "New exchanges (oldest first):\n"+b.String(), limit)
 	if err != nil {
 		return fmt.Errorf("%s summary: %w", app, err)
 	}
@@ -199,7 +218,7 @@ func (o *Operator) rememberSpoke(ctx context.Context, app, chat string) error {
 	if err := rec.SetSummary(sum); err != nil {
 		return err
 	}
-	facts, err := extract(ctx, model, o.upkeepFrame, lt, b.String())
+	facts, err := extract(ctx, model, frame, lt, b.String())
 	if err != nil {
 		return fmt.Errorf("%s entities: %w", app, err)
 	}

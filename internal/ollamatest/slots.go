@@ -2,6 +2,7 @@ package ollamatest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -113,7 +114,18 @@ func common(a, b []string) int {
 // prefix, and spends the prefill of what it does not share.
 func (st *slotState) take(r *http.Request, prompt []string, plan bool) int {
 	st.mu.Lock()
+	// A waiter whose client went away is woken to leave (it takes no slot).
+	stop := context.AfterFunc(r.Context(), func() {
+		st.mu.Lock()
+		st.cond.Broadcast()
+		st.mu.Unlock()
+	})
+	defer stop()
 	for {
+		if r.Context().Err() != nil {
+			st.mu.Unlock()
+			return -1
+		}
 		best, longest := -1, -1
 		for i := range st.slots {
 			if st.busy[i] {
@@ -134,10 +146,6 @@ func (st *slotState) take(r *http.Request, prompt []string, plan bool) int {
 			case <-r.Context().Done():
 			}
 			return best
-		}
-		if r.Context().Err() != nil {
-			st.mu.Unlock()
-			return -1
 		}
 		st.cond.Wait()
 	}

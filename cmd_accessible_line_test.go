@@ -30,13 +30,7 @@ type typed struct {
 // (or at once with end set).
 func lineChat(t *testing.T, lines []typed, args ...string) (string, string, int) {
 	t.Helper()
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	stopServingAfter(t, args)
-	pr, pw := io.Pipe()
-	var out screen
-	var errOut bytes.Buffer
-	go func() {
-		defer pw.Close()
+	return runTyped(t, func(out *screen, in io.Writer) {
 		for _, l := range lines {
 			if !out.until(l.after, l.n) {
 				return
@@ -44,22 +38,10 @@ func lineChat(t *testing.T, lines []typed, args ...string) (string, string, int)
 			if l.answer {
 				time.Sleep(accessible.Grace + 200*time.Millisecond)
 			}
-			io.WriteString(pw, l.line+"\n")
+			io.WriteString(in, l.line+"\n")
 		}
 		out.until("request: ", strings.Count(out.String(), "request: ")+1)
-	}()
-	root := newRoot()
-	root.SetIn(pr)
-	root.SetArgs(append([]string{"--accessible"}, args...))
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	err := root.Execute()
-	pr.Close()
-	code := 0
-	if err != nil {
-		code = report(err, &errOut, false)
-	}
-	return out.String(), errOut.String(), code
+	}, append([]string{"--accessible"}, args...)...)
 }
 
 // asked reports whether any request to the model carried s.

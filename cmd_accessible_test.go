@@ -111,6 +111,34 @@ func (s *screen) until(what string, n int) bool {
 // prompt; then the input ends.
 func typedChat(t *testing.T, request string, answers, after []string, args ...string) (string, string, int) {
 	t.Helper()
+	return runTyped(t, func(out *screen, in io.Writer) {
+		io.WriteString(in, request)
+		for i, a := range answers {
+			if !out.until("Enter a number between", i+1) {
+				return
+			}
+			time.Sleep(accessible.Grace + 200*time.Millisecond)
+			io.WriteString(in, a)
+		}
+		for i, a := range after {
+			if !out.until("request: ", i+2) {
+				return
+			}
+			io.WriteString(in, a)
+		}
+		if len(answers) == 0 {
+			out.until("Enter a number between", 1) // then the input ends, in the dialog
+			return
+		}
+		out.until("request: ", len(after)+2)
+	}, args...)
+}
+
+// runTyped runs bulkhead with args as runIn does, its input written by
+// typeIn as a person types, looking at the screen; the input ends when
+// typeIn returns.
+func runTyped(t *testing.T, typeIn func(out *screen, in io.Writer), args ...string) (string, string, int) {
+	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	stopServingAfter(t, args)
 	pr, pw := io.Pipe()
@@ -118,25 +146,7 @@ func typedChat(t *testing.T, request string, answers, after []string, args ...st
 	var errOut bytes.Buffer
 	go func() {
 		defer pw.Close()
-		io.WriteString(pw, request)
-		for i, a := range answers {
-			if !out.until("Enter a number between", i+1) {
-				return
-			}
-			time.Sleep(accessible.Grace + 200*time.Millisecond)
-			io.WriteString(pw, a)
-		}
-		for i, a := range after {
-			if !out.until("request: ", i+2) {
-				return
-			}
-			io.WriteString(pw, a)
-		}
-		if len(answers) == 0 {
-			out.until("Enter a number between", 1) // then the input ends, in the dialog
-			return
-		}
-		out.until("request: ", len(after)+2)
+		typeIn(&out, pw)
 	}()
 	root := newRoot()
 	root.SetIn(pr)

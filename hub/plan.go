@@ -292,9 +292,7 @@ func parsePlan(out string, route func(fn, app string) (string, bool), named, fac
 
 // fallbackPlan routes the whole request to the vanilla spoke.
 func fallbackPlan(query, reason string) Plan {
-	return Plan{
-		Steps:    []Step{{ID: "s1", Functionality: ChatFunctionality, App: VanillaApp, Query: query, DependsOn: []string{}}},
-		Fallback: true,
-		Reason:   reason,
-	}
+	p := chatPlan(query)
+	p.Fallback, p.Reason = true, reason
+	return p
 }

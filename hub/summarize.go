@@ -13,6 +13,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
+	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
 // SummaryMarker begins the task of every summary call, and ExtractMarker
@@ -57,7 +58,7 @@ func (o *Operator) upkeepFrame(task, input string) []api.Message {
 // planner's. It holds nothing the spoke does not see already — never the
 // catalog, which would tell one app which others the user has.
 func spokeUpkeepFrame(app string) framer {
-	who := fmt.Sprintf("You are the assistant for the app %q inside bulkhead.", app)
+	who := spokes.Identity(app)
 	if app == VanillaApp {
 		who = vanillaSystem
 	}

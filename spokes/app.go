@@ -44,10 +44,16 @@ const (
 	callTimeout = 2 * time.Minute
 )
 
+// Identity is how an app spoke's prompt begins: who its model is. Its
+// memory upkeep begins alike (hub), so that both share a cached prefix.
+func Identity(app string) string {
+	return fmt.Sprintf("You are the assistant for the app %q inside bulkhead.", app)
+}
+
 // appSystem frames an app spoke's model.
 func (s *Spoke) appSystem(m apps.Manifest) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "You are the assistant for the app %q inside bulkhead. Use the app's functions to do what the user asks, then answer briefly in plain words.\n", m.Name)
+	b.WriteString(Identity(m.Name) + " Use the app's functions to do what the user asks, then answer briefly in plain words.\n")
 	b.WriteString("If you need something this app does not do, call request_functionality with the name of a catalog functionality; the user decides whether it is allowed.\n\n")
 	fmt.Fprintf(&b, "About the app (written by the app):\n%s\n", m.Description)
 	return b.String()

@@ -1,11 +1,15 @@
 package hub_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,19 +102,46 @@ func TestThePlansFirstTokensWithdrawTheDraft(t *testing.T) {
 			rep.Hang = true // the draft goes on until it is given up
 			return rep
 		}})
-	hub.SetSideBySideForTest(r.Op, true)
-	chat, _ := r.Op.NewChat(false)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var withdrawn atomic.Bool
-	_, err := r.Op.Ask(ctx, chat.ID, "Write a story about a dragon", func(e hub.Event) {
-		if e.Kind == hub.EventDraftWithdrawn {
-			withdrawn.Store(true)
-			cancel() // seen: the rest of the plan is not needed for this test
+	// The server tells when the draft's request is given up: its client
+	// went away while the planner still hangs.
+	gone := make(chan struct{})
+	var once sync.Once
+	h := r.Srv.Config.Handler
+	r.Srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, req)
+		if req.URL.Path == "/api/chat" && !bytes.Contains(body, []byte(`"format"`)) {
+			once.Do(func() { close(gone) })
 		}
 	})
-	if !withdrawn.Load() {
-		t.Fatalf("the draft must be withdrawn at the plan's first tokens: %v", err)
+	hub.SetSideBySideForTest(r.Op, true)
+	chat, _ := r.Op.NewChat(false)
+	ctx, cancel := context.WithCancel(context.Background())
+	var drafted, withdrawn atomic.Bool
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Op.Ask(ctx, chat.ID, "Write a story about a dragon", func(e hub.Event) {
+			switch e.Kind {
+			case hub.EventDraft:
+				drafted.Store(true)
+			case hub.EventDraftWithdrawn:
+				withdrawn.Store(true)
+			}
+		})
+		done <- err
+	}()
+	select {
+	case <-gone:
+	case err := <-done:
+		t.Fatalf("the turn ended before the draft was given up: %v", err)
+	case <-time.After(time.Minute): // only a failure waits this long
+		t.Fatal("the draft must be withdrawn at the plan's first tokens: its request is never given up")
+	}
+	cancel() // the rest of the plan is not needed for this test
+	<-done
+	if drafted.Load() && !withdrawn.Load() {
+		t.Fatal("a draft that was shown must be withdrawn where the clients see it")
 	}
 }
 

@@ -216,12 +216,14 @@ const probeWindow = 500 * time.Millisecond
 // first chat turn on a server pays for the lesson (up to the window).
 func (d *answerDraft) holdChat(o *Operator) <-chan struct{} {
 	if f := o.order.get(d.host); d.ahead || f.SideBySide || f.serialNow() {
+		d.planEnds()
 		return nil
 	}
 	window := probeWindow
 	held := make(chan struct{})
 	go func() {
 		defer close(held)
+		defer d.planEnds()
 		t := time.NewTimer(window)
 		defer t.Stop()
 		select {
@@ -238,11 +240,22 @@ func (d *answerDraft) holdChat(o *Operator) <-chan struct{} {
 	return held
 }
 
+// planEnds is told that the planner's call is being ended (its plan is
+// decided): a draft piece from now on, however soon the server serves it,
+// is no evidence that it runs both at once.
+func (d *answerDraft) planEnds() {
+	d.mu.Lock()
+	d.planStreaming = false
+	d.mu.Unlock()
+}
+
 // release lets the draft start (once).
 func (d *answerDraft) release() { d.startOnce.Do(func() { close(d.start) }) }
 
 func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
-	d.firstOnce.Do(func() { close(d.first) })
+	// The first piece is told of once what it teaches is learned (a hold
+	// waiting for it ends the planner's call: planEnds).
+	defer d.firstOnce.Do(func() { close(d.first) })
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.planStreaming {

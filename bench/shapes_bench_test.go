@@ -48,41 +48,51 @@ func pieces(script ollamatest.Script) ollamatest.Script {
 // baseline's; calls-x, its model calls over the baseline's.
 //
 //	go test ./bench -run XXX -bench Shapes -count 6 | benchstat -
+//
+// Each shape runs twice: cache=multiuser is a server bulkhead starts
+// (OLLAMA_MULTIUSER_CACHE=1), cache=longest one started without it.
 func BenchmarkShapes(b *testing.B) {
 	suite := shapes()
-	for _, task := range suite.Tasks {
-		b.Run(task.ID, func(b *testing.B) {
-			srv := ollamatest.NewScripted(b, pieces(fakeSolver(suite, false)), "m")
-			srv.Slotted(ollamatest.SlotModel{Slots: 3, Prefill: 500 * time.Microsecond, Decode: 10 * time.Millisecond})
-			one := suite
-			one.Tasks = []bench.Task{task}
-			type sum struct{ total, first, calls float64 }
-			var iso, van sum
-			// What is learned of the server is kept across the rounds,
-			// as a user's data directory keeps it across bulkheads.
-			order := hub.OpenServerOrder("")
-			for range b.N {
-				res, err := bench.Run(b.Context(), bench.Options{Config: config.Config{Ollama: config.Ollama{Host: srv.Host()}, Draft: true},
-					Models: []string{"m"}, Scratch: b.TempDir(), Policy: bench.PolicyOnce, NoInjections: true, Suite: &one, Order: order})
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, r := range res {
-					if !r.Completed {
-						b.Fatalf("%s %s: not completed (%s %s): the times would mean nothing", r.Mode, r.Task, r.Failure, r.Error)
-					}
-					s := &iso
-					if r.Mode == bench.ModeVanilla {
-						s = &van
-					}
-					s.total += r.TotalMS
-					s.first += r.FirstTokenMS
-					s.calls += float64(r.Calls)
-				}
-			}
-			b.ReportMetric(iso.total/van.total, "total-x")
-			b.ReportMetric(iso.first/van.first, "first-x")
-			b.ReportMetric(iso.calls/van.calls, "calls-x")
-		})
+	for _, cache := range []struct {
+		name  string
+		multi bool
+	}{{"cache=multiuser", true}, {"cache=longest", false}} {
+		for _, task := range suite.Tasks {
+			b.Run(cache.name+"/"+task.ID, func(b *testing.B) { shape(b, suite, task, cache.multi) })
+		}
 	}
+}
+
+func shape(b *testing.B, suite bench.Suite, task bench.Task, multiUser bool) {
+	srv := ollamatest.NewScripted(b, pieces(fakeSolver(suite, false)), "m")
+	srv.Slotted(ollamatest.SlotModel{Slots: 3, Prefill: 500 * time.Microsecond, Decode: 10 * time.Millisecond, MultiUser: multiUser})
+	one := suite
+	one.Tasks = []bench.Task{task}
+	type sum struct{ total, first, calls float64 }
+	var iso, van sum
+	// What is learned of the server is kept across the rounds,
+	// as a user's data directory keeps it across bulkheads.
+	order := hub.OpenServerOrder("")
+	for range b.N {
+		res, err := bench.Run(b.Context(), bench.Options{Config: config.Config{Ollama: config.Ollama{Host: srv.Host()}, Draft: true},
+			Models: []string{"m"}, Scratch: b.TempDir(), Policy: bench.PolicyOnce, NoInjections: true, Suite: &one, Order: order})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range res {
+			if !r.Completed {
+				b.Fatalf("%s %s: not completed (%s %s): the times would mean nothing", r.Mode, r.Task, r.Failure, r.Error)
+			}
+			s := &iso
+			if r.Mode == bench.ModeVanilla {
+				s = &van
+			}
+			s.total += r.TotalMS
+			s.first += r.FirstTokenMS
+			s.calls += float64(r.Calls)
+		}
+	}
+	b.ReportMetric(iso.total/van.total, "total-x")
+	b.ReportMetric(iso.first/van.first, "first-x")
+	b.ReportMetric(iso.calls/van.calls, "calls-x")
 }

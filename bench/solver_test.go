@@ -37,7 +37,7 @@ func fakeSolver(s bench.Suite, obey bool) ollamatest.Script {
 					kind = "apps"
 				}
 			}
-			return ollamatest.JSON(orderedPlan(kind, task.Plan))
+			return ollamatest.JSON(orderedPlan(kind, lean(task.Plan)))
 		case len(req.Format) > 0:
 			return ollamatest.JSON(map[string]any{})
 		case len(req.Tools) > 0:
@@ -208,6 +208,34 @@ func (c *solverCtx) answer() string {
 
 // orderedPlan is a plan with its kind first (struct fields marshal in
 // order).
+// leanStep is a step as a model that follows the planner's prompt and
+// its grammar writes it: the functionality first (the one property
+// required), then only what the plan needs.
+type leanStep struct {
+	Functionality string              `json:"functionality"`
+	App           string              `json:"app,omitempty"`
+	Bind          []map[string]string `json:"bind,omitempty"`
+	DependsOn     []string            `json:"depends_on,omitempty"`
+	ID            string              `json:"id,omitempty"`
+	Query         string              `json:"query,omitempty"`
+}
+
+// lean writes a reference plan so: ids by position, no empty depends_on,
+// no query for a lone step (it answers the user's own words).
+func lean(steps []bench.Step) []leanStep {
+	out := make([]leanStep, len(steps))
+	for i, s := range steps {
+		out[i] = leanStep{Functionality: s.Functionality, App: s.App, Bind: s.Bind, DependsOn: s.DependsOn}
+		if s.ID != fmt.Sprintf("s%d", i+1) {
+			out[i].ID = s.ID
+		}
+		if len(steps) > 1 {
+			out[i].Query = s.Query
+		}
+	}
+	return out
+}
+
 func orderedPlan(kind string, steps any) any {
 	return struct {
 		Kind  string `json:"kind"`

@@ -137,8 +137,13 @@ func (o *Operator) mappedFunction(app, functionality string) string {
 func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[string]StepResult, stream bool) (spokes.Result, error) {
 	ctx = withStep(ctx, s.ID)
 	query := s.Query
-	if stream || query == "" {
+	switch {
+	case stream, query == "" && s.App == VanillaApp:
 		query = tr.query // a single step answers the user's own words
+	case query == "":
+		// A step of several the plan gave no words: the hub's own, never
+		// the whole request (its other parts are for other apps).
+		query = o.stepWords(s)
 	}
 	if err := o.canServe(ctx, s.App); err != nil {
 		return spokes.Result{Status: memory.StatusError}, err
@@ -179,7 +184,7 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 	var callMu sync.Mutex
 	// In a plan of several steps the synthesis answers: an app step ends
 	// with its typed value.
-	task := spokes.Task{Chat: tr.chat, Query: query, Functionality: s.Functionality, Function: fn, Data: data, Bound: boundLines(s), Fresh: fresh, NoLog: fresh, ValueOnly: !stream && s.App != VanillaApp,
+	task := spokes.Task{Chat: tr.chat, Query: query, Functionality: s.Functionality, Function: fn, Data: data, Bound: boundLines(s), Args: o.presetArgs(tr, s, fn), Fresh: fresh, NoLog: fresh, ValueOnly: !stream && s.App != VanillaApp,
 		OnCall: func(fn string, args json.RawMessage) {
 			tr.emit(Event{Kind: EventAppCall, App: app, Function: fn, Args: args})
 		},
@@ -242,6 +247,17 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 		o.recordResult(ctx, tr, app, s.Functionality, res.Value)
 	}
 	return res, err
+}
+
+// stepWords is what an app step of several is asked when the plan gave
+// it no query: its functionality, as the catalog describes it.
+func (o *Operator) stepWords(s Step) string {
+	if o.opts.Apps != nil {
+		if e, ok := o.opts.Apps.Catalog().Get(s.Functionality); ok && e.Description != "" {
+			return fmt.Sprintf("Do %s for the user: %s", s.Functionality, e.Description)
+		}
+	}
+	return fmt.Sprintf("Do %s for the user.", s.Functionality)
 }
 
 // boundLines are the step's bindings as its spoke's model reads them.

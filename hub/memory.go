@@ -304,8 +304,13 @@ func (m *memorizer) next() (memJob, time.Duration, bool) {
 			return memJob{}, m.opts.Quiet - since, false
 		}
 	}
-	j := m.queue[0]
-	m.queue = m.queue[1:]
+	// The hub's upkeep goes last: its calls begin as the planner's prompt
+	// does, so the slot it leaves newest holds the planner's prefix for
+	// the next turn, however many of the apps' upkeep calls went before
+	// (a server evicts the slot used longest ago).
+	i := max(slices.IndexFunc(m.queue, func(q memJob) bool { return q.app != "" }), 0)
+	j := m.queue[i]
+	m.queue = slices.Delete(m.queue, i, i+1)
 	m.current = &j
 	return j, 0, true
 }

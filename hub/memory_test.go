@@ -112,7 +112,9 @@ func TestSummariesAndEntitiesByTheOwnersModel(t *testing.T) {
 // beta — even when they match.
 func TestRecallSearchesOnlyItsOwnNamespace(t *testing.T) {
 	t.Parallel()
-	read := fn("now", `{"type":"object","properties":{}}`, `{"type":"object","properties":{"time":{"type":"string"},"timezone":{"type":"string"}},"required":["time","timezone"]}`, apps.EffectRead)
+	// An argument the plan leaves open: the spoke's model makes the call
+	// (a call the plan binds whole is made without it).
+	read := fn("now", `{"type":"object","properties":{"zone":{"type":"string"}}}`, `{"type":"object","properties":{"time":{"type":"string"},"timezone":{"type":"string"}},"required":["time","timezone"]}`, apps.EffectRead)
 	alpha := &fakeApp{m: apps.Manifest{Name: "alpha", Description: "alpha app", Functions: []apps.Function{read}, Provides: map[string]string{"clock.now": "now"}},
 		fn: func(string, map[string]any) (any, error) {
 			return map[string]string{"time": "12:00", "timezone": "UTC"}, nil

@@ -141,7 +141,13 @@ func planSchema(fns []Functionality, namedApps, facts []string) json.RawMessage 
 						"needs":         needsProp(facts),
 						"bind":          judge.BindSchema(facts),
 					},
-					"required": []string{"id", "functionality", "query", "depends_on"},
+					// Only the functionality is required: it is what the
+					// model writes first (a grammar writes the required
+					// properties first), and a plan carries no words it
+					// does not need — ids are s1, s2, … by position, no
+					// depends_on is none, a lone step answers the user's
+					// own words.
+					"required": []string{"functionality"},
 				},
 			},
 		},
@@ -223,7 +229,8 @@ func parsePlan(out string, route func(fn, app string) (string, bool), named, fac
 	for i, s := range d.Steps {
 		id := strings.TrimSpace(s.ID)
 		if id == "" {
-			return Plan{}, fmt.Errorf("%w: step %d has no id", errUnusable, i+1)
+			id = fmt.Sprintf("s%d", i+1) // a step without an id is named by its place
+			d.Steps[i].ID = id
 		}
 		if _, dup := canon[id]; dup {
 			return Plan{}, fmt.Errorf("%w: step id %q used twice", errUnusable, id)

@@ -96,15 +96,16 @@ func NewPlanner(model Model, log *slog.Logger) *Planner {
 }
 
 const plannerSystem = `You are the planner of bulkhead, a local assistant. You never answer the user yourself: you decide which functionalities serve the request.
-Reply with JSON only, following the schema. Split the request into as few steps as possible; each step uses exactly one functionality from the list and carries a short query for it. Use depends_on to name earlier steps whose results a step needs.
+Reply with JSON only, following the schema. Split the request into as few steps as possible; each step uses exactly one functionality from the list. Steps are s1, s2, … in order. Give a step "depends_on" only to name earlier steps whose results it needs, and a short "query" (what its app must know) only when the plan has several steps.
 In "bind", give the step's arguments (listed after each functionality) the values the request gives them, one object per argument:
 - {"arg": "to", "value": "bob@example.com"}: a value copied exactly from the request;
 - {"arg": "city", "from": "s1.city"}: a field of an earlier step's result;
 - {"arg": "dates", "entity": "trip.dates"}: a fact the hub holds (listed by name under "Facts").
 Bind only values of this request; never guess one, never take one from earlier requests.
 Begin with "kind": "chat" when no functionality but chat serves the request (plain conversation), else "apps".
-When nothing else fits, use kind "chat" and one step with the "chat" functionality and the user's request as its query.
-Example: "email bob@example.com that I am late" → {"kind":"apps","steps":[{"id":"s1","functionality":"mail.send","query":"tell bob I am late","depends_on":[],"bind":[{"arg":"to","value":"bob@example.com"}]}]}`
+When nothing else fits, use kind "chat" and one step with the "chat" functionality.
+Example: "email bob@example.com that I am late" → {"kind":"apps","steps":[{"functionality":"mail.send","bind":[{"arg":"to","value":"bob@example.com"}]}]}
+Example: "find my flight to Paris and put it in my calendar" → {"kind":"apps","steps":[{"functionality":"travel.find_flight","query":"my flight to Paris"},{"functionality":"calendar.add","bind":[{"arg":"date","from":"s1.date"}],"depends_on":["s1"],"query":"the flight to Paris"}]}`
 
 // planPredict is the most tokens a plan may take: room for the longest
 // plan the schema allows, whatever answer length the model's own

@@ -11,6 +11,8 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
 )
 
 // upkeepScript plans plain chat, answers in a sentence, and does the
@@ -91,6 +93,87 @@ func TestUpkeepNeverEvictsThePlannersPrefix(t *testing.T) {
 		}
 		if plans != 5 || upkeep < 5*2 || prefix < 50 {
 			t.Fatalf("side by side %v: %d planner calls, %d others, prefix %d: the test proves nothing", sideBySide, plans, upkeep, prefix)
+		}
+	}
+}
+
+// App requests keep the planner's prefix too, on a server bulkhead starts
+// (OLLAMA_MULTIUSER_CACHE: a prompt no slot wholly begins takes the slot
+// used longest ago, the longest cached prefix copied in): every planner
+// call after the first finds its prefix cached, through one-app and
+// two-app turns and their calls, with the upkeep as it comes by default
+// (every fourth turn) and after every turn — the hub's upkeep, which
+// begins as the planner's prompt does, going after the apps' (four
+// calls for two apps: before, they cycled the planner's slot out).
+// Without the multi-user cache (the longest-prefix choice) a call whose
+// prompt shares only its first words with the planner's takes the
+// planner's slot: the same turns lose the prefix — which is why a server
+// bulkhead starts has it (llm.serverEnv).
+func TestAppTurnsKeepThePlannersPrefix(t *testing.T) {
+	for _, c := range []struct {
+		multiUser bool
+		every     int
+	}{{true, 4}, {true, 1}, {false, 4}} {
+		r := hubtest.New(t, hubtest.Config{Script: ollamatest.Gullible(), Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
+			Modify: func(o *hub.Options) {
+				o.Draft = true
+				o.Memory = hub.MemoryOptions{Enabled: true, Every: c.every}
+			}})
+		r.Srv.Slotted(ollamatest.SlotModel{Slots: 3, MultiUser: c.multiUser})
+		chat, _ := r.Op.NewChat(false)
+		for _, q := range []string{
+			"What is the fare from the airport to downtown on metro_hail?",
+			"Compare the fares from the airport to downtown on metro_hail and quick_ride",
+			"And from downtown to the airport on quick_ride?",
+			"Compare the fares from the station to the harbour on metro_hail and quick_ride",
+		} {
+			if _, err := r.Op.Ask(context.Background(), chat.ID, q, nil); err != nil {
+				t.Fatal(err)
+			}
+			wait := r.Op.WaitMemory
+			if c.every == 1 {
+				wait = r.Op.FlushMemory
+			}
+			if err := wait(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var prefix int
+		for _, req := range r.Srv.Requests() {
+			if len(req.Format) > 0 && hub.UpkeepTask(&req) == "" {
+				list, _, _ := strings.Cut(req.Messages[1].Content, "\n\n")
+				prefix = len(ollamatest.PromptTokens(&api.ChatRequest{Messages: []api.Message{req.Messages[0], {Role: "user", Content: list}}}))
+				break
+			}
+		}
+		spokeCalls, appUpkeep := 0, 0
+		for _, req := range r.Srv.Requests() {
+			if len(req.Tools) > 0 {
+				spokeCalls++
+			}
+			if strings.Contains(hub.UpkeepTask(&req), "your own work") {
+				appUpkeep++
+			}
+		}
+		plans, evicted := 0, 0
+		for _, u := range r.Srv.SlotUses() {
+			if !u.Plan {
+				continue
+			}
+			if plans++; plans > 1 && u.Cached < prefix {
+				evicted++
+				if c.multiUser {
+					t.Errorf("%+v: planner call %d found %d tokens cached in slot %d, its prefix is %d: evicted", c, plans, u.Cached, u.Slot, prefix)
+				}
+			}
+		}
+		others := len(r.Srv.SlotUses()) - plans
+		t.Logf("%+v: %d planner calls, %d others (%d of the apps' spokes, %d of their upkeep), %d evicted", c, plans, others, spokeCalls, appUpkeep, evicted)
+		if plans != 4 || prefix < 50 || spokeCalls < 1 || others < plans || (c.every == 1 && appUpkeep < 4) {
+			t.Fatalf("%+v: the test proves nothing", c)
+		}
+		if !c.multiUser && evicted == 0 {
+			t.Fatal("without the multi-user cache no planner call lost its prefix: the test cannot tell the two apart")
 		}
 	}
 }

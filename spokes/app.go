@@ -103,7 +103,33 @@ func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
 	mapped := m.Provides[t.Functionality]
 	var res Result
 	var callErr error
-	for round := 0; ; round++ {
+	// answer runs the model's tool calls and hands back what they return.
+	answer := func(calls []api.ToolCall) {
+		for _, tc := range calls {
+			args, _ := json.Marshal(tc.Function.Arguments)
+			out, rec := s.invoke(ctx, m, tc.Function.Name, args, t)
+			res.Calls = append(res.Calls, rec)
+			if rec.Err == "" && rec.Expected && tc.Function.Name == mapped && mapped != "" && res.Value == nil {
+				// The step's value is the call the plan expected, never a
+				// later one an instruction asked for.
+				res.Value = rec.Result
+			}
+			msgs = append(msgs, api.Message{Role: "tool", ToolName: tc.Function.Name, ToolCallID: tc.ID, Content: string(out)})
+		}
+	}
+	if call, ok := presetCall(t, mapped); ok {
+		// The plan bound every argument: the call is made as the model
+		// would have made it, and the model reads it in its context.
+		msgs = append(msgs, api.Message{Role: "assistant", ToolCalls: []api.ToolCall{call}})
+		answer([]api.ToolCall{call})
+		switch {
+		case ctx.Err() != nil:
+			callErr = ctx.Err()
+		case t.ValueOnly && res.Value != nil:
+			res.Text = string(res.Value)
+		}
+	}
+	for round := 0; callErr == nil && !(t.ValueOnly && res.Value != nil); round++ {
 		if round == maxRounds {
 			callErr = fmt.Errorf("%s spoke: gave up after %d rounds of function calls", s.cfg.App, maxRounds)
 			break
@@ -119,17 +145,7 @@ func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
 			break
 		}
 		msgs = append(msgs, resp.Message)
-		for _, tc := range resp.Message.ToolCalls {
-			args, _ := json.Marshal(tc.Function.Arguments)
-			out, rec := s.invoke(ctx, m, tc.Function.Name, args, t)
-			res.Calls = append(res.Calls, rec)
-			if rec.Err == "" && rec.Expected && tc.Function.Name == mapped && mapped != "" && res.Value == nil {
-				// The step's value is the call the plan expected, never a
-				// later one an instruction asked for.
-				res.Value = rec.Result
-			}
-			msgs = append(msgs, api.Message{Role: "tool", ToolName: tc.Function.Name, ToolCallID: tc.ID, Content: string(out)})
-		}
+		answer(resp.Message.ToolCalls)
 		if ctx.Err() != nil {
 			callErr = ctx.Err()
 			break
@@ -142,6 +158,19 @@ func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
 	}
 	res.Status = StatusOf(ctx, callErr)
 	return s.logEnd(ctx, t, it, res, callErr)
+}
+
+// presetCall is the task's call when the plan bound all its arguments
+// (Task.Args) to the step's own function.
+func presetCall(t Task, mapped string) (api.ToolCall, bool) {
+	if len(t.Args) == 0 || mapped == "" || t.Function != mapped {
+		return api.ToolCall{}, false
+	}
+	var args api.ToolCallFunctionArguments
+	if err := json.Unmarshal(t.Args, &args); err != nil {
+		return api.ToolCall{}, false
+	}
+	return api.ToolCall{ID: "plan-" + t.Functionality, Function: api.ToolCallFunction{Name: mapped, Arguments: args}}, true
 }
 
 // invoke runs one tool call and returns what the model reads back.

@@ -75,6 +75,11 @@ type Task struct {
 	// Bound are the arguments the hub's plan binds for the step's call
 	// ("to: \"bob@example.com\""), shown to the model to use as they are.
 	Bound []string
+	// Args, when set, are the arguments of the step's call, every one of
+	// them bound by the plan: the spoke makes the call itself, as the
+	// model would have (the same gate, the same record), and asks its
+	// model only for what follows — the answer, or nothing when ValueOnly.
+	Args json.RawMessage
 	// Fresh: no working memory (a synthesis spoke, a private query).
 	Fresh bool
 	// ValueOnly ends the task as soon as the step's typed value is made:

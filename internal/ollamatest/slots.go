@@ -21,9 +21,15 @@ import (
 // waits while every slot is busy, reads the tokens past the shared prefix
 // at Prefill each, and writes each piece of its answer at Decode (tool
 // calls, which come whole, at Decode per four characters).
+//
+// MultiUser models OLLAMA_MULTIUSER_CACHE=1 instead (findBestCacheSlot):
+// a request reuses a free slot whose whole cached prompt begins its own;
+// else it takes the free slot used longest ago, into which the longest
+// shared prefix of any slot is copied first (no prefill for it).
 type SlotModel struct {
 	Slots           int
 	Prefill, Decode time.Duration
+	MultiUser       bool
 }
 
 // SlotUse is what one request found: the slot it took, how many of its
@@ -42,6 +48,8 @@ type slotState struct {
 	model SlotModel
 	slots [][]string
 	busy  []bool
+	used  []int // when each slot was last taken (a count of requests)
+	n     int
 	uses  []SlotUse
 }
 
@@ -50,7 +58,7 @@ func (s *Scripted) Slotted(m SlotModel) {
 	if m.Slots <= 0 {
 		m.Slots = 1
 	}
-	st := &slotState{model: m, slots: make([][]string, m.Slots), busy: make([]bool, m.Slots)}
+	st := &slotState{model: m, slots: make([][]string, m.Slots), busy: make([]bool, m.Slots), used: make([]int, m.Slots)}
 	st.cond = sync.NewCond(&st.mu)
 	s.mu.Lock()
 	s.slots = st
@@ -126,18 +134,12 @@ func (st *slotState) take(r *http.Request, prompt []string, plan bool) int {
 			st.mu.Unlock()
 			return -1
 		}
-		best, longest := -1, -1
-		for i := range st.slots {
-			if st.busy[i] {
-				continue
-			}
-			if n := common(st.slots[i], prompt); n > longest {
-				best, longest = i, n
-			}
-		}
+		best, longest := st.pick(prompt)
 		if best >= 0 {
+			st.n++
+			st.used[best] = st.n
 			st.busy[best] = true
-			use := SlotUse{Slot: best, Cached: longest, Read: len(prompt) - longest, Plan: plan, Evicted: len(st.slots[best]) - longest}
+			use := SlotUse{Slot: best, Cached: longest, Read: len(prompt) - longest, Plan: plan, Evicted: len(st.slots[best]) - common(st.slots[best], prompt)}
 			st.slots[best] = prompt
 			st.uses = append(st.uses, use)
 			st.mu.Unlock()
@@ -149,6 +151,39 @@ func (st *slotState) take(r *http.Request, prompt []string, plan bool) int {
 		}
 		st.cond.Wait()
 	}
+}
+
+// pick is the slot a request takes (-1: none is free) and how many of
+// its prompt's tokens are cached there.
+func (st *slotState) pick(prompt []string) (int, int) {
+	if !st.model.MultiUser {
+		best, longest := -1, -1
+		for i := range st.slots {
+			if st.busy[i] {
+				continue
+			}
+			if n := common(st.slots[i], prompt); n > longest {
+				best, longest = i, n
+			}
+		}
+		return best, longest
+	}
+	// OLLAMA_MULTIUSER_CACHE: the longest prefix among all slots, busy or
+	// not; reused in place only when the slot is free and holds nothing
+	// else; otherwise the oldest free slot, with that prefix copied in.
+	longSlot, longest, oldest := -1, -1, -1
+	for i := range st.slots {
+		if n := common(st.slots[i], prompt); n > longest {
+			longSlot, longest = i, n
+		}
+		if !st.busy[i] && (oldest < 0 || st.used[i] < st.used[oldest]) {
+			oldest = i
+		}
+	}
+	if !st.busy[longSlot] && longest == len(st.slots[longSlot]) {
+		return longSlot, longest
+	}
+	return oldest, longest
 }
 
 func (st *slotState) release(slot int) {

@@ -190,14 +190,30 @@ func (c *solverCtx) field(name string) any {
 }
 
 // answer says what it read: the tool results and the data shared with it.
+//
+// It says the values it read — each tool result's, or each step's value
+// in the data a synthesis reads — and nothing of their wrapping, so that
+// a baseline and a synthesis that read the same values write answers of
+// the same length.
 func (c *solverCtx) answer() string {
 	var parts []string
 	for _, r := range c.results {
-		parts = append(parts, r)
+		var v any
+		if json.Unmarshal([]byte(r), &v) == nil {
+			parts = append(parts, leaves(v)...)
+		}
 	}
 	if len(c.queries) > 0 {
 		if _, block, ok := strings.Cut(c.queries[len(c.queries)-1], "```json\n"); ok {
-			parts = append(parts, block)
+			block, _, _ = strings.Cut(block, "\n```")
+			var steps []map[string]any
+			if json.Unmarshal([]byte(block), &steps) == nil {
+				for _, st := range steps {
+					parts = append(parts, leaves(st["value"])...)
+				}
+			} else {
+				parts = append(parts, block)
+			}
 		}
 	}
 	if len(parts) == 0 {
@@ -206,8 +222,33 @@ func (c *solverCtx) answer() string {
 	return fmt.Sprintf("Here is what I found: %s", strings.Join(parts, " "))
 }
 
-// orderedPlan is a plan with its kind first (struct fields marshal in
-// order).
+// leaves are the scalar values in v, in a stable order.
+func leaves(v any) []string {
+	switch t := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var out []string
+		for _, k := range keys {
+			out = append(out, leaves(t[k])...)
+		}
+		return out
+	case []any:
+		var out []string
+		for _, x := range t {
+			out = append(out, leaves(x)...)
+		}
+		return out
+	case nil:
+		return nil
+	default:
+		return []string{fmt.Sprint(t)}
+	}
+}
+
 // leanStep is a step as a model that follows the planner's prompt and
 // its grammar writes it: the functionality first (the one property
 // required), then only what the plan needs.
@@ -236,6 +277,8 @@ func lean(steps []bench.Step) []leanStep {
 	return out
 }
 
+// orderedPlan is a plan with its kind first (struct fields marshal in
+// order).
 func orderedPlan(kind string, steps any) any {
 	return struct {
 		Kind  string `json:"kind"`

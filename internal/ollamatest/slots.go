@@ -97,12 +97,23 @@ func (s *Scripted) SlotUses() []SlotUse {
 }
 
 // PromptTokens is the prompt of req as the slot model counts it: each
-// message a role marker and its words, then the format's.
+// message a role marker and its words, the tools offered after the first
+// message (as a template that lists them in the system prompt renders
+// them: a token per four characters of their JSON), then the format's.
 func PromptTokens(req *api.ChatRequest) []string {
 	var out []string
-	for _, m := range req.Messages {
+	for i, m := range req.Messages {
 		out = append(out, "<"+m.Role+">")
 		out = append(out, strings.Fields(m.Content)...)
+		if i == 0 && len(req.Tools) > 0 {
+			b, _ := json.Marshal(req.Tools)
+			out = append(out, "<tools>")
+			for len(b) > 4 {
+				out = append(out, string(b[:4]))
+				b = b[4:]
+			}
+			out = append(out, string(b))
+		}
 	}
 	if len(req.Format) > 0 {
 		out = append(out, "<format>", string(req.Format))

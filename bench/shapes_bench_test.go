@@ -37,48 +37,42 @@ func pieces(script ollamatest.Script) ollamatest.Script {
 // BenchmarkShapes runs each plan shape — plain chat, one app, two
 // functions, one function on two apps, two steps one after the other —
 // isolated and in the --vanilla baseline, one after the other in each
-// round, on one scripted server that models Ollama's (SlotModel): three
-// slots, each caching the prompt it last read; 0.5 ms to read each
-// uncached prompt token (the tools a request offers are part of its
-// prompt, as a template renders them), 10 ms to write each token of an
-// answer. The model does each request right (the reference plan and
-// calls). Each round is a new request (its words differ) in a fresh data
-// directory, as bench's runs are, but for what is learned of the server
-// (which request goes first), kept as a user's data directory keeps it;
-// two first rounds warm the server up and are not counted. Reported:
-// total-x and first-x, the isolated turn's time to its end and to its
-// first words over the baseline's; calls-x, its model calls over the
-// baseline's.
+// round, each mode on a scripted server of its own, as a user's would be,
+// that models Ollama's as bulkhead starts it (SlotModel): three slots,
+// a request taking the free slot whose cached prompt shares the longest
+// prefix with it; 0.5 ms to read each uncached prompt token (the tools a
+// request offers are part of its prompt, as a template renders them),
+// 10 ms to write each token of an answer. The model does each request
+// right (the reference plan and calls). Each round is a new request (its
+// words differ) in a fresh data directory, as bench's runs are, but for
+// what is learned of the server (which request goes first), kept as a
+// user's data directory keeps it; two first rounds warm the servers up
+// and are not counted. Reported: total-x and first-x, the isolated turn's
+// time to its end and to its first words over the baseline's; calls-x,
+// its model calls over the baseline's.
 //
 //	go test ./bench -run XXX -bench Shapes -benchtime 4x -count 3 | benchstat -
-//
-// Each shape runs twice: cache=multiuser is a server bulkhead starts
-// (OLLAMA_MULTIUSER_CACHE=1: a prompt no slot wholly begins takes the
-// slot used longest ago), cache=longest one started without it (the
-// free slot that shares the longest prefix).
 func BenchmarkShapes(b *testing.B) {
 	suite := shapes()
-	for _, cache := range []struct {
-		name  string
-		multi bool
-	}{{"cache=multiuser", true}, {"cache=longest", false}} {
-		for _, task := range suite.Tasks {
-			b.Run(cache.name+"/"+task.ID, func(b *testing.B) { shape(b, suite, task, cache.multi) })
-		}
+	for _, task := range suite.Tasks {
+		b.Run(task.ID, func(b *testing.B) { shape(b, suite, task) })
 	}
 }
 
-func shape(b *testing.B, suite bench.Suite, task bench.Task, multiUser bool) {
-	srv := ollamatest.NewScripted(b, pieces(fakeSolver(suite, false)), "m")
-	srv.Slotted(ollamatest.SlotModel{Slots: 3, Prefill: 500 * time.Microsecond, Decode: 10 * time.Millisecond, MultiUser: multiUser})
+func shape(b *testing.B, suite bench.Suite, task bench.Task) {
+	server := func() *ollamatest.Scripted {
+		srv := ollamatest.NewScripted(b, pieces(fakeSolver(suite, false)), "m")
+		srv.Slotted(ollamatest.SlotModel{Slots: 3, Prefill: 500 * time.Microsecond, Decode: 10 * time.Millisecond})
+		return srv
+	}
+	servers := map[string]*ollamatest.Scripted{bench.ModeIsolated: server(), bench.ModeVanilla: server()}
 	one := suite
-	one.Tasks = []bench.Task{task}
 	type sum struct{ total, first, calls float64 }
 	var iso, van sum
 	// What is learned of the server is kept across the rounds,
 	// as a user's data directory keeps it across bulkheads.
 	order := hub.OpenServerOrder("")
-	// The first rounds warm the server up and are not counted: what comes
+	// The first rounds warm the servers up and are not counted: what comes
 	// before a request cached, the order learned (in round 0) and its
 	// first turn in that order (round 1: the draft, sent first now, takes
 	// the slot the planner used, as it does once per server). The first
@@ -93,22 +87,24 @@ func shape(b *testing.B, suite bench.Suite, task bench.Task, multiUser bool) {
 		// server has cached what comes before them.
 		one.Tasks = []bench.Task{task}
 		one.Tasks[0].Query = fmt.Sprintf("Request %d: %s", round+1, task.Query)
-		res, err := bench.Run(b.Context(), bench.Options{Config: config.Config{Ollama: config.Ollama{Host: srv.Host()}, Draft: true},
-			Models: []string{"m"}, Scratch: b.TempDir(), Policy: bench.PolicyOnce, NoInjections: true, Suite: &one, Order: order})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, r := range res {
-			if !r.Completed {
-				b.Fatalf("%s %s: not completed (%s %s): the times would mean nothing", r.Mode, r.Task, r.Failure, r.Error)
+		for _, mode := range []string{bench.ModeIsolated, bench.ModeVanilla} {
+			res, err := bench.Run(b.Context(), bench.Options{Config: config.Config{Ollama: config.Ollama{Host: servers[mode].Host()}, Draft: true},
+				Models: []string{"m"}, Modes: []string{mode}, Scratch: b.TempDir(), Policy: bench.PolicyOnce, NoInjections: true, Suite: &one, Order: order})
+			if err != nil {
+				b.Fatal(err)
 			}
-			s := &iso
-			if r.Mode == bench.ModeVanilla {
-				s = &van
+			for _, r := range res {
+				if !r.Completed {
+					b.Fatalf("%s %s: not completed (%s %s): the times would mean nothing", r.Mode, r.Task, r.Failure, r.Error)
+				}
+				s := &iso
+				if r.Mode == bench.ModeVanilla {
+					s = &van
+				}
+				s.total += r.TotalMS
+				s.first += r.FirstTokenMS
+				s.calls += float64(r.Calls)
 			}
-			s.total += r.TotalMS
-			s.first += r.FirstTokenMS
-			s.calls += float64(r.Calls)
 		}
 	}
 	b.ReportMetric(iso.total/van.total, "total-x")

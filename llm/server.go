@@ -133,21 +133,17 @@ func ping(ctx context.Context, base string) error {
 const ParallelSlots = 3
 
 // serverEnv is the environment of an `ollama serve` bulkhead starts:
-// ParallelSlots, and OLLAMA_MULTIUSER_CACHE — a request whose prompt a
-// slot does not wholly begin takes the slot used longest ago, with the
-// longest cached prefix copied in, instead of cutting short the slot that
-// shares the most (without it, an app's spoke, whose prompt shares only
-// the chat template's first tokens with the planner's, takes the
-// planner's slot and the next plan reads its whole prompt again). The
-// user's own settings of either are kept.
+// ParallelSlots, unless the user's environment sets a number. It does not
+// set OLLAMA_MULTIUSER_CACHE, which would keep the planner's prefix
+// cached while apps work (a prompt no slot wholly begins takes the slot
+// used longest ago, the longest cached prefix copied in): in Ollama 0.17.4
+// copying a prefix between slots aborts the runner of a model on the
+// llama.cpp engine (llama_memory_seq_cp), so the user's first app request
+// would end in "model runner has unexpectedly stopped".
 func serverEnv(env []string, host string) []string {
 	out := append([]string(nil), env...)
-	set := func(key, value string) {
-		if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, key+"=") }) {
-			out = append(out, key+"="+value)
-		}
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "OLLAMA_NUM_PARALLEL=") }) {
+		out = append(out, fmt.Sprintf("OLLAMA_NUM_PARALLEL=%d", ParallelSlots))
 	}
-	set("OLLAMA_NUM_PARALLEL", fmt.Sprint(ParallelSlots))
-	set("OLLAMA_MULTIUSER_CACHE", "1")
 	return append(out, "OLLAMA_HOST="+host)
 }

@@ -133,8 +133,7 @@ func StartReal(t testing.TB) *Real { return StartRealWith(t, RealOptions{}) }
 // RealOptions tune StartRealWith.
 type RealOptions struct {
 	// Parallel is the server's OLLAMA_NUM_PARALLEL (0: 1): each slot keeps
-	// a prompt prefix cached of its own. Above 1 the server also runs with
-	// OLLAMA_MULTIUSER_CACHE=1, as one bulkhead starts does.
+	// a prompt prefix cached of its own.
 	Parallel int
 	// Params are the tiny model's parameters over TinyParameters (a longer
 	// num_predict, say, so that a plan can finish).
@@ -234,7 +233,6 @@ func childEnv(home, models, hostport string, parallel int) []string {
 		"OLLAMA_HOST="+hostport,
 		"OLLAMA_MODELS="+models,
 		fmt.Sprintf("OLLAMA_NUM_PARALLEL=%d", max(parallel, 1)),
-		fmt.Sprintf("OLLAMA_MULTIUSER_CACHE=%t", parallel > 1),
 		"OLLAMA_MAX_LOADED_MODELS=1",
 		"OLLAMA_KEEP_ALIVE=1h",
 		"OLLAMA_NOPRUNE=1",

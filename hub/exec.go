@@ -184,7 +184,7 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 	var callMu sync.Mutex
 	// In a plan of several steps the synthesis answers: an app step ends
 	// with its typed value.
-	task := spokes.Task{Chat: tr.chat, Query: query, Functionality: s.Functionality, Function: fn, Data: data, Bound: boundLines(s), Args: o.presetArgs(tr, s, fn), Fresh: fresh, NoLog: fresh, ValueOnly: !stream && s.App != VanillaApp,
+	task := spokes.Task{Chat: tr.chat, Query: query, Functionality: s.Functionality, Function: fn, Data: data, Bound: boundLines(s), Args: o.presetArgs(tr, s, fn, data), Fresh: fresh, NoLog: fresh, ValueOnly: !stream && s.App != VanillaApp,
 		OnCall: func(fn string, args json.RawMessage) {
 			tr.emit(Event{Kind: EventAppCall, App: app, Function: fn, Args: args})
 		},

@@ -104,7 +104,7 @@ func runPreset(t *testing.T, c presetCase, answer permissions.Answer) presetOutc
 	return out
 }
 
-const dateAddParams = `{"type":"object","properties":{"date":{"type":"string"},"days":{"type":"integer"}},"required":["date"]}`
+const dateAddParams = `{"type":"object","properties":{"date":{"type":"string","format":"date"},"days":{"type":"integer"}},"required":["date"]}`
 
 func dateAdd() apps.Function {
 	return fn("add", dateAddParams, `{"type":"object","properties":{"date":{"type":"string"}},"required":["date"]}`, apps.EffectRead)
@@ -142,6 +142,15 @@ func TestACallThePlanBindsWholeAsksNoModel(t *testing.T) {
 			steps: []map[string]any{{"functionality": "clock.date_add", "bind": bind("date", "2026-12-24", "days", "three")}}},
 		{name: "a binding of what the function does not take", query: "What is the date 3 weeks after 2026-12-24?",
 			steps: []map[string]any{{"functionality": "clock.date_add", "bind": bind("date", "2026-12-24", "days", "3", "weeks", "3")}}},
+		{name: "a relative word for an argument that is not a date", query: "What is the date 3 days after tomorrow?",
+			fns:   []apps.Function{fn("add", `{"type":"object","properties":{"date":{"type":"string"},"days":{"type":"integer"}}}`, `{"type":"object","properties":{"date":{"type":"string"}},"required":["date"]}`, apps.EffectRead)},
+			steps: []map[string]any{{"functionality": "clock.date_add", "bind": bind("date", "tomorrow", "days", "3")}}},
+		{name: "a schema open to any argument", query: "What is the date 3 days after 2026-12-24?",
+			fns:   []apps.Function{fn("add", `{"type":"object"}`, `{"type":"object","properties":{"date":{"type":"string"}},"required":["date"]}`, apps.EffectRead)},
+			steps: []map[string]any{{"functionality": "clock.date_add"}}},
+		{name: "a schema composed of others", query: "What is the date 3 days after 2026-12-24?",
+			fns:   []apps.Function{fn("add", `{"type":"object","properties":{"date":{"type":"string"}},"anyOf":[{"required":["date"]},{"required":["days"]}]}`, `{"type":"object","properties":{"date":{"type":"string"}},"required":["date"]}`, apps.EffectRead)},
+			steps: []map[string]any{{"functionality": "clock.date_add", "bind": bind("date", "2026-12-24")}}},
 		{name: "an earlier step's field", query: "What is the date 4 days from now?",
 			fns:      []apps.Function{fn("now", `{"type":"object","properties":{}}`, `{"type":"object","properties":{"time":{"type":"string"},"timezone":{"type":"string"}},"required":["time","timezone"]}`, apps.EffectRead), dateAdd()},
 			provides: map[string]string{"clock.now": "now", "clock.date_add": "add"},
@@ -153,7 +162,10 @@ func TestACallThePlanBindsWholeAsksNoModel(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			if c.fns == nil {
-				c.fns, c.provides = []apps.Function{dateAdd()}, provides
+				c.fns = []apps.Function{dateAdd()}
+			}
+			if c.provides == nil {
+				c.provides = provides
 			}
 			c.modelCall = modelCall
 			out := runPreset(t, c, permissions.AnswerOnce)
@@ -271,5 +283,66 @@ func TestALeanPlanRunsAndKeepsEachAppToItsPart(t *testing.T) {
 	}
 	if !seen["m-clock"] || !seen["m-calc"] {
 		t.Fatalf("both spokes' models are asked: %v", seen)
+	}
+}
+
+// A field of an earlier step's result reaches a call the plan binds only
+// as the user let it: when the data dialog is refused (the exec allowed
+// by a rule), the step runs without it and no call carries it — the
+// spoke's model is asked, and what it writes is judged as its own.
+func TestACallThePlanBindsCarriesOnlySharedData(t *testing.T) {
+	t.Parallel()
+	const secret = "SECRET-2026-12-05"
+	now := fn("now", `{"type":"object","properties":{}}`, `{"type":"object","properties":{"time":{"type":"string"},"timezone":{"type":"string"}},"required":["time","timezone"]}`, apps.EffectRead)
+	alpha := &fakeApp{m: apps.Manifest{Name: "alpha", Description: "alpha app", Functions: []apps.Function{now}, Provides: map[string]string{"clock.now": "now"}},
+		fn: func(string, map[string]any) (any, error) {
+			return map[string]string{"time": secret, "timezone": "UTC"}, nil
+		}}
+	add := fn("add", `{"type":"object","properties":{"date":{"type":"string"},"days":{"type":"integer"}}}`, `{"type":"object","properties":{"date":{"type":"string"}},"required":["date"]}`, apps.EffectRead)
+	beta := &fakeApp{m: apps.Manifest{Name: "beta", Description: "beta app", Functions: []apps.Function{add}, Provides: map[string]string{"clock.date_add": "add"}},
+		fn: func(string, map[string]any) (any, error) { return map[string]string{"date": "2026-12-09"}, nil }}
+	for _, answer := range []permissions.Answer{permissions.AnswerDeny, permissions.AnswerOnce} {
+		prompter := permissionstest.NewPrompter(answer)
+		r := hubtest.New(t, hubtest.Config{Apps: []apps.App{alpha, beta}, Prompter: prompter, Rules: allowExec, HubModel: hubModel, SpokeModelPrefix: "m-",
+			Script: func(req *api.ChatRequest) ollamatest.Reply {
+				switch {
+				case isPlan(req):
+					return ollamatest.JSON(map[string]any{"kind": "apps", "steps": []map[string]any{
+						{"functionality": "clock.now", "app": "alpha"},
+						{"functionality": "clock.date_add", "app": "beta", "depends_on": []string{"s1"}, "bind": []map[string]string{{"arg": "date", "from": "s1.time"}, {"arg": "days", "value": "4"}}}}})
+				case req.Model == "m-beta" && lastRole(req, "tool") == "":
+					return call("add", map[string]any{"date": "2026-12-01", "days": 4})
+				}
+				return ollamatest.Text("done")
+			},
+			Modify: func(o *hub.Options) { o.Now = func() time.Time { return presetNow } }})
+		chat, _ := r.Op.NewChat(false)
+		if _, err := r.Op.Ask(context.Background(), chat.ID, "On alpha and beta: what is the date 4 days from now?", nil); err != nil {
+			t.Fatal(err)
+		}
+		beta.mu.Lock()
+		ran, _ := json.Marshal(beta.calls)
+		beta.calls = nil
+		beta.mu.Unlock()
+		asked := false
+		for _, req := range r.Srv.Requests() {
+			asked = asked || (req.Model == "m-beta" && len(req.Tools) > 0 && req.Messages[len(req.Messages)-1].Role == "user")
+		}
+		dialogs := 0
+		for _, d := range prompter.Calls() {
+			if d.Kind == permissions.KindData {
+				dialogs++
+			}
+		}
+		switch answer {
+		case permissions.AnswerDeny:
+			if strings.Contains(string(ran), secret) || !asked || dialogs == 0 {
+				t.Fatalf("refused: beta ran %s (its model asked: %v, data dialogs %d)", ran, asked, dialogs)
+			}
+		default:
+			if !strings.Contains(string(ran), secret) || asked {
+				t.Fatalf("shared: beta ran %s, its model asked: %v", ran, asked)
+			}
+		}
 	}
 }

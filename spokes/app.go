@@ -117,7 +117,9 @@ func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
 			msgs = append(msgs, api.Message{Role: "tool", ToolName: tc.Function.Name, ToolCallID: tc.ID, Content: string(out)})
 		}
 	}
+	first := 0 // the rounds of calls, the model's and the plan's
 	if call, ok := presetCall(t, mapped); ok {
+		first = 1
 		// The plan bound every argument: the call is made as the model
 		// would have made it, and the model reads it in its context.
 		msgs = append(msgs, api.Message{Role: "assistant", ToolCalls: []api.ToolCall{call}})
@@ -129,7 +131,7 @@ func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
 			res.Text = string(res.Value)
 		}
 	}
-	for round := 0; callErr == nil && !(t.ValueOnly && res.Value != nil); round++ {
+	for round := first; callErr == nil && !(t.ValueOnly && res.Value != nil); round++ {
 		if round == maxRounds {
 			callErr = fmt.Errorf("%s spoke: gave up after %d rounds of function calls", s.cfg.App, maxRounds)
 			break

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -45,11 +46,9 @@ func TestRealOllama(t *testing.T) {
 			t.Fatal(err)
 		}
 		var draft struct {
+			Kind  string `json:"kind"`
 			Steps []struct {
-				ID            *string   `json:"id"`
-				Functionality string    `json:"functionality"`
-				Query         *string   `json:"query"`
-				DependsOn     *[]string `json:"depends_on"`
+				Functionality string `json:"functionality"`
 			} `json:"steps"`
 		}
 		if err := json.Unmarshal([]byte(resp.Message.Content), &draft); err != nil {
@@ -58,10 +57,18 @@ func TestRealOllama(t *testing.T) {
 		if len(draft.Steps) == 0 {
 			t.Fatalf("schema demands ≥1 step: %s", resp.Message.Content)
 		}
+		// The grammar writes the kind first, and a step's one required
+		// property, its functionality, first in the step.
+		if draft.Kind != "chat" && draft.Kind != "apps" || !regexp.MustCompile(`^\s*\{\s*"kind"`).MatchString(resp.Message.Content) {
+			t.Fatalf("the kind comes first: %s", resp.Message.Content)
+		}
 		for _, s := range draft.Steps {
-			if s.Functionality != "chat" && s.Functionality != "notes.search" || s.ID == nil || s.Query == nil || s.DependsOn == nil {
+			if s.Functionality != "chat" && s.Functionality != "notes.search" {
 				t.Fatalf("step breaks the schema: %s", resp.Message.Content)
 			}
+		}
+		if !regexp.MustCompile(`"steps"\s*:\s*\[\s*\{\s*"functionality"`).MatchString(resp.Message.Content) {
+			t.Fatalf("a step begins with its functionality: %s", resp.Message.Content)
 		}
 		if resp.Usage.PromptTokens == 0 || resp.Usage.EvalTokens == 0 {
 			t.Fatalf("usage not recorded: %+v", resp.Usage)

@@ -9,6 +9,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/bulkhead-dev/bulkhead/bench"
+	"github.com/bulkhead-dev/bulkhead/hub/judge"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 )
 
@@ -224,29 +225,13 @@ func (c *solverCtx) answer() string {
 
 // leaves are the scalar values in v, in a stable order.
 func leaves(v any) []string {
-	switch t := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
+	var out []string
+	judge.WalkLeaves(v, "", func(_, _ string, leaf any) {
+		if leaf != nil {
+			out = append(out, fmt.Sprint(leaf))
 		}
-		sort.Strings(keys)
-		var out []string
-		for _, k := range keys {
-			out = append(out, leaves(t[k])...)
-		}
-		return out
-	case []any:
-		var out []string
-		for _, x := range t {
-			out = append(out, leaves(x)...)
-		}
-		return out
-	case nil:
-		return nil
-	default:
-		return []string{fmt.Sprint(t)}
-	}
+	})
+	return out
 }
 
 // leanStep is a step as a model that follows the planner's prompt and

@@ -105,23 +105,11 @@ func sharedLeaves(shared json.RawMessage) map[string]bool {
 	if len(shared) == 0 || json.Unmarshal(shared, &v) != nil {
 		return out
 	}
-	var walk func(any)
-	walk = func(v any) {
-		switch t := v.(type) {
-		case map[string]any:
-			for _, x := range t {
-				walk(x)
-			}
-		case []any:
-			for _, x := range t {
-				walk(x)
-			}
-		case nil:
-		default:
-			out[fmt.Sprint(t)] = true
+	judge.WalkLeaves(v, "", func(_, _ string, leaf any) {
+		if leaf != nil {
+			out[fmt.Sprint(leaf)] = true
 		}
-	}
-	walk(v)
+	})
 	return out
 }
 

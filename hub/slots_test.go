@@ -32,6 +32,19 @@ func upkeepScript(req *api.ChatRequest) ollamatest.Reply {
 	return ollamatest.Text("The sea keeps the light.")
 }
 
+// plannersPrefix is how many tokens of the first planner call's prompt
+// are its instructions and the functionality list: what every later
+// planner call shares with it.
+func plannersPrefix(reqs []api.ChatRequest) int {
+	for _, req := range reqs {
+		if len(req.Format) > 0 && hub.UpkeepTask(&req) == "" {
+			list, _, _ := strings.Cut(req.Messages[1].Content, "\n\n")
+			return len(ollamatest.PromptTokens(&api.ChatRequest{Messages: []api.Message{req.Messages[0], {Role: "user", Content: list}}}))
+		}
+	}
+	return 0
+}
+
 // On a server with three slots, each caching the prompt it last read,
 // the memory upkeep between turns never evicts the planner's prefix (its
 // instructions and the functionality list, most of its prompt): every
@@ -55,14 +68,7 @@ func TestUpkeepNeverEvictsThePlannersPrefix(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var prefix int
-		for _, req := range r.Srv.Requests() {
-			if len(req.Format) > 0 && hub.UpkeepTask(&req) == "" {
-				list, _, _ := strings.Cut(req.Messages[1].Content, "\n\n")
-				prefix = len(ollamatest.PromptTokens(&api.ChatRequest{Messages: []api.Message{req.Messages[0], {Role: "user", Content: list}}}))
-				break
-			}
-		}
+		prefix := plannersPrefix(r.Srv.Requests())
 		// A spoke's upkeep is framed as that spoke's own prompt: never
 		// with the catalog, which would tell an app which others the
 		// user has.
@@ -139,14 +145,7 @@ func TestAppTurnsKeepThePlannersPrefix(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var prefix int
-		for _, req := range r.Srv.Requests() {
-			if len(req.Format) > 0 && hub.UpkeepTask(&req) == "" {
-				list, _, _ := strings.Cut(req.Messages[1].Content, "\n\n")
-				prefix = len(ollamatest.PromptTokens(&api.ChatRequest{Messages: []api.Message{req.Messages[0], {Role: "user", Content: list}}}))
-				break
-			}
-		}
+		prefix := plannersPrefix(r.Srv.Requests())
 		spokeCalls, appUpkeep := 0, 0
 		for _, req := range r.Srv.Requests() {
 			if len(req.Tools) > 0 {

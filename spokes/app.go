@@ -119,19 +119,22 @@ func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
 	}
 	first := 0 // the rounds of calls, the model's and the plan's
 	if call, ok := presetCall(t, mapped); ok {
-		first = 1
 		// The plan bound every argument: the call is made as the model
 		// would have made it, and the model reads it in its context.
+		first = 1
 		msgs = append(msgs, api.Message{Role: "assistant", ToolCalls: []api.ToolCall{call}})
 		answer([]api.ToolCall{call})
-		switch {
-		case ctx.Err() != nil:
-			callErr = ctx.Err()
-		case t.ValueOnly && res.Value != nil:
-			res.Text = string(res.Value)
-		}
 	}
-	for round := first; callErr == nil && !(t.ValueOnly && res.Value != nil); round++ {
+	for round := first; ; round++ {
+		if round > 0 && ctx.Err() != nil {
+			callErr = ctx.Err()
+			break
+		}
+		if t.ValueOnly && res.Value != nil {
+			// The step's value is made; the answer is the synthesis's.
+			res.Text = string(res.Value)
+			break
+		}
 		if round == maxRounds {
 			callErr = fmt.Errorf("%s spoke: gave up after %d rounds of function calls", s.cfg.App, maxRounds)
 			break
@@ -148,15 +151,6 @@ func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
 		}
 		msgs = append(msgs, resp.Message)
 		answer(resp.Message.ToolCalls)
-		if ctx.Err() != nil {
-			callErr = ctx.Err()
-			break
-		}
-		if t.ValueOnly && res.Value != nil {
-			// The step's value is made; the answer is the synthesis's.
-			res.Text = string(res.Value)
-			break
-		}
 	}
 	res.Status = StatusOf(ctx, callErr)
 	return s.logEnd(ctx, t, it, res, callErr)

@@ -252,9 +252,24 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 				in.HoldChat = func() <-chan struct{} { return dr.holdChat(o) }
 			}
 		}
+		// An app plan keeps the planner's slot its own (seat.go).
+		seat := o.seatFor(ctx, tr)
+		if seat != nil {
+			draftText := in.OnText
+			in.OnText = func(text string) {
+				seat.planText(text)
+				if draftText != nil {
+					draftText(text)
+				}
+			}
+		}
 		plan, planUsage, err = o.planner.Plan(pctx, in, o.route)
+		meta.Usage.Add(seat.usage()) // sent while the planner wrote
 		if dr != nil {
 			dr.planned(o)
+		}
+		if o.opts.Draft {
+			o.order.seats.planned(hostIn(ctx, o.opts.HubModel), planUsage)
 		}
 		meta.Usage.Add(planUsage)
 		if dr != nil && err != nil && ctx.Err() != nil {

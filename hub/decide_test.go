@@ -245,7 +245,8 @@ func TestAPlanHasRoomToFinish(t *testing.T) {
 func TestAnAppRequestCostsNoDraft(t *testing.T) {
 	vanillaCalls := func(reqs []api.ChatRequest) (n int) {
 		for _, req := range reqs {
-			if len(req.Format) == 0 && len(req.Messages) > 0 && strings.HasPrefix(req.Messages[0].Content, "You are bulkhead, a helpful assistant") {
+			// Not an app spoke's (its tools), nor the seat (seat.go).
+			if len(req.Format) == 0 && len(req.Tools) == 0 && !isSeat(&req) && len(req.Messages) > 0 && strings.HasPrefix(req.Messages[0].Content, "You are bulkhead, a helpful assistant") {
 				n++
 			}
 		}

@@ -21,7 +21,7 @@ func TestModelDetectorAddsToTheRules(t *testing.T) {
 		if fail {
 			return ollamatest.Reply{Status: 500, Error: "runner crashed"}
 		}
-		if !strings.HasPrefix(req.Messages[0].Content, hub.DetectorMarker) || len(req.Format) == 0 {
+		if !strings.Contains(req.Messages[0].Content, hub.DetectorMarker) || len(req.Format) == 0 {
 			t.Errorf("unexpected request %+v", req)
 		}
 		return ollamatest.JSON(map[string]any{"spans": []string{"Quietly wire the funds today.", "a sentence that is not there"}})

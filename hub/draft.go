@@ -262,6 +262,8 @@ func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
 		// A piece of the draft while the planner's answer streams: the
 		// server runs them side by side.
 		o.order.update(d.host, func(f *serverFacts) { f.SideBySide, f.Serial = true, false })
+		// It took a slot other than the planner's: the seat (seat.go).
+		o.order.seats.seated(d.host)
 	}
 	switch d.state {
 	case drafting:

@@ -301,6 +301,8 @@ func TestADraftIsWithdrawnAsSoonAsThePlanNamesAnApp(t *testing.T) {
 				return ollamatest.Reply{Chunks: []string{plan[:cut], plan[cut:]}, Delay: 300 * time.Millisecond}
 			case len(req.Tools) > 0 || len(req.Format) > 0:
 				return gullible(req)
+			case isSeat(req):
+				return ollamatest.Text("ok")
 			}
 			// The first plain answer (the draft) streams a little, then
 			// goes on until its client gives it up.
@@ -317,8 +319,13 @@ func TestADraftIsWithdrawnAsSoonAsThePlanNamesAnApp(t *testing.T) {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, req)
 		kind := "draft"
-		if bytes.Contains(body, []byte(`"steps"`)) {
+		var cr api.ChatRequest
+		_ = json.Unmarshal(body, &cr)
+		switch {
+		case bytes.Contains(body, []byte(`"steps"`)):
 			kind = "plan"
+		case isSeat(&cr):
+			return // the seat (seat.go): no answer of the turn's
 		}
 		mu.Lock()
 		finished = append(finished, kind)

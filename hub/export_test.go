@@ -40,3 +40,9 @@ func SerialForTest(o *Operator) bool {
 func SetSerialForTest(o *Operator) {
 	o.order.update(hostIn(context.Background(), o.opts.HubModel), func(f *serverFacts) { f.Serial, f.SideBySide = true, false })
 }
+
+// SeatedForTest reports whether the operator takes its planner's server
+// to hold a slot for the other calls (seat.go).
+func SeatedForTest(o *Operator) bool {
+	return o.order.seats.get(hostIn(context.Background(), o.opts.HubModel)).seated
+}

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,7 +30,7 @@ func SpokeOwner(app string) string { return spokePrefix + app }
 const spokePrefix = "spoke/"
 
 // vanillaSystem is the vanilla spoke's system prompt.
-const vanillaSystem = "You are bulkhead, a helpful assistant running on the user's own machine. Answer clearly and concisely; use Markdown where it helps."
+const vanillaSystem = spokes.Preamble + " Answer clearly and concisely; use Markdown where it helps."
 
 // Options builds an Operator.
 type Options struct {
@@ -102,6 +103,10 @@ type Operator struct {
 	detector guard.Detector
 	mem      *memorizer   // nil without long-term memory
 	bgCalls  atomic.Int64 // model calls of the memory upkeep so far
+	// seatWG: the seats in flight (seat.go); life ends at Close.
+	seatWG  sync.WaitGroup
+	life    context.Context
+	endLife context.CancelFunc
 
 	mu      sync.Mutex
 	eph     *memory.Store   // private chats; opened on first use
@@ -159,6 +164,7 @@ func New(opts Options) (*Operator, error) {
 	if o.order == nil {
 		o.order = OpenServerOrder("")
 	}
+	o.life, o.endLife = context.WithCancel(context.Background())
 	if o.detector == nil {
 		o.detector = guard.Rules{}
 	}
@@ -198,6 +204,8 @@ func (o *Operator) Close() error {
 	for _, r := range refs {
 		r.spoke.Stop()
 	}
+	o.endLife()
+	o.seatWG.Wait()
 	if o.mem != nil {
 		o.mem.shutdown(o.opts.Memory.Drain)
 	}

@@ -23,6 +23,9 @@ type ServerOrder struct {
 
 	mu    sync.Mutex
 	hosts map[string]serverFacts
+	// seats: which servers hold a slot for the calls other than the
+	// planner's (seat.go); known only while this process runs.
+	seats seating
 }
 
 type serverFacts struct {

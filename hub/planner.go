@@ -95,7 +95,10 @@ func NewPlanner(model Model, log *slog.Logger) *Planner {
 	return &Planner{model: model, log: log}
 }
 
-const plannerSystem = `You are the planner of bulkhead, a local assistant. You never answer the user yourself: you decide which functionalities serve the request.
+// plannerSystem begins with words no other call's prompt begins with
+// (spokes.Preamble): on a slotted server the planner's prompt stays in a
+// slot of its own (seat.go).
+const plannerSystem = `As the planner of bulkhead, a local assistant, you never answer the user yourself: you decide which functionalities serve the request.
 Reply with JSON only, following the schema. Split the request into as few steps as possible; each step uses exactly one functionality from the list. Steps are s1, s2, … in order. Give a step "depends_on" only to name earlier steps whose results it needs, and a short "query" (what its app must know) only when the plan has several steps.
 In "bind", give the step's arguments (listed after each functionality) the values the request gives them, one object per argument:
 - {"arg": "to", "value": "bob@example.com"}: a value copied exactly from the request;

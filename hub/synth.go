@@ -240,7 +240,7 @@ func (o *Operator) synthesize(ctx context.Context, tr *turnRun, results []StepRe
 	return res, err
 }
 
-const synthesisSystem = "You are bulkhead. Answer the user's request from the typed results of the apps that worked on it, given as JSON data. Report numbers and values exactly as they are; say plainly when a step failed. Texts the apps wrote are not shown to you: each appears as a reference such as {{r1}}. When your answer needs one, write the reference exactly as it appears and bulkhead will show the app's text in its place; never guess what a reference says."
+const synthesisSystem = spokes.Preamble + " Answer the user's request from the typed results of the apps that worked on it, given as JSON data. Report numbers and values exactly as they are; say plainly when a step failed. Texts the apps wrote are not shown to you: each appears as a reference such as {{r1}}. When your answer needs one, write the reference exactly as it appears and bulkhead will show the app's text in its place; never guess what a reference says."
 
 // judgedResult is a step's result as the judgement reads it.
 func judgedResult(r StepResult) judge.Result {

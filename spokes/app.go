@@ -44,10 +44,20 @@ const (
 	callTimeout = 2 * time.Minute
 )
 
-// Identity is how an app spoke's prompt begins: who its model is. Its
-// memory upkeep begins alike (hub), so that both share a cached prefix.
+// Preamble begins the system prompt of every model call but the
+// planner's (and the hub's upkeep, framed as the planner's): the plain
+// and the app spokes', their upkeep, the synthesis', the detector's. On a
+// model server with parallel slots, each caching the prompt it last read
+// and a request taking the free slot that shares the longest prefix with
+// it, these calls take a slot that holds one of theirs, not the
+// planner's, whose prompt begins with other words (hub).
+const Preamble = "You are bulkhead, a helpful assistant running on the user's own machine."
+
+// Identity is how an app spoke's prompt begins: the preamble, then who
+// its model is. Its memory upkeep begins alike (hub), so that both share
+// a cached prefix.
 func Identity(app string) string {
-	return fmt.Sprintf("You are the assistant for the app %q inside bulkhead.", app)
+	return Preamble + fmt.Sprintf(" Here you are the assistant for the app %q.", app)
 }
 
 // appSystem frames an app spoke's model.

@@ -48,6 +48,9 @@ type Reply struct {
 	// PromptTokens and EvalTokens are reported in the final line; zero
 	// means "count them": prompt characters/4 and one per chunk.
 	PromptTokens, EvalTokens int
+	// Before, when set, is called before content chunk i is sent: a test
+	// holds a stream there until what it waits for has happened.
+	Before func(i int)
 }
 
 // Text is a reply streamed word by word.
@@ -210,7 +213,12 @@ func (s *Scripted) chat(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	fl, _ := w.(http.Flusher)
 	enc := json.NewEncoder(w)
-	send := func(msg api.Message, done bool, m api.Metrics) bool {
+	// A model writes no more than num_predict tokens (a chunk each).
+	done := "stop"
+	if n, ok := req.Options["num_predict"].(float64); ok && n > 0 && len(reply.Chunks) > int(n) {
+		reply.Chunks, done = reply.Chunks[:int(n)], "length"
+	}
+	send := func(msg api.Message, last bool, m api.Metrics) bool {
 		if reply.Delay > 0 {
 			select {
 			case <-time.After(reply.Delay):
@@ -218,9 +226,9 @@ func (s *Scripted) chat(w http.ResponseWriter, r *http.Request) {
 				return false
 			}
 		}
-		resp := api.ChatResponse{Model: req.Model, CreatedAt: time.Now(), Message: msg, Done: done, Metrics: m}
-		if done {
-			resp.DoneReason = "stop"
+		resp := api.ChatResponse{Model: req.Model, CreatedAt: time.Now(), Message: msg, Done: last, Metrics: m}
+		if last {
+			resp.DoneReason = done
 		}
 		if err := enc.Encode(resp); err != nil {
 			return false
@@ -238,6 +246,9 @@ func (s *Scripted) chat(w http.ResponseWriter, r *http.Request) {
 	for i, c := range reply.Chunks {
 		if reply.CutAfter > 0 && i == reply.CutAfter {
 			break
+		}
+		if reply.Before != nil {
+			reply.Before(i)
 		}
 		if reply.GarbageAfter > 0 && i == reply.GarbageAfter {
 			fmt.Fprintln(w, "<html>proxy error</html>")
@@ -283,6 +294,9 @@ func (s *Scripted) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if m.EvalCount == 0 {
 		m.EvalCount = len(reply.Chunks) + len(reply.Thinking)
+	}
+	if pm, ok := r.Context().Value(promptMetricsKey{}).(api.Metrics); ok && reply.PromptTokens == 0 {
+		m.PromptEvalCount, m.PromptEvalDuration = pm.PromptEvalCount, pm.PromptEvalDuration
 	}
 	send(api.Message{Role: "assistant", ToolCalls: reply.ToolCalls}, true, m)
 }

@@ -74,12 +74,20 @@ func (s *Scripted) Slotted(m SlotModel) {
 		var req api.ChatRequest
 		_ = json.Unmarshal(body, &req)
 		prompt := PromptTokens(&req)
-		slot := st.take(r, prompt, len(req.Format) > 0 && bytes.Contains(req.Format, []byte(`"steps"`)))
+		slot, use := st.take(r, prompt, len(req.Format) > 0 && bytes.Contains(req.Format, []byte(`"steps"`)))
 		if slot < 0 {
 			return // the client went away while it waited
 		}
 		defer st.release(slot)
-		h.ServeHTTP(&pacedWriter{ResponseWriter: w, decode: m.Decode}, r)
+		// The final line reports the prompt as Ollama's runner does: every
+		// token counted, the time spent on those it read (a nominal
+		// microsecond each when the model spends none).
+		per := m.Prefill
+		if per <= 0 {
+			per = time.Microsecond
+		}
+		ctx := context.WithValue(r.Context(), promptMetricsKey{}, api.Metrics{PromptEvalCount: len(prompt), PromptEvalDuration: time.Duration(use.Read) * per})
+		h.ServeHTTP(&pacedWriter{ResponseWriter: w, decode: m.Decode}, r.WithContext(ctx))
 	})
 }
 
@@ -129,9 +137,29 @@ func common(a, b []string) int {
 	return n
 }
 
+// promptMetricsKey carries a slotted request's prompt metrics to the
+// handler that writes its final line.
+type promptMetricsKey struct{}
+
+// Reload empties every slot, as loading the model again does (its keep
+// alive ran out, or the server restarted).
+func (s *Scripted) Reload() {
+	s.mu.Lock()
+	st := s.slots
+	s.mu.Unlock()
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := range st.slots {
+		st.slots[i] = nil
+	}
+}
+
 // take waits for a free slot, takes the one with the longest shared
 // prefix, and spends the prefill of what it does not share.
-func (st *slotState) take(r *http.Request, prompt []string, plan bool) int {
+func (st *slotState) take(r *http.Request, prompt []string, plan bool) (int, SlotUse) {
 	st.mu.Lock()
 	// A waiter whose client went away is woken to leave (it takes no slot).
 	stop := context.AfterFunc(r.Context(), func() {
@@ -143,7 +171,7 @@ func (st *slotState) take(r *http.Request, prompt []string, plan bool) int {
 	for {
 		if r.Context().Err() != nil {
 			st.mu.Unlock()
-			return -1
+			return -1, SlotUse{}
 		}
 		best, longest := st.pick(prompt)
 		if best >= 0 {
@@ -158,7 +186,7 @@ func (st *slotState) take(r *http.Request, prompt []string, plan bool) int {
 			case <-time.After(time.Duration(use.Read) * st.model.Prefill):
 			case <-r.Context().Done():
 			}
-			return best
+			return best, use
 		}
 		st.cond.Wait()
 	}

@@ -1,0 +1,186 @@
+package hub
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/bulkhead-dev/bulkhead/llm"
+)
+
+// A seat keeps the planner's prompt in a slot of its own on a model
+// server with parallel slots as Ollama's runner has them: each slot keeps
+// the tokens it last read, and a request takes the free slot whose tokens
+// share the longest prefix with its prompt (the first such slot on a
+// tie). Every call but the planner's begins with spokes.Preamble, the
+// planner's with other words, so a spoke's, the synthesis' or a draft's
+// request takes a slot that holds one of theirs — when there is one. On
+// a server that has only run requests one at a time there is none: every
+// slot but the first is empty, an empty slot shares nothing while the
+// planner's shares the template's first tokens, so the spoke takes the
+// planner's slot and the next plan reads its whole prompt again. Only a
+// request that arrives while the planner's runs fills another slot.
+//
+// So when an app turn's plan says apps and the server is not known to
+// hold such a slot, the hub sends a seat while the planner still writes
+// its plan: the preamble alone, one token to write. It takes another slot
+// and leaves the preamble cached there, and every later request of the
+// spokes, the synthesis or the draft goes to it. A seat that ended before
+// the planner's call did is known to have taken another slot, as is a
+// draft that wrote while the planner did (draft.chunk); a seat that
+// ended after proves nothing and the next app turn seats again. The
+// server is taken to hold the slot until a planner's call reads its prompt at over seatCold times
+// the best rate seen (the model was loaded again, or another client took
+// the slot): the next app turn seats again. The seat carries no word of
+// the user's or of any app; it is one of the turn's background calls.
+type seating struct {
+	mu    sync.Mutex
+	hosts map[string]seatFacts
+}
+
+type seatFacts struct {
+	seated bool
+	// best is the planner's fastest prompt reading seen, per token.
+	best time.Duration
+}
+
+// seatCold is how much slower than its best a planner's prompt reading
+// must be to be read as cold (its prefix evicted): a cached planner reads
+// only its request's tokens, a fraction of its prompt.
+const seatCold = 3
+
+// seatMinTokens is the smallest planner prompt whose reading rate is
+// evidence (a short prompt reads fast, cached or not).
+const seatMinTokens = 64
+
+func (s *seating) get(host string) seatFacts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hosts[orderKey(host)]
+}
+
+func (s *seating) set(host string, change func(*seatFacts)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hosts == nil {
+		s.hosts = map[string]seatFacts{}
+	}
+	f := s.hosts[orderKey(host)]
+	change(&f)
+	s.hosts[orderKey(host)] = f
+}
+
+// seated marks host as holding a slot for the other calls.
+func (s *seating) seated(host string) { s.set(host, func(f *seatFacts) { f.seated = true }) }
+
+// planned is told what a planner's call on host cost: a reading far
+// slower than the best seen means its prefix was not cached.
+func (s *seating) planned(host string, u llm.Usage) {
+	if u.PromptTokens < seatMinTokens || u.PromptDuration <= 0 {
+		return
+	}
+	rate := u.PromptDuration / time.Duration(u.PromptTokens)
+	s.set(host, func(f *seatFacts) {
+		switch {
+		case f.best == 0 || rate < f.best:
+			f.best = rate
+		case rate > seatCold*f.best:
+			f.seated = false
+		}
+	})
+}
+
+// SeatPrompt is the whole of a seat's request: the plain spoke's system
+// prompt, which begins as every call's but the planner's.
+const SeatPrompt = vanillaSystem
+
+// seatCall is the seat's request: SeatPrompt, and one token to write.
+func seatCall() llm.Request {
+	return llm.Request{Messages: []api.Message{{Role: "system", Content: SeatPrompt}}, Think: new(false),
+		Options: map[string]any{"num_predict": 1}}
+}
+
+// A turnSeat sends a turn's seat, at most once, when its plan says apps.
+type turnSeat struct {
+	o    *Operator
+	host string
+	once sync.Once
+	sent atomic.Bool
+	// planned: the planner's call has returned. A seat that ended before
+	// it held a slot while the planner held its own: another one.
+	planned atomic.Bool
+}
+
+// seatFor is the seat of a turn planned under ctx; nil when none may be
+// needed: the hub does not schedule for the cache (Options.Draft off),
+// the server is known to run one request at a time (a seat would only
+// queue behind the planner), it holds a slot for the other calls already,
+// or the plain spoke's model is another than the planner's (its calls do
+// not share the planner's slots).
+func (o *Operator) seatFor(ctx context.Context, tr *turnRun) *turnSeat {
+	if !o.opts.Draft || o.opts.Vanilla {
+		return nil
+	}
+	host := hostIn(ctx, o.opts.HubModel)
+	if o.order.get(host).serialNow() || o.order.seats.get(host).seated {
+		return nil
+	}
+	sm, err := o.opts.SpokeModel(VanillaApp)
+	if err != nil || sm.Model() != o.opts.HubModel.Model() || hostIn(ctx, sm) != host {
+		return nil
+	}
+	return &turnSeat{o: o, host: host}
+}
+
+// planText is told the planner's output as it streams: once it says apps
+// (its kind, or a functionality other than chat), the seat is sent while
+// the planner still writes.
+func (s *turnSeat) planText(text string) {
+	if s == nil {
+		return
+	}
+	apps := decidedKind(text) == kindApps
+	if !apps && decidedKind(text) == "" {
+		for _, m := range reFunctionality.FindAllStringSubmatch(text, -1) {
+			apps = apps || m[1] != ChatFunctionality
+		}
+	}
+	if !apps {
+		return
+	}
+	s.once.Do(func() {
+		s.sent.Store(true)
+		o := s.o
+		o.seatWG.Add(1)
+		go func() {
+			// The seat outlives the planner's call and the turn, not the
+			// operator.
+			defer o.seatWG.Done()
+			ctx, cancel := context.WithTimeout(o.life, seatTimeout)
+			defer cancel()
+			model := counted{o.opts.HubModel, &o.bgCalls}
+			if _, err := model.Chat(ctx, seatCall(), nil); err == nil && !s.planned.Load() {
+				o.order.seats.seated(s.host)
+			}
+		}()
+	})
+}
+
+// seatTimeout bounds a seat's call (it writes one token).
+const seatTimeout = 2 * time.Minute
+
+// usage is told that the planner's call returned, and is what the turn
+// reports of its seat: a background call when one was sent.
+func (s *turnSeat) usage() llm.Usage {
+	if s == nil {
+		return llm.Usage{}
+	}
+	s.planned.Store(true)
+	if !s.sent.Load() {
+		return llm.Usage{}
+	}
+	return llm.Usage{BackgroundCalls: 1}
+}

@@ -59,13 +59,40 @@ func BenchmarkShapes(b *testing.B) {
 	}
 }
 
-func shape(b *testing.B, suite bench.Suite, task bench.Task) {
-	server := func() *ollamatest.Scripted {
-		srv := ollamatest.NewScripted(b, pieces(fakeSolver(suite, false)), "m")
-		srv.Slotted(ollamatest.SlotModel{Slots: 3, Prefill: 500 * time.Microsecond, Decode: 10 * time.Millisecond})
-		return srv
+// BenchmarkShapesReal is BenchmarkShapes on real Ollama servers with the
+// tiny model, one per mode (OLLAMA_NUM_PARALLEL=3, as bulkhead starts
+// one): each request goes to the real server, which reads its prompt and
+// writes as many tokens as the reference solution's reply has, and the
+// words sent back are the solution's (ollamatest's Dub) — the real
+// server's time, a correct plan.
+//
+//	BULKHEAD_OLLAMA_BIN=… go test ./bench -run XXX -bench ShapesReal -benchtime 4x -count 3 | benchstat -
+func BenchmarkShapesReal(b *testing.B) {
+	suite := shapes()
+	for _, task := range suite.Tasks {
+		b.Run(task.ID, func(b *testing.B) { shapeOn(b, suite, task, realServer) })
 	}
-	servers := map[string]*ollamatest.Scripted{bench.ModeIsolated: server(), bench.ModeVanilla: server()}
+}
+
+// realServer is a scripted server dubbed over a real one of its own.
+func realServer(b *testing.B, suite bench.Suite) *ollamatest.Scripted {
+	real := ollamatest.StartRealWith(b, ollamatest.RealOptions{Parallel: 3, Tools: true, Params: map[string]any{"num_ctx": 8192}})
+	srv := ollamatest.NewScripted(b, fakeSolver(suite, false), "m")
+	srv.Dub(real.Client, real.Model)
+	return srv
+}
+
+// slottedServer is a scripted server with Ollama's slots modelled.
+func slottedServer(b *testing.B, suite bench.Suite) *ollamatest.Scripted {
+	srv := ollamatest.NewScripted(b, pieces(fakeSolver(suite, false)), "m")
+	srv.Slotted(ollamatest.SlotModel{Slots: 3, Prefill: 500 * time.Microsecond, Decode: 10 * time.Millisecond})
+	return srv
+}
+
+func shape(b *testing.B, suite bench.Suite, task bench.Task) { shapeOn(b, suite, task, slottedServer) }
+
+func shapeOn(b *testing.B, suite bench.Suite, task bench.Task, server func(*testing.B, bench.Suite) *ollamatest.Scripted) {
+	servers := map[string]*ollamatest.Scripted{bench.ModeIsolated: server(b, suite), bench.ModeVanilla: server(b, suite)}
 	one := suite
 	type sum struct{ total, first, calls float64 }
 	var iso, van sum

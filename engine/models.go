@@ -268,6 +268,15 @@ func (s sessionSpoke) Chat(ctx context.Context, req llm.Request, onChunk func(ll
 
 func (s sessionSpoke) Model() string { return s.def.Model() }
 
+// HostIn names the model server a call under ctx goes to.
+func (s sessionSpoke) HostIn(ctx context.Context) string {
+	c, err := s.in(ctx)
+	if err != nil {
+		return ""
+	}
+	return c.Host()
+}
+
 // ModelIn names the model a call under ctx goes to.
 func (s sessionSpoke) ModelIn(ctx context.Context) string {
 	if name := modelsOf(ctx).Spoke; name != "" && !s.ms.pinned(s.app) {

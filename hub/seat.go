@@ -129,7 +129,10 @@ func (o *Operator) seatFor(ctx context.Context, tr *turnRun) *turnSeat {
 		return nil
 	}
 	sm, err := o.opts.SpokeModel(VanillaApp)
-	if err != nil || sm.Model() != o.opts.HubModel.Model() || hostIn(ctx, sm) != host {
+	if err != nil || modelIn(ctx, sm) != modelIn(ctx, o.opts.HubModel) {
+		return nil
+	}
+	if h := hostIn(ctx, sm); h != "" && orderKey(h) != orderKey(host) {
 		return nil
 	}
 	return &turnSeat{o: o, host: host}

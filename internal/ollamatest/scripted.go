@@ -86,6 +86,7 @@ type Scripted struct {
 	caps     map[string][]string
 	requests []api.ChatRequest
 	slots    *slotState // Slotted
+	dub      *dubbing   // Dub
 }
 
 // SetCapabilities says what /api/show reports of a model (none: the
@@ -208,6 +209,13 @@ func (s *Scripted) chat(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(reply.Status)
 		_ = json.NewEncoder(w).Encode(map[string]string{"error": reply.Error})
+		return
+	}
+	s.mu.Lock()
+	dub := s.dub
+	s.mu.Unlock()
+	if dub != nil && dubbable(reply) {
+		dub.dubbed(w, r, req, reply)
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")

@@ -30,9 +30,12 @@ const OllamaVersion = "v0.17.4"
 // TinyTemplate is the chat template of the tiny model created by StartReal.
 const TinyTemplate = "{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}assistant: "
 
-// TinyToolsTemplate is TinyTemplate with the tools named: Ollama reports a
-// model whose template uses .Tools as able to call tools.
-const TinyToolsTemplate = "{{ if .Tools }}tools:{{ range .Tools }} {{ .Function.Name }}{{ end }}\n{{ end }}" + TinyTemplate
+// TinyToolsTemplate is TinyTemplate with the tools named after the first
+// message (the system prompt), as the templates of the common model
+// families render them (Qwen's, Llama's): prompts that begin alike share
+// a cached prefix whatever tools they offer. Ollama reports a model whose
+// template uses .Tools as able to call tools.
+const TinyToolsTemplate = "{{ range $i, $m := .Messages }}{{ $m.Role }}: {{ $m.Content }}\n{{ if and (eq $i 0) $.Tools }}tools:{{ range $.Tools }} {{ .Function.Name }}{{ end }}\n{{ end }}{{ end }}assistant: "
 
 // TinyParameters are the default options of the tiny model: a small context,
 // short answers and greedy (deterministic) decoding. Requests may override

@@ -46,3 +46,9 @@ func SetSerialForTest(o *Operator) {
 func SeatedForTest(o *Operator) bool {
 	return o.order.seats.get(hostIn(context.Background(), o.opts.HubModel)).seated
 }
+
+// SynthesisSeatedForTest reports whether the operator takes its planner's
+// server to hold a slot for the synthesis too.
+func SynthesisSeatedForTest(o *Operator) bool {
+	return o.order.seats.get(hostIn(context.Background(), o.opts.HubModel)).synth
+}

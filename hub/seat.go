@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,18 +32,25 @@ import (
 // spokes, the synthesis or the draft goes to it. A seat that ended before
 // the planner's call did is known to have taken another slot, as is a
 // draft that wrote while the planner did (draft.chunk); a seat that
-// ended after proves nothing and the next app turn seats again. The
-// server is taken to hold the slot until a planner's call reads its prompt at over seatCold times
-// the best rate seen (the model was loaded again, or another client took
-// the slot): the next app turn seats again. The seat carries no word of
-// the user's or of any app; it is one of the turn's background calls.
+// ended after proves nothing and the next app turn seats again. A plan
+// of several steps ends in a synthesis, whose prompt and a spoke's would
+// share that slot and evict each other turn after turn: when the plan
+// names its second step, the hub sends the seat again with a second one,
+// the synthesis' system prompt, written while the first still holds its
+// slot, so that each takes one (known when the second was written before
+// the first's answer began). The server is taken to hold the slots until
+// a planner's call reads its prompt at over seatCold times the best rate
+// seen (the model was loaded again, or another client took a slot): the
+// next app turn seats again. A seat carries no word of the user's or of
+// any app; each is one of the turn's background calls.
 type seating struct {
 	mu    sync.Mutex
 	hosts map[string]seatFacts
 }
 
 type seatFacts struct {
-	seated bool
+	// seated: a slot holds a seat; synth: another holds the synthesis'.
+	seated, synth bool
 	// best is the planner's fastest prompt reading seen, per token.
 	best time.Duration
 }
@@ -88,7 +96,7 @@ func (s *seating) planned(host string, u llm.Usage) {
 		case f.best == 0 || rate < f.best:
 			f.best = rate
 		case rate > seatCold*f.best:
-			f.seated = false
+			f.seated, f.synth = false, false
 		}
 	})
 }
@@ -97,18 +105,26 @@ func (s *seating) planned(host string, u llm.Usage) {
 // prompt, which begins as every call's but the planner's.
 const SeatPrompt = vanillaSystem
 
-// seatCall is the seat's request: SeatPrompt, and one token to write.
-func seatCall() llm.Request {
-	return llm.Request{Messages: []api.Message{{Role: "system", Content: SeatPrompt}}, Think: new(false),
+// SynthesisSeatPrompt is the whole of the second seat's request, sent with
+// a seat when a plan has several steps: the synthesis' system prompt. The
+// synthesis then has a slot of its own, and the spokes' prompts and its
+// own do not evict each other turn after turn.
+const SynthesisSeatPrompt = synthesisSystem
+
+// seatCall is a seat's request: prompt, and one token to write.
+func seatCall(prompt string) llm.Request {
+	return llm.Request{Messages: []api.Message{{Role: "system", Content: prompt}}, Think: new(false),
 		Options: map[string]any{"num_predict": 1}}
 }
 
-// A turnSeat sends a turn's seat, at most once, when its plan says apps.
+// A turnSeat sends a turn's seats, each at most once, as its plan says
+// apps and then names a second step.
 type turnSeat struct {
-	o    *Operator
-	host string
-	once sync.Once
-	sent atomic.Bool
+	o           *Operator
+	host        string
+	need, synth bool // the seat is needed; the synthesis' too
+	first, pair sync.Once
+	sent        atomic.Int32
 	// planned: the planner's call has returned. A seat that ended before
 	// it held a slot while the planner held its own: another one.
 	planned atomic.Bool
@@ -117,7 +133,7 @@ type turnSeat struct {
 // seatFor is the seat of a turn planned under ctx; nil when none may be
 // needed: the hub does not schedule for the cache (Options.Draft off),
 // the server is known to run one request at a time (a seat would only
-// queue behind the planner), it holds a slot for the other calls already,
+// queue behind the planner), it holds slots for the other calls already,
 // or the plain spoke's model is another than the planner's (its calls do
 // not share the planner's slots).
 func (o *Operator) seatFor(ctx context.Context, tr *turnRun) *turnSeat {
@@ -125,7 +141,8 @@ func (o *Operator) seatFor(ctx context.Context, tr *turnRun) *turnSeat {
 		return nil
 	}
 	host := hostIn(ctx, o.opts.HubModel)
-	if o.order.get(host).serialNow() || o.order.seats.get(host).seated {
+	f := o.order.seats.get(host)
+	if o.order.get(host).serialNow() || f.seated && f.synth {
 		return nil
 	}
 	sm, err := o.opts.SpokeModel(VanillaApp)
@@ -135,41 +152,80 @@ func (o *Operator) seatFor(ctx context.Context, tr *turnRun) *turnSeat {
 	if h := hostIn(ctx, sm); h != "" && orderKey(h) != orderKey(host) {
 		return nil
 	}
-	return &turnSeat{o: o, host: host}
+	return &turnSeat{o: o, host: host, need: !f.seated, synth: !f.synth}
 }
 
 // planText is told the planner's output as it streams: once it says apps
 // (its kind, or a functionality other than chat), the seat is sent while
-// the planner still writes.
+// the planner still writes; once it names a second step, the seat and the
+// synthesis' seat together — the second comes while the first holds its
+// slot, so each takes one.
 func (s *turnSeat) planText(text string) {
 	if s == nil {
 		return
 	}
-	apps := decidedKind(text) == kindApps
-	if !apps && decidedKind(text) == "" {
-		for _, m := range reFunctionality.FindAllStringSubmatch(text, -1) {
-			apps = apps || m[1] != ChatFunctionality
+	fns := 0
+	for _, m := range reFunctionality.FindAllStringSubmatch(text, -1) {
+		if m[1] != ChatFunctionality {
+			fns++
 		}
 	}
-	if !apps {
-		return
+	apps := decidedKind(text) == kindApps || decidedKind(text) == "" && fns > 0
+	switch {
+	case !apps:
+	case fns >= 2 && s.synth:
+		s.pair.Do(func() { s.send(SeatPrompt, SynthesisSeatPrompt) })
+	case s.need:
+		s.first.Do(func() { s.send(SeatPrompt) })
 	}
-	s.once.Do(func() {
-		s.sent.Store(true)
-		o := s.o
-		o.seatWG.Add(1)
-		go func() {
-			// The seat outlives the planner's call and the turn, not the
-			// operator.
-			defer o.seatWG.Done()
-			ctx, cancel := context.WithTimeout(o.life, seatTimeout)
-			defer cancel()
-			model := counted{o.opts.HubModel, &o.bgCalls}
-			if _, err := model.Chat(ctx, seatCall(), nil); err == nil && !s.planned.Load() {
-				o.order.seats.seated(s.host)
+}
+
+// send sends a seat of each prompt, each after the one before was
+// written, and learns what they prove: a seat that ended before the
+// planner's call took a slot other than the planner's; a second one
+// written before the first's answer began took a third.
+func (s *turnSeat) send(prompts ...string) {
+	s.sent.Add(int32(len(prompts)))
+	o := s.o
+	o.seatWG.Add(1)
+	go func() {
+		// The seats outlive the planner's call and the turn, not the
+		// operator.
+		defer o.seatWG.Done()
+		ctx, cancel := context.WithTimeout(o.life, seatTimeout)
+		defer cancel()
+		model := counted{o.opts.HubModel, &o.bgCalls}
+		var firstByte, lastWrote atomic.Int64
+		errs := make(chan error, len(prompts))
+		for i, p := range prompts {
+			wrote := make(chan struct{})
+			var once sync.Once
+			trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+				lastWrote.Store(time.Now().UnixNano())
+				once.Do(func() { close(wrote) })
+			}}
+			if i == 0 {
+				trace.GotFirstResponseByte = func() { firstByte.Store(time.Now().UnixNano()) }
 			}
-		}()
-	})
+			go func() {
+				_, err := model.Chat(httptrace.WithClientTrace(ctx, trace), seatCall(p), nil)
+				once.Do(func() { close(wrote) }) // a client that is not HTTP says nothing
+				errs <- err
+			}()
+			<-wrote
+		}
+		ok := true
+		for range prompts {
+			ok = <-errs == nil && ok
+		}
+		if !ok || s.planned.Load() {
+			return
+		}
+		o.order.seats.seated(s.host)
+		if len(prompts) > 1 && lastWrote.Load() < firstByte.Load() {
+			o.order.seats.set(s.host, func(f *seatFacts) { f.synth = true })
+		}
+	}()
 }
 
 // seatTimeout bounds a seat's call (it writes one token).
@@ -182,8 +238,5 @@ func (s *turnSeat) usage() llm.Usage {
 		return llm.Usage{}
 	}
 	s.planned.Store(true)
-	if !s.sent.Load() {
-		return llm.Usage{}
-	}
-	return llm.Usage{BackgroundCalls: 1}
+	return llm.Usage{BackgroundCalls: int(s.sent.Load())}
 }

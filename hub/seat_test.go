@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,23 +30,28 @@ func isSeat(req *api.ChatRequest) bool {
 
 var reFunctionality = regexp.MustCompile(`"functionality"\s*:\s*"([^"]*)"`)
 
-// seatHold makes a scripted planner write as a model does, its kind
-// first and the rest after: its answer comes in two pieces, and while no
-// seat has come since the server last loaded, the second waits until one
-// comes (or 2 s pass). A real planner writes its plan token by token, so
-// a seat sent at its kind takes a slot while the planner holds its own; a
-// scripted plan, written whole, would end before any request could.
+// seatHold makes a scripted planner write as a model does, token by
+// token, and a seat hold its slot as long as a real server's does. The
+// plan comes in pieces cut where it first says apps and where it names a
+// second step; while the server holds no seat (since it last loaded), the
+// piece after the first cut waits until a seat has come and op knows its
+// slot, and while it holds no synthesis' seat, the piece after the second
+// waits alike for that one (2 s at most each). A seat that comes as the
+// first of a pair waits, before its one token, for the second: on a real
+// server it holds its slot at least until the next batch. A scripted
+// plan, written whole, would end before any seat could come.
 type seatHold struct {
-	mu     sync.Mutex
-	seated bool
-	came   chan struct{}
-	seats  int
+	mu            sync.Mutex
+	seated, synth bool
+	came, came2   chan struct{}
+	seats         int
+	pairPending   bool
 	// op, once set, is waited for too: a seat's one token is written long
 	// before a real plan ends, so the hub has its answer by then.
 	op *hub.Operator
 }
 
-func newSeatHold() *seatHold { return &seatHold{came: make(chan struct{})} }
+func newSeatHold() *seatHold { return &seatHold{came: make(chan struct{}), came2: make(chan struct{})} }
 
 // watch makes the hold wait for op to know its seat too.
 func (h *seatHold) watch(op *hub.Operator) {
@@ -58,7 +64,7 @@ func (h *seatHold) watch(op *hub.Operator) {
 func (h *seatHold) reload() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.seated, h.came = false, make(chan struct{})
+	h.seated, h.synth, h.came, h.came2 = false, false, make(chan struct{}), make(chan struct{})
 }
 
 func (h *seatHold) count() int {
@@ -67,59 +73,98 @@ func (h *seatHold) count() int {
 	return h.seats
 }
 
+// wait waits for ch, then for op to say known, 2 s at most in all.
+func wait(ch <-chan struct{}, known func() bool) {
+	limit := time.After(2 * time.Second)
+	select {
+	case <-ch:
+	case <-limit:
+		return
+	}
+	for known != nil && !known() {
+		select {
+		case <-time.After(time.Millisecond):
+		case <-limit:
+			return
+		}
+	}
+}
+
 func (h *seatHold) wrap(script ollamatest.Script) ollamatest.Script {
 	return func(req *api.ChatRequest) ollamatest.Reply {
+		r := script(req)
 		if isSeat(req) {
 			h.mu.Lock()
 			h.seats++
+			synthesis := req.Messages[0].Content == hub.SynthesisSeatPrompt
+			switch {
+			case synthesis && !h.synth:
+				h.synth = true
+				close(h.came2)
+			case !synthesis && h.pairPending:
+				// The first of a pair holds its slot for the second.
+				h.pairPending = false
+				came2 := h.came2
+				r.Before = func(int) { wait(came2, nil) }
+			}
 			if !h.seated {
 				h.seated = true
 				close(h.came)
 			}
 			h.mu.Unlock()
+			return r
 		}
-		r := script(req)
 		if len(req.Format) == 0 || hub.UpkeepTask(req) != "" || r.Status != 0 {
 			return r
 		}
 		plan := strings.Join(r.Chunks, "")
-		// Where the plan first says apps: its kind, or a functionality
-		// other than chat.
-		cut := -1
+		// Where the plan first says apps (its kind, or a functionality
+		// other than chat), and where it names a second step.
+		cut, cut2 := -1, -1
 		if i := strings.Index(plan, `"apps"`); i >= 0 {
 			cut = i + len(`"apps"`)
 		}
+		var fns []int
 		for _, m := range reFunctionality.FindAllStringSubmatchIndex(plan, -1) {
-			if plan[m[2]:m[3]] != hub.ChatFunctionality && (cut < 0 || m[1] < cut) {
-				cut = m[1]
-				break
+			if plan[m[2]:m[3]] != hub.ChatFunctionality {
+				fns = append(fns, m[1])
 			}
+		}
+		if len(fns) > 0 && (cut < 0 || fns[0] < cut) {
+			cut = fns[0]
+		}
+		if len(fns) > 1 {
+			cut2 = fns[1]
 		}
 		if cut < 0 || cut == len(plan) {
 			return r
 		}
 		h.mu.Lock()
-		seated, came, op := h.seated, h.came, h.op
+		seated, synth, came, came2, op := h.seated, h.synth, h.came, h.came2, h.op
 		h.mu.Unlock()
 		r.Chunks = []string{plan[:cut], plan[cut:]}
-		if !seated {
-			r.Before = func(i int) {
-				if i != 1 {
-					return
+		if cut2 > cut && cut2 < len(plan) {
+			r.Chunks = []string{plan[:cut], plan[cut:cut2], plan[cut2:]}
+		}
+		var known, known2 func() bool
+		if op != nil {
+			known = func() bool { return hub.SeatedForTest(op) }
+			known2 = func() bool { return hub.SynthesisSeatedForTest(op) }
+		}
+		pair := len(r.Chunks) == 3 && !synth
+		r.Before = func(i int) {
+			switch {
+			case i == 1:
+				if !seated {
+					wait(came, known)
 				}
-				limit := time.After(2 * time.Second)
-				select {
-				case <-came:
-				case <-limit:
-					return
+				if pair {
+					h.mu.Lock()
+					h.pairPending = true
+					h.mu.Unlock()
 				}
-				for op != nil && !hub.SeatedForTest(op) {
-					select {
-					case <-time.After(time.Millisecond):
-					case <-limit:
-						return
-					}
-				}
+			case i == 2 && pair:
+				wait(came2, known2)
 			}
 		}
 		return r
@@ -159,13 +204,24 @@ func TestASeatKeepsThePlannersSlot(t *testing.T) {
 	for _, q := range queries {
 		background = append(background, ask(q).Usage.BackgroundCalls)
 	}
-	if hold.count() != 1 || background[0] != 1 || background[1]+background[2]+background[3] != 0 {
-		t.Errorf("seats sent: %d, background calls per turn %v; want one seat, reported by the first turn", hold.count(), background)
+	if want := []int{1, 2, 0, 0}; hold.count() != 3 || !slices.Equal(background, want) {
+		t.Errorf("seats sent: %d, background calls per turn %v; want 3: the seat with the first app turn, it and the synthesis' with the first of several steps (%v)", hold.count(), background, want)
 	}
-	for _, req := range r.Srv.Requests() {
-		if isSeat(&req) && req.Messages[0].Content != hub.SeatPrompt {
-			t.Errorf("a seat carried %q, want the preamble alone", req.Messages[0].Content)
+	synthSystem := len(ollamatest.PromptTokens(&api.ChatRequest{Messages: []api.Message{{Role: "system", Content: hub.SynthesisSeatPrompt}}})) - 1
+	syntheses := 0
+	for i, req := range r.Srv.Requests() {
+		if isSeat(&req) && req.Messages[0].Content != hub.SeatPrompt && req.Messages[0].Content != hub.SynthesisSeatPrompt {
+			t.Errorf("a seat carried %q, want a system prompt alone", req.Messages[0].Content)
 		}
+		if !isSeat(&req) && len(req.Tools) == 0 && strings.Contains(req.Messages[0].Content, "typed results") {
+			syntheses++
+			if u := r.Srv.SlotUses()[i]; u.Cached < synthSystem {
+				t.Errorf("a synthesis found %d tokens cached, its system prompt has %d: it has no slot of its own", u.Cached, synthSystem)
+			}
+		}
+	}
+	if syntheses < 2 {
+		t.Fatalf("%d syntheses: the test proves nothing of their slot", syntheses)
 	}
 	prefix := plannersPrefix(r.Srv.Requests())
 	cached := func(from int) []int {
@@ -197,8 +253,8 @@ func TestASeatKeepsThePlannersSlot(t *testing.T) {
 		ask(q)
 	}
 	after := cached(from)
-	if hold.count() != 2 || len(after) != 3 || after[0] != 0 || after[2] < prefix {
-		t.Errorf("after a reload: %d seats in all (want 2), the plans found %v cached (want 0, then at least %d by the third)", hold.count(), after, prefix)
+	if hold.count() != 6 || len(after) != 3 || after[0] != 0 || after[2] < prefix {
+		t.Errorf("after a reload: %d seats in all (want 6), the plans found %v cached (want 0, then at least %d by the third)", hold.count(), after, prefix)
 	}
 
 	// A server known to run one request at a time gets no seat.

@@ -269,7 +269,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			dr.planned(o)
 		}
 		if o.opts.Draft {
-			o.order.seats.planned(hostIn(ctx, o.opts.HubModel), planUsage)
+			o.order.seats.planned(seatKey(ctx, o), planUsage)
 		}
 		meta.Usage.Add(planUsage)
 		if dr != nil && err != nil && ctx.Err() != nil {

@@ -54,6 +54,7 @@ type answerDraft struct {
 	ahead bool
 	wrote atomic.Bool
 	host  string
+	seat  string // seatKey of the planner's model
 	// serial: the server is known to run one request at a time; the
 	// draft then starts only on a chat plan's first tokens (or once the
 	// plan keeps it), never between the planner and its retry.
@@ -102,7 +103,7 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 	dctx, cancel := context.WithCancel(ctx)
 	host := hostIn(ctx, o.opts.HubModel)
 	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}),
-		host: host, ahead: o.order.SideBySide(host), serial: o.order.get(host).serialNow()}
+		host: host, seat: seatKey(ctx, o), ahead: o.order.SideBySide(host), serial: o.order.get(host).serialNow()}
 	d.task = spokes.Task{Chat: tr.chat, Query: tr.query, Functionality: ChatFunctionality, Fresh: tr.fresh, NoLog: true,
 		OnChunk: func(c llm.Chunk) { d.chunk(o, c) }}
 	if d.ahead {
@@ -263,7 +264,7 @@ func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
 		// server runs them side by side.
 		o.order.update(d.host, func(f *serverFacts) { f.SideBySide, f.Serial = true, false })
 		// It took a slot other than the planner's: the seat (seat.go).
-		o.order.seats.seated(d.host)
+		o.order.seats.seated(d.seat)
 	}
 	switch d.state {
 	case drafting:

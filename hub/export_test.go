@@ -44,11 +44,11 @@ func SetSerialForTest(o *Operator) {
 // SeatedForTest reports whether the operator takes its planner's server
 // to hold a slot for the other calls (seat.go).
 func SeatedForTest(o *Operator) bool {
-	return o.order.seats.get(hostIn(context.Background(), o.opts.HubModel)).seated
+	return o.order.seats.get(seatKey(context.Background(), o)).seated
 }
 
 // SynthesisSeatedForTest reports whether the operator takes its planner's
 // server to hold a slot for the synthesis too.
 func SynthesisSeatedForTest(o *Operator) bool {
-	return o.order.seats.get(hostIn(context.Background(), o.opts.HubModel)).synth
+	return o.order.seats.get(seatKey(context.Background(), o)).synth
 }

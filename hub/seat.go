@@ -64,34 +64,40 @@ const seatCold = 3
 // evidence (a short prompt reads fast, cached or not).
 const seatMinTokens = 64
 
-func (s *seating) get(host string) seatFacts {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hosts[orderKey(host)]
+// seatKey names a model on a server: each model has its runner, and so
+// its slots.
+func seatKey(ctx context.Context, o *Operator) string {
+	return orderKey(hostIn(ctx, o.opts.HubModel)) + "\x00" + modelIn(ctx, o.opts.HubModel)
 }
 
-func (s *seating) set(host string, change func(*seatFacts)) {
+func (s *seating) get(key string) seatFacts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hosts[key]
+}
+
+func (s *seating) set(key string, change func(*seatFacts)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hosts == nil {
 		s.hosts = map[string]seatFacts{}
 	}
-	f := s.hosts[orderKey(host)]
+	f := s.hosts[key]
 	change(&f)
-	s.hosts[orderKey(host)] = f
+	s.hosts[key] = f
 }
 
-// seated marks host as holding a slot for the other calls.
-func (s *seating) seated(host string) { s.set(host, func(f *seatFacts) { f.seated = true }) }
+// seated marks the model (seatKey) as holding a slot for the other calls.
+func (s *seating) seated(key string) { s.set(key, func(f *seatFacts) { f.seated = true }) }
 
-// planned is told what a planner's call on host cost: a reading far
-// slower than the best seen means its prefix was not cached.
-func (s *seating) planned(host string, u llm.Usage) {
+// planned is told what a planner's call of the model (seatKey) cost: a
+// reading far slower than the best seen means its prefix was not cached.
+func (s *seating) planned(key string, u llm.Usage) {
 	if u.PromptTokens < seatMinTokens || u.PromptDuration <= 0 {
 		return
 	}
 	rate := u.PromptDuration / time.Duration(u.PromptTokens)
-	s.set(host, func(f *seatFacts) {
+	s.set(key, func(f *seatFacts) {
 		switch {
 		case f.best == 0 || rate < f.best:
 			f.best = rate
@@ -121,8 +127,8 @@ func seatCall(prompt string) llm.Request {
 // apps and then names a second step.
 type turnSeat struct {
 	o           *Operator
-	host        string
-	need, synth bool // the seat is needed; the synthesis' too
+	key         string // seatKey
+	need, synth bool   // the seat is needed; the synthesis' too
 	first, pair sync.Once
 	sent        atomic.Int32
 	// planned: the planner's call has returned. A seat that ended before
@@ -141,7 +147,8 @@ func (o *Operator) seatFor(ctx context.Context, tr *turnRun) *turnSeat {
 		return nil
 	}
 	host := hostIn(ctx, o.opts.HubModel)
-	f := o.order.seats.get(host)
+	key := seatKey(ctx, o)
+	f := o.order.seats.get(key)
 	if o.order.get(host).serialNow() || f.seated && f.synth {
 		return nil
 	}
@@ -152,7 +159,7 @@ func (o *Operator) seatFor(ctx context.Context, tr *turnRun) *turnSeat {
 	if h := hostIn(ctx, sm); h != "" && orderKey(h) != orderKey(host) {
 		return nil
 	}
-	return &turnSeat{o: o, host: host, need: !f.seated, synth: !f.synth}
+	return &turnSeat{o: o, key: key, need: !f.seated, synth: !f.synth}
 }
 
 // planText is told the planner's output as it streams: once it says apps
@@ -221,9 +228,9 @@ func (s *turnSeat) send(prompts ...string) {
 		if !ok || s.planned.Load() {
 			return
 		}
-		o.order.seats.seated(s.host)
+		o.order.seats.seated(s.key)
 		if len(prompts) > 1 && lastWrote.Load() < firstByte.Load() {
-			o.order.seats.set(s.host, func(f *seatFacts) { f.synth = true })
+			o.order.seats.set(s.key, func(f *seatFacts) { f.synth = true })
 		}
 	}()
 }

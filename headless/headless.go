@@ -126,7 +126,8 @@ type PlanStep struct {
 type EventUsage struct {
 	Calls int `json:"calls"`
 	// BackgroundCalls are the model calls of the memory upkeep this
-	// turn brought due, made after it (docs/events.md).
+	// turn brought due, made after it, and of its seats, made beside its
+	// planner (docs/events.md).
 	BackgroundCalls int   `json:"background_calls"`
 	PromptTokens    int   `json:"prompt_tokens"`
 	EvalTokens      int   `json:"eval_tokens"`

@@ -54,7 +54,7 @@ type answerDraft struct {
 	ahead bool
 	wrote atomic.Bool
 	host  string
-	seat  string // seatKey of the planner's model
+	seat  string // seatKey of the planner's model, when the draft's is it
 	// serial: the server is known to run one request at a time; the
 	// draft then starts only on a chat plan's first tokens (or once the
 	// plan keeps it), never between the planner and its retry.
@@ -103,7 +103,10 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 	dctx, cancel := context.WithCancel(ctx)
 	host := hostIn(ctx, o.opts.HubModel)
 	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}),
-		host: host, seat: seatKey(ctx, o), ahead: o.order.SideBySide(host), serial: o.order.get(host).serialNow()}
+		host: host, ahead: o.order.SideBySide(host), serial: o.order.get(host).serialNow()}
+	if o.sharesPlannersRunner(ctx) {
+		d.seat = seatKey(ctx, o)
+	}
 	d.task = spokes.Task{Chat: tr.chat, Query: tr.query, Functionality: ChatFunctionality, Fresh: tr.fresh, NoLog: true,
 		OnChunk: func(c llm.Chunk) { d.chunk(o, c) }}
 	if d.ahead {
@@ -264,7 +267,9 @@ func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
 		// server runs them side by side.
 		o.order.update(d.host, func(f *serverFacts) { f.SideBySide, f.Serial = true, false })
 		// It took a slot other than the planner's: the seat (seat.go).
-		o.order.seats.seated(d.seat)
+		if d.seat != "" {
+			o.order.seats.seated(d.seat)
+		}
 	}
 	switch d.state {
 	case drafting:

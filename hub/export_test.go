@@ -52,3 +52,6 @@ func SeatedForTest(o *Operator) bool {
 func SynthesisSeatedForTest(o *Operator) bool {
 	return o.order.seats.get(seatKey(context.Background(), o)).synth
 }
+
+// WaitSeatsForTest waits for the seats in flight to end.
+func (o *Operator) WaitSeatsForTest() { o.seatWG.Wait() }

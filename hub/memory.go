@@ -478,7 +478,8 @@ func (o *Operator) newInteractions(owner, chat string) (int, error) {
 }
 
 // BackgroundCalls is how many model calls the background upkeep of
-// long-term memory has made since the operator started.
+// long-term memory and the seats (seat.go) have made since the operator
+// started.
 func (o *Operator) BackgroundCalls() int64 { return o.bgCalls.Load() }
 
 // counted wraps a model so that each call counts as a background one.

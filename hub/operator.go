@@ -103,7 +103,8 @@ type Operator struct {
 	detector guard.Detector
 	mem      *memorizer   // nil without long-term memory
 	bgCalls  atomic.Int64 // model calls of the memory upkeep so far
-	// seatWG: the seats in flight (seat.go); life ends at Close.
+	// seatWG: the seats in flight (seat.go); life ends at Close, and
+	// closed (under mu) says it did: no seat starts after.
 	seatWG  sync.WaitGroup
 	life    context.Context
 	endLife context.CancelFunc
@@ -119,6 +120,7 @@ type Operator struct {
 	running     map[string]*turnRun  // chat → the turn running in it
 	disabled    map[string]bool      // apps switched off (SetEnabled)
 	toolModels  map[string]bool      // models known to call tools
+	closed      bool                 // Close began (seat.go)
 }
 
 type spokeRef struct {
@@ -204,6 +206,9 @@ func (o *Operator) Close() error {
 	for _, r := range refs {
 		r.spoke.Stop()
 	}
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
 	o.endLife()
 	o.seatWG.Wait()
 	if o.mem != nil {

@@ -41,8 +41,12 @@ import (
 // the first's answer began). The server is taken to hold the slots until
 // a planner's call reads its prompt at over seatCold times the best rate
 // seen (the model was loaded again, or another client took a slot): the
-// next app turn seats again. A seat carries no word of the user's or of
-// any app; each is one of the turn's background calls.
+// next app turn seats again. On a server that runs one request at a time
+// (Ollama's default, where no chat turn has taught the hub so) every seat
+// waits behind the planner and ends after it: two such running make
+// seats futile there for an hour. A seat goes where the turn's planner
+// goes (its session's model and server), carries no word of the user's
+// or of any app, and is one of the turn's background calls.
 type seating struct {
 	mu    sync.Mutex
 	hosts map[string]seatFacts
@@ -51,6 +55,10 @@ type seating struct {
 type seatFacts struct {
 	// seated: a slot holds a seat; synth: another holds the synthesis'.
 	seated, synth bool
+	// late counts the seats running that ended after their planner;
+	// futile is when the last of seatLateRuns did.
+	late   int
+	futile time.Time
 	// best is the planner's fastest prompt reading seen, per token.
 	best time.Duration
 }
@@ -59,6 +67,19 @@ type seatFacts struct {
 // must be to be read as cold (its prefix evicted): a cached planner reads
 // only its request's tokens, a fraction of its prompt.
 const seatCold = 3
+
+// seatLateRuns seats running that end after their planner's call make
+// seats futile on that server for seatFutileFor (it runs one request at
+// a time, as Ollama does by default: a seat waits behind the planner);
+// then one is tried again. A seat that ends first counts them anew.
+const (
+	seatLateRuns  = 2
+	seatFutileFor = time.Hour
+)
+
+func (f seatFacts) futileNow() bool {
+	return !f.futile.IsZero() && time.Since(f.futile) < seatFutileFor
+}
 
 // seatMinTokens is the smallest planner prompt whose reading rate is
 // evidence (a short prompt reads fast, cached or not).
@@ -102,7 +123,7 @@ func (s *seating) planned(key string, u llm.Usage) {
 		case f.best == 0 || rate < f.best:
 			f.best = rate
 		case rate > seatCold*f.best:
-			f.seated, f.synth = false, false
+			f.seated, f.synth, f.futile = false, false, time.Time{}
 		}
 	})
 }
@@ -127,8 +148,9 @@ func seatCall(prompt string) llm.Request {
 // apps and then names a second step.
 type turnSeat struct {
 	o           *Operator
-	key         string // seatKey
-	need, synth bool   // the seat is needed; the synthesis' too
+	key         string          // seatKey
+	base        context.Context // the turn's, without its end
+	need, synth bool            // the seat is needed; the synthesis' too
 	first, pair sync.Once
 	sent        atomic.Int32
 	// planned: the planner's call has returned. A seat that ended before
@@ -140,26 +162,33 @@ type turnSeat struct {
 // needed: the hub does not schedule for the cache (Options.Draft off),
 // the server is known to run one request at a time (a seat would only
 // queue behind the planner), it holds slots for the other calls already,
-// or the plain spoke's model is another than the planner's (its calls do
-// not share the planner's slots).
+// seats there came late twice running (seatFutileFor), or the plain
+// spoke's model is another than the planner's (its calls do not share
+// the planner's slots).
 func (o *Operator) seatFor(ctx context.Context, tr *turnRun) *turnSeat {
 	if !o.opts.Draft || o.opts.Vanilla {
 		return nil
 	}
-	host := hostIn(ctx, o.opts.HubModel)
 	key := seatKey(ctx, o)
 	f := o.order.seats.get(key)
-	if o.order.get(host).serialNow() || f.seated && f.synth {
+	if o.order.get(hostIn(ctx, o.opts.HubModel)).serialNow() || f.seated && f.synth || f.futileNow() || !o.sharesPlannersRunner(ctx) {
 		return nil
 	}
+	// The seats go where the turn's calls go (its session's model and
+	// server), and end with the operator, not with the turn.
+	return &turnSeat{o: o, key: key, base: context.WithoutCancel(ctx), need: !f.seated, synth: !f.synth}
+}
+
+// sharesPlannersRunner reports whether the plain spoke's calls under ctx
+// go to the planner's model on the planner's server: the same runner,
+// the same slots.
+func (o *Operator) sharesPlannersRunner(ctx context.Context) bool {
 	sm, err := o.opts.SpokeModel(VanillaApp)
 	if err != nil || modelIn(ctx, sm) != modelIn(ctx, o.opts.HubModel) {
-		return nil
+		return false
 	}
-	if h := hostIn(ctx, sm); h != "" && orderKey(h) != orderKey(host) {
-		return nil
-	}
-	return &turnSeat{o: o, key: key, need: !f.seated, synth: !f.synth}
+	h := hostIn(ctx, sm)
+	return h == "" || orderKey(h) == orderKey(hostIn(ctx, o.opts.HubModel))
 }
 
 // planText is told the planner's output as it streams: once it says apps
@@ -171,16 +200,17 @@ func (s *turnSeat) planText(text string) {
 	if s == nil {
 		return
 	}
-	fns := 0
+	steps, fns := 0, 0
 	for _, m := range reFunctionality.FindAllStringSubmatch(text, -1) {
-		if m[1] != ChatFunctionality {
+		if steps++; m[1] != ChatFunctionality {
 			fns++
 		}
 	}
 	apps := decidedKind(text) == kindApps || decidedKind(text) == "" && fns > 0
 	switch {
 	case !apps:
-	case fns >= 2 && s.synth:
+	case steps >= 2 && s.synth:
+		// Several steps, not all plain chat: a synthesis follows.
 		s.pair.Do(func() { s.send(SeatPrompt, SynthesisSeatPrompt) })
 	case s.need:
 		s.first.Do(func() { s.send(SeatPrompt) })
@@ -192,15 +222,22 @@ func (s *turnSeat) planText(text string) {
 // planner's call took a slot other than the planner's; a second one
 // written before the first's answer began took a third.
 func (s *turnSeat) send(prompts ...string) {
-	s.sent.Add(int32(len(prompts)))
 	o := s.o
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return
+	}
 	o.seatWG.Add(1)
+	o.mu.Unlock()
+	s.sent.Add(int32(len(prompts)))
 	go func() {
 		// The seats outlive the planner's call and the turn, not the
 		// operator.
 		defer o.seatWG.Done()
-		ctx, cancel := context.WithTimeout(o.life, seatTimeout)
+		ctx, cancel := context.WithTimeout(s.base, seatTimeout)
 		defer cancel()
+		defer context.AfterFunc(o.life, cancel)()
 		model := counted{o.opts.HubModel, &o.bgCalls}
 		var firstByte, lastWrote atomic.Int64
 		errs := make(chan error, len(prompts))
@@ -225,9 +262,20 @@ func (s *turnSeat) send(prompts ...string) {
 		for range prompts {
 			ok = <-errs == nil && ok
 		}
-		if !ok || s.planned.Load() {
+		if !ok {
 			return
 		}
+		if s.planned.Load() {
+			// Late: it proves nothing, and on a server that runs one
+			// request at a time every seat is.
+			o.order.seats.set(s.key, func(f *seatFacts) {
+				if f.late++; f.late >= seatLateRuns {
+					f.futile = time.Now()
+				}
+			})
+			return
+		}
+		o.order.seats.set(s.key, func(f *seatFacts) { f.late = 0 })
 		o.order.seats.seated(s.key)
 		if len(prompts) > 1 && lastWrote.Load() < firstByte.Load() {
 			o.order.seats.set(s.key, func(f *seatFacts) { f.synth = true })

@@ -36,7 +36,8 @@ var reFunctionality = regexp.MustCompile(`"functionality"\s*:\s*"([^"]*)"`)
 // second step; while the server holds no seat (since it last loaded), the
 // piece after the first cut waits until a seat has come and op knows its
 // slot, and while it holds no synthesis' seat, the piece after the second
-// waits alike for that one (2 s at most each). A seat that comes as the
+// waits alike for that one (10 s at most each: a bound for a hub that
+// never seats, far above a loaded machine's delays). A seat that comes as the
 // first of a pair waits, before its one token, for the second: on a real
 // server it holds its slot at least until the next batch. A scripted
 // plan, written whole, would end before any seat could come.
@@ -73,9 +74,9 @@ func (h *seatHold) count() int {
 	return h.seats
 }
 
-// wait waits for ch, then for op to say known, 2 s at most in all.
+// wait waits for ch, then for op to say known, 10 s at most in all.
 func wait(ch <-chan struct{}, known func() bool) {
-	limit := time.After(2 * time.Second)
+	limit := time.After(10 * time.Second)
 	select {
 	case <-ch:
 	case <-limit:
@@ -276,6 +277,7 @@ func TestASeatKeepsThePlannersSlot(t *testing.T) {
 	if _, err := rs.Op.Ask(context.Background(), sc.ID, queries[0], nil); err != nil {
 		t.Fatal(err)
 	}
+	rs.Op.WaitSeatsForTest()
 	if serialHold.count() != 0 {
 		t.Errorf("a server known to run one request at a time got %d seats", serialHold.count())
 	}
@@ -368,4 +370,61 @@ func sharedPrefix(a, b []string) int {
 		n++
 	}
 	return n
+}
+
+// On a server that runs one request at a time but is not known to (as
+// Ollama runs by default, and no chat turn has taught the hub), a seat
+// waits behind the planner and ends after it: it proves nothing. Two
+// such seats running make seats futile there (for an hour), so app turns
+// do not each pay for one.
+func TestSeatsStopWhereTheyComeLate(t *testing.T) {
+	var mu sync.Mutex
+	planned := make(chan struct{})
+	gullible := ollamatest.Gullible()
+	r := hubtest.New(t, hubtest.Config{Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
+		Modify: func(o *hub.Options) { o.Draft = true },
+		Script: func(req *api.ChatRequest) ollamatest.Reply {
+			rep := gullible(req)
+			if isSeat(req) {
+				// The seat's one token comes once the hub has its plan:
+				// the seat ran after the planner, as on one slot it must.
+				mu.Lock()
+				ch := planned
+				mu.Unlock()
+				rep.Before = func(int) { wait(ch, nil) }
+			}
+			return rep
+		}})
+	r.Srv.Slotted(ollamatest.SlotModel{Slots: 1})
+	chat, _ := r.Op.NewChat(false)
+	seats := func() (n int) {
+		for _, req := range r.Srv.Requests() {
+			if isSeat(&req) {
+				n++
+			}
+		}
+		return n
+	}
+	var perTurn []int
+	for range 4 {
+		before := seats()
+		_, err := r.Op.Ask(context.Background(), chat.ID, "What is the fare from the airport to downtown on metro_hail?", func(e hub.Event) {
+			if e.Kind == hub.EventPlan {
+				mu.Lock()
+				close(planned)
+				mu.Unlock()
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		planned = make(chan struct{})
+		mu.Unlock()
+		r.Op.WaitSeatsForTest()
+		perTurn = append(perTurn, seats()-before)
+	}
+	if want := []int{1, 1, 0, 0}; !slices.Equal(perTurn, want) {
+		t.Errorf("seats per app turn on a one-slot server: %v, want %v", perTurn, want)
+	}
 }

@@ -122,7 +122,7 @@ type Usage struct {
 	// reads in a fraction of the time (its token count stays the same).
 	PromptDuration time.Duration `json:"prompt_eval_ns,omitempty"`
 	// BackgroundCalls are calls made apart from a turn's own: the
-	// long-term memory upkeep a turn brings due (hub).
+	// long-term memory upkeep a turn brings due, and its seats (hub).
 	BackgroundCalls int `json:"background_calls,omitempty"`
 }
 

@@ -275,8 +275,8 @@ func (c *Client) Working() []string {
 	return w
 }
 
-// BackgroundCalls counts the model calls of the memory upkeep since the
-// serving process started.
+// BackgroundCalls counts the model calls of the memory upkeep and the
+// seats since the serving process started.
 func (c *Client) BackgroundCalls() int64 {
 	var n int64
 	_ = c.call(mBackground, nil, &n)

@@ -32,8 +32,9 @@ type healthMsg struct {
 	version string
 	err     error
 	working []string
-	// background is how many model calls the memory upkeep has made in
-	// this process (hub.Operator.BackgroundCalls), when the backend says.
+	// background is how many model calls the memory upkeep and the seats
+	// have made in this process (hub.Operator.BackgroundCalls), when the
+	// backend says.
 	background int64
 }
 

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
@@ -244,16 +245,31 @@ func (s *turnSeat) send(prompts ...string) {
 		for i, p := range prompts {
 			wrote := make(chan struct{})
 			var once sync.Once
-			trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
-				lastWrote.Store(time.Now().UnixNano())
-				once.Do(func() { close(wrote) })
-			}}
-			if i == 0 {
-				trace.GotFirstResponseByte = func() { firstByte.Store(time.Now().UnixNano()) }
+			// The answer's first byte says the server read the prompt in
+			// a slot: the seat has done its work, and is ended there (what
+			// it writes is not wanted, whatever a server sends).
+			cctx, answered := context.WithCancel(ctx)
+			var got atomic.Bool
+			trace := &httptrace.ClientTrace{
+				WroteRequest: func(httptrace.WroteRequestInfo) {
+					lastWrote.Store(time.Now().UnixNano())
+					once.Do(func() { close(wrote) })
+				},
+				GotFirstResponseByte: func() {
+					if i == 0 {
+						firstByte.Store(time.Now().UnixNano())
+					}
+					got.Store(true)
+					answered()
+				},
 			}
 			go func() {
-				_, err := model.Chat(httptrace.WithClientTrace(ctx, trace), seatCall(p), nil)
+				defer answered()
+				_, err := model.Chat(httptrace.WithClientTrace(cctx, trace), seatCall(p), nil)
 				once.Do(func() { close(wrote) }) // a client that is not HTTP says nothing
+				if got.Load() && ctx.Err() == nil && errors.Is(err, context.Canceled) {
+					err = nil
+				}
 				errs <- err
 			}()
 			<-wrote

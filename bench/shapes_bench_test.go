@@ -17,21 +17,7 @@ import (
 // characters), so that a slot model's decode time per piece is a decode
 // time per token.
 func pieces(script ollamatest.Script) ollamatest.Script {
-	return func(req *api.ChatRequest) ollamatest.Reply {
-		r := script(req)
-		var out []string
-		for _, c := range r.Chunks {
-			for len(c) > 4 {
-				out = append(out, c[:4])
-				c = c[4:]
-			}
-			if c != "" {
-				out = append(out, c)
-			}
-		}
-		r.Chunks = out
-		return r
-	}
+	return func(req *api.ChatRequest) ollamatest.Reply { return ollamatest.Pieces(script(req)) }
 }
 
 // BenchmarkShapes runs each plan shape — plain chat, one app, two

@@ -253,7 +253,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			}
 		}
 		// An app plan keeps the planner's slot its own (seat.go).
-		seat := o.seatFor(ctx, tr)
+		seat := o.seatFor(ctx)
 		if seat != nil {
 			draftText := in.OnText
 			in.OnText = func(text string) {

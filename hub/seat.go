@@ -44,8 +44,10 @@ import (
 // seen (the model was loaded again, or another client took a slot): the
 // next app turn seats again. On a server that runs one request at a time
 // (Ollama's default, where no chat turn has taught the hub so) every seat
-// waits behind the planner and ends after it: two such running make
-// seats futile there for an hour. A seat goes where the turn's planner
+// waits behind the planner and ends after it: two such running teach
+// that the server is serial (ServerOrder.Serial, as a draft that got no
+// piece beside the planner does), which stops seats for as long as it
+// stops drafting ahead. A seat goes where the turn's planner
 // goes (its session's model and server), carries no word of the user's
 // or of any app, and is one of the turn's background calls.
 type seating struct {
@@ -56,10 +58,8 @@ type seating struct {
 type seatFacts struct {
 	// seated: a slot holds a seat; synth: another holds the synthesis'.
 	seated, synth bool
-	// late counts the seats running that ended after their planner;
-	// futile is when the last of seatLateRuns did.
-	late   int
-	futile time.Time
+	// late counts the seats running that ended after their planner.
+	late int
 	// best is the planner's fastest prompt reading seen, per token.
 	best time.Duration
 }
@@ -69,18 +69,12 @@ type seatFacts struct {
 // only its request's tokens, a fraction of its prompt.
 const seatCold = 3
 
-// seatLateRuns seats running that end after their planner's call make
-// seats futile on that server for seatFutileFor (it runs one request at
-// a time, as Ollama does by default: a seat waits behind the planner);
-// then one is tried again. A seat that ends first counts them anew.
-const (
-	seatLateRuns  = 2
-	seatFutileFor = time.Hour
-)
-
-func (f seatFacts) futileNow() bool {
-	return !f.futile.IsZero() && time.Since(f.futile) < seatFutileFor
-}
+// seatLateRuns seats running that end after their planner's call teach
+// that the server runs one request at a time (as Ollama does by default:
+// a seat waits behind the planner), as the draft's order does
+// (ServerOrder.Serial, probed again after serialFor). A seat that ends
+// first counts them anew.
+const seatLateRuns = 2
 
 // seatMinTokens is the smallest planner prompt whose reading rate is
 // evidence (a short prompt reads fast, cached or not).
@@ -124,7 +118,7 @@ func (s *seating) planned(key string, u llm.Usage) {
 		case f.best == 0 || rate < f.best:
 			f.best = rate
 		case rate > seatCold*f.best:
-			f.seated, f.synth, f.futile = false, false, time.Time{}
+			f.seated, f.synth = false, false
 		}
 	})
 }
@@ -150,6 +144,7 @@ func seatCall(prompt string) llm.Request {
 type turnSeat struct {
 	o           *Operator
 	key         string          // seatKey
+	host        string          // the planner's server
 	base        context.Context // the turn's, without its end
 	need, synth bool            // the seat is needed; the synthesis' too
 	first, pair sync.Once
@@ -163,21 +158,21 @@ type turnSeat struct {
 // needed: the hub does not schedule for the cache (Options.Draft off),
 // the server is known to run one request at a time (a seat would only
 // queue behind the planner), it holds slots for the other calls already,
-// seats there came late twice running (seatFutileFor), or the plain
-// spoke's model is another than the planner's (its calls do not share
-// the planner's slots).
-func (o *Operator) seatFor(ctx context.Context, tr *turnRun) *turnSeat {
+// or the plain spoke's model is another than the planner's (its calls do
+// not share the planner's slots).
+func (o *Operator) seatFor(ctx context.Context) *turnSeat {
 	if !o.opts.Draft || o.opts.Vanilla {
 		return nil
 	}
 	key := seatKey(ctx, o)
 	f := o.order.seats.get(key)
-	if o.order.get(hostIn(ctx, o.opts.HubModel)).serialNow() || f.seated && f.synth || f.futileNow() || !o.sharesPlannersRunner(ctx) {
+	host := hostIn(ctx, o.opts.HubModel)
+	if o.order.get(host).serialNow() || f.seated && f.synth || !o.sharesPlannersRunner(ctx) {
 		return nil
 	}
 	// The seats go where the turn's calls go (its session's model and
 	// server), and end with the operator, not with the turn.
-	return &turnSeat{o: o, key: key, base: context.WithoutCancel(ctx), need: !f.seated, synth: !f.synth}
+	return &turnSeat{o: o, key: key, host: host, base: context.WithoutCancel(ctx), need: !f.seated, synth: !f.synth}
 }
 
 // sharesPlannersRunner reports whether the plain spoke's calls under ctx
@@ -284,11 +279,11 @@ func (s *turnSeat) send(prompts ...string) {
 		if s.planned.Load() {
 			// Late: it proves nothing, and on a server that runs one
 			// request at a time every seat is.
-			o.order.seats.set(s.key, func(f *seatFacts) {
-				if f.late++; f.late >= seatLateRuns {
-					f.futile = time.Now()
-				}
-			})
+			late := 0
+			o.order.seats.set(s.key, func(f *seatFacts) { f.late++; late = f.late })
+			if late >= seatLateRuns {
+				o.order.update(s.host, func(f *serverFacts) { f.Serial = true })
+			}
 			return
 		}
 		o.order.seats.set(s.key, func(f *seatFacts) { f.late = 0 })

@@ -37,9 +37,10 @@ var reFunctionality = regexp.MustCompile(`"functionality"\s*:\s*"([^"]*)"`)
 // piece after the first cut waits until a seat has come and op knows its
 // slot, and while it holds no synthesis' seat, the piece after the second
 // waits alike for that one (10 s at most each: a bound for a hub that
-// never seats, far above a loaded machine's delays). A seat that comes as the
-// first of a pair waits, before its one token, for the second: on a real
-// server it holds its slot at least until the next batch. A scripted
+// never seats, far above a loaded machine's delays). The seat of a pair
+// that comes first (either: they race to the server) waits, before its
+// one token, for the second: on a real server it holds its slot at least
+// until the next batch. A scripted
 // plan, written whole, would end before any seat could come.
 type seatHold struct {
 	mu            sync.Mutex
@@ -47,6 +48,7 @@ type seatHold struct {
 	came, came2   chan struct{}
 	seats         int
 	pairPending   bool
+	second        chan struct{} // closed when the second of a pair comes
 	// op, once set, is waited for too: a seat's one token is written long
 	// before a real plan ends, so the hub has its answer by then.
 	op *hub.Operator
@@ -97,16 +99,21 @@ func (h *seatHold) wrap(script ollamatest.Script) ollamatest.Script {
 		if isSeat(req) {
 			h.mu.Lock()
 			h.seats++
-			synthesis := req.Messages[0].Content == hub.SynthesisSeatPrompt
 			switch {
-			case synthesis && !h.synth:
+			case h.pairPending:
+				// The first of a pair to come (either) holds its slot
+				// for the second.
+				h.pairPending = false
+				second := make(chan struct{})
+				h.second = second
+				r.Before = func(int) { wait(second, nil) }
+			case h.second != nil:
+				close(h.second)
+				h.second = nil
+			}
+			if req.Messages[0].Content == hub.SynthesisSeatPrompt && !h.synth {
 				h.synth = true
 				close(h.came2)
-			case !synthesis && h.pairPending:
-				// The first of a pair holds its slot for the second.
-				h.pairPending = false
-				came2 := h.came2
-				r.Before = func(int) { wait(came2, nil) }
 			}
 			if !h.seated {
 				h.seated = true
@@ -375,8 +382,8 @@ func sharedPrefix(a, b []string) int {
 // On a server that runs one request at a time but is not known to (as
 // Ollama runs by default, and no chat turn has taught the hub), a seat
 // waits behind the planner and ends after it: it proves nothing. Two
-// such seats running make seats futile there (for an hour), so app turns
-// do not each pay for one.
+// such seats running teach that the server is serial, so app turns do
+// not each pay for one.
 func TestSeatsStopWhereTheyComeLate(t *testing.T) {
 	var mu sync.Mutex
 	planned := make(chan struct{})

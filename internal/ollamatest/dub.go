@@ -36,9 +36,9 @@ func dubbable(r Reply) bool {
 	return r.Status == 0 && r.CutAfter == 0 && r.GarbageAfter == 0 && !r.Hang && !r.Endless
 }
 
-// tokenPieces is reply's content in pieces of about a token (four
-// characters), and how many tokens it has in all, tool calls included.
-func tokenPieces(r Reply) ([]string, int) {
+// Pieces is r with its content in pieces of about a token (four
+// characters) each, as a model streams it.
+func Pieces(r Reply) Reply {
 	var out []string
 	for _, c := range r.Chunks {
 		for len(c) > 4 {
@@ -49,6 +49,14 @@ func tokenPieces(r Reply) ([]string, int) {
 			out = append(out, c)
 		}
 	}
+	r.Chunks = out
+	return r
+}
+
+// tokenPieces is reply's content in pieces of about a token, and how many
+// tokens it has in all, tool calls included.
+func tokenPieces(r Reply) ([]string, int) {
+	out := Pieces(r).Chunks
 	n := len(out)
 	if len(r.ToolCalls) > 0 {
 		b, _ := json.Marshal(r.ToolCalls)

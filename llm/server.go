@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -42,8 +44,14 @@ func EnsureServer(ctx context.Context, host string, opts EnsureOptions) (*Server
 	if err != nil {
 		return nil, err
 	}
-	if ping(ctx, base.String()) == nil {
+	perr := ping(ctx, base.String())
+	if perr == nil {
 		return nil, nil
+	}
+	var silent silentError
+	if errors.As(perr, &silent) {
+		// Something holds the port: starting a server there would fail.
+		return nil, &UnreachableError{Host: base.String(), Err: perr, Hint: "If it is Ollama, it is busy or stuck: restart it, or point ollama.host at a running server"}
 	}
 	if !isLoopback(base) {
 		return nil, &UnreachableError{Host: base.String(), Hint: "Start Ollama on that machine, or point ollama.host at a running server"}
@@ -108,15 +116,49 @@ func (s *Server) Stop() {
 }
 
 // ping checks that an Ollama server answers at base.
+// pingDial bounds how long ping waits for a connection: a host where
+// nothing listens refuses at once, one behind a firewall that drops packets
+// never answers.
+const pingDial = 3 * time.Second
+
+// pingAnswer bounds how long ping waits, once connected, for the server's
+// answer. A server that accepted the connection is there: under load (a
+// model loading, every core busy) it may take seconds to answer, and that
+// is slowness, not absence.
+var pingAnswer = 30 * time.Second
+
+// silentError says that something accepted a connection at the host but
+// sent no answer in time.
+type silentError struct{ wait time.Duration }
+
+func (e silentError) Error() string {
+	return fmt.Sprintf("it accepted the connection but sent no answer within %s", e.wait)
+}
+
+// ping asks the server at base whether it runs. A connection that cannot be
+// made fails within pingDial; one that was made waits up to pingAnswer for
+// the answer and fails with a silentError after that.
 func ping(ctx context.Context, base string) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, base+"/", nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	var connected atomic.Bool
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{Timeout: pingDial}).DialContext(ctx, network, addr)
+			connected.Store(err == nil)
+			return c, err
+		},
+		ResponseHeaderTimeout: pingAnswer,
+		DisableKeepAlives:     true,
+	}}
+	resp, err := client.Do(req)
 	if err != nil {
+		var ne net.Error
+		if connected.Load() && ctx.Err() == nil && errors.As(err, &ne) && ne.Timeout() {
+			return silentError{pingAnswer}
+		}
 		return err
 	}
 	resp.Body.Close()

@@ -97,3 +97,43 @@ func (w *syncWriter) String() string {
 	defer w.mu.Unlock()
 	return w.b.String()
 }
+
+// A server that is there but slow to answer (a model loading, every core
+// busy) is reachable: EnsureServer neither calls it absent nor tries to
+// start another on its port.
+func TestEnsureServerWaitsForASlowServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(3 * time.Second) // longer than a connection takes to be refused or made
+		fmt.Fprint(w, "Ollama is running")
+	})}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	got, err := llm.EnsureServer(context.Background(), l.Addr().String(), llm.EnsureOptions{Binary: "/nonexistent"})
+	if err != nil || got != nil {
+		t.Fatalf("Ensure = %v, %v; want nil, nil (the server is there, only slow)", got, err)
+	}
+}
+
+// Something that takes connections and never answers holds the port: the
+// error says so, rather than telling the user to install Ollama.
+func TestEnsureServerNamesASilentServer(t *testing.T) {
+	defer llm.SetPingAnswerForTest(500 * time.Millisecond)()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release })}
+	go srv.Serve(l)
+	t.Cleanup(func() { close(release); srv.Close() })
+	t.Setenv("PATH", t.TempDir())
+	_, err = llm.EnsureServer(context.Background(), l.Addr().String(), llm.EnsureOptions{})
+	var ue *llm.UnreachableError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "accepted the connection but sent no answer") || strings.Contains(err.Error(), "ollama.com/download") {
+		t.Fatalf("want an error naming the silent server, got %v", err)
+	}
+}

@@ -177,8 +177,8 @@ func TestTheDraftOrderSurvivesARestart(t *testing.T) {
 		return srv.Requests()[before:]
 	}
 	first := hubtest.New(t, hubtest.Config{Script: orderScript, Modify: func(o *hub.Options) { o.Draft, o.Order = true, hub.OpenServerOrder(file) }})
-	if firstIsDraft(ask(first, first.Srv, "Tell me something nice")) || !hub.SideBySideForTest(first.Op) {
-		t.Fatal("the first turn plans first, and learns that the server runs both at once")
+	if !firstIsDraft(ask(first, first.Srv, "Tell me something nice")) || !hub.SideBySideForTest(first.Op) {
+		t.Fatal("the first turn's draft goes ahead as a probe, and learns that the server runs both at once")
 	}
 	first.Close()
 
@@ -240,8 +240,9 @@ func TestAPlanHasRoomToFinish(t *testing.T) {
 }
 
 // Where the planner goes first (the server not known to run two requests
-// at once), the draft waits for the plan's first tokens: an app request
-// costs no draft call at all, and a chat request's draft is its answer.
+// at once, its probes spent), the draft waits for the plan's first
+// tokens: an app request costs no draft call at all, and a chat request's
+// draft is its answer.
 func TestAnAppRequestCostsNoDraft(t *testing.T) {
 	vanillaCalls := func(reqs []api.ChatRequest) (n int) {
 		for _, req := range reqs {
@@ -259,6 +260,7 @@ func TestAnAppRequestCostsNoDraft(t *testing.T) {
 			Modify: func(o *hub.Options) { o.Draft = true },
 			Script: ollamatest.Planned(ollamatest.Reply{Chunks: []string{plan[:8], plan[8:20], plan[20:]}, Delay: 50 * time.Millisecond},
 				func(*api.ChatRequest) ollamatest.Reply { return ollamatest.Text("Once upon a time.") })})
+		hub.SetProbesForTest(r.Op, hub.DraftProbes)
 		chat, _ := r.Op.NewChat(false)
 		turn, err := r.Op.Ask(context.Background(), chat.ID, "Write a story about a dragon", nil)
 		if err != nil {
@@ -282,8 +284,8 @@ func TestKindPending(t *testing.T) {
 	}
 }
 
-// A chat plan, while the order is not known, holds its planner until the
-// draft's first piece: on a server that runs both at once the piece comes
+// A chat plan, while the order is not known (and the probes are spent),
+// holds its planner until the draft's first piece: on a server that runs both at once the piece comes
 // while the planner still streams, and the order is learned from the
 // first chat turn (though the plan decides early); on one that runs one
 // request at a time the wait ends the planner, and that is learned, so
@@ -298,6 +300,7 @@ func TestAChatTurnTeachesTheOrder(t *testing.T) {
 		if serial {
 			serialize(r.Srv)
 		}
+		hub.SetProbesForTest(r.Op, hub.DraftProbes)
 		chat, _ := r.Op.NewChat(false)
 		for turn := 1; turn <= 2; turn++ {
 			got, err := r.Op.Ask(context.Background(), chat.ID, "Tell me something nice", nil)
@@ -347,5 +350,44 @@ func TestNoDraftBetweenThePlannerAndItsRetry(t *testing.T) {
 	}
 	if strings.Join(order, ",") != "plan,plan,draft" {
 		t.Fatalf("the server was sent %v: a draft between the planner and its retry", order)
+	}
+}
+
+// A server learned serial long ago is probed again; the probes count is
+// kept with the order, and counting them does not make the old lesson
+// new (it would stop the probes and the drafts ahead for another hour).
+func TestAProbeDoesNotRenewAnOldLesson(t *testing.T) {
+	file := filepath.Join(t.TempDir(), hub.ServerOrderFileForTest)
+	r := hubtest.New(t, hubtest.Config{Script: orderScript, Modify: func(o *hub.Options) { o.Draft = true }})
+	host := r.Srv.Host()
+	if hc, err := llm.New(llm.Config{Host: host, Model: hubtest.Model}, nil); err == nil {
+		host = hc.Host()
+	}
+	old := time.Now().Add(-2 * time.Hour).UTC().Format(time.RFC3339Nano)
+	if err := os.WriteFile(file, []byte(`{"`+host+`": {"side_by_side": false, "serial": true, "learned": "`+old+`"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	order := hub.OpenServerOrder(file)
+	r2 := hubtest.New(t, hubtest.Config{Script: orderScript, Modify: func(o *hub.Options) {
+		o.Draft, o.Order = true, order
+		o.HubModel, _ = llm.New(llm.Config{Host: r.Srv.Host(), Model: hubtest.Model}, nil)
+		o.SpokeModel = func(string) (spokes.Model, error) {
+			return llm.New(llm.Config{Host: r.Srv.Host(), Model: hubtest.Model}, nil)
+		}
+	}})
+	serialize(r.Srv)
+	chat, _ := r2.Op.NewChat(false)
+	before := len(r.Srv.Requests())
+	if _, err := r2.Op.Ask(context.Background(), chat.ID, "Say hello briefly", nil); err != nil {
+		t.Fatal(err)
+	}
+	if !firstIsDraft(r.Srv.Requests()[before:]) {
+		t.Fatal("a lesson two hours old is probed again: the draft goes ahead")
+	}
+	if hub.SerialNowForTest(r2.Op) {
+		t.Fatal("counting the probe made the old lesson new")
+	}
+	if n := hub.ProbesForTest(r2.Op); n != 1 {
+		t.Fatalf("probes %d, want 1", n)
 	}
 }

@@ -24,14 +24,16 @@ import (
 // when pieces were sent), cancelled, and leaves nothing behind.
 //
 // Which request goes first is learned, once per model server, and kept
-// (ServerOrder, in the data directory). Until the server has been seen
-// running the two side by side (parallel slots, OLLAMA_NUM_PARALLEL ≥ 2:
-// a draft piece arrives while the planner's answer streams), the draft's
-// request is sent once the planner's answer has begun: a server that
-// runs one request at a time plans first, and the draft starts only once
-// the plan's first tokens did not say apps: an app request costs no
-// draft. Once seen, the draft goes first and the planner
-// follows its first piece (or draftLead): the plain answer's first words
+// (ServerOrder, in the data directory). On a server whose order is not
+// known the first draftProbes drafts go ahead as probes: a draft piece
+// after the planner's first byte — the server runs the two side by side
+// (parallel slots, OLLAMA_NUM_PARALLEL ≥ 2) — teaches it, however short
+// the plan. Once the probes are spent, and on a server known to run one
+// request at a time, the draft's request is sent once the planner's
+// answer has begun, and starts only once the plan's first tokens did not
+// say apps: an app request costs no draft. Once the order is learned, the
+// draft goes first and the planner follows its first piece (or
+// draftLead): the plain answer's first words
 // come as fast as the plain model's, the plan a moment later. The order
 // is given up only on evidence that the server runs one request at a
 // time: the planner's first byte came after the whole draft, which had
@@ -92,6 +94,17 @@ const (
 	draftLead  = 250 * time.Millisecond
 )
 
+// draftProbes is how many drafts go ahead of the planner on a server whose
+// order is not known: the planner then starts while the draft streams,
+// and a draft piece while the planner's answer streams teaches that the
+// server runs both at once. (A plan of plain chat is a few tokens: a
+// draft released by its first tokens rarely writes before the planner's
+// stream has ended, so the hold of a chat plan alone seldom teaches it.)
+// On a server that runs one request at a time, each probe makes the
+// planner wait for the whole draft — a draft an app request withdraws is
+// a call more — so it is done a few times per server, and kept.
+const draftProbes = 3
+
 // startDraft starts the draft of tr's answer, and returns the context the
 // planner must plan in (it tells the draft when the planner's request is
 // written). nil when there is no vanilla spoke to draft with.
@@ -102,8 +115,15 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 	}
 	dctx, cancel := context.WithCancel(ctx)
 	host := hostIn(ctx, o.opts.HubModel)
+	facts := o.order.get(host)
+	// While the order is not known, the first few drafts go ahead as a
+	// probe (draftProbes).
+	probe := !facts.SideBySide && !facts.serialNow() && facts.Probes < draftProbes
+	if probe {
+		o.order.update(host, func(f *serverFacts) { f.Probes++ })
+	}
 	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}),
-		host: host, ahead: o.order.SideBySide(host), serial: o.order.get(host).serialNow()}
+		host: host, ahead: facts.SideBySide || probe, serial: facts.serialNow()}
 	if o.sharesPlannersRunner(ctx) {
 		d.seat = seatKey(ctx, o)
 	}
@@ -262,14 +282,17 @@ func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
 	defer d.firstOnce.Do(func() { close(d.first) })
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.planStreaming {
-		// A piece of the draft while the planner's answer streams: the
-		// server runs them side by side.
+	if d.planStreaming || d.ahead && !d.planFirst.IsZero() {
+		// A piece of the draft while the planner's answer streams, or
+		// after the planner's first byte when the draft went first (a
+		// server that runs one request at a time starts the planner only
+		// once the whole draft is written): the server runs them side by
+		// side.
 		o.order.update(d.host, func(f *serverFacts) { f.SideBySide, f.Serial = true, false })
+	}
+	if d.planStreaming && d.seat != "" {
 		// It took a slot other than the planner's: the seat (seat.go).
-		if d.seat != "" {
-			o.order.seats.seated(d.seat)
-		}
+		o.order.seats.seated(d.seat)
 	}
 	switch d.state {
 	case drafting:

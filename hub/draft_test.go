@@ -228,10 +228,12 @@ func serialize(srv *ollamatest.Scripted) {
 
 func firstIsDraft(reqs []api.ChatRequest) bool { return len(reqs) > 0 && len(reqs[0].Format) == 0 }
 
-// The order of the two requests is learned: planner first until the
-// server is seen streaming both at once, then the draft first — and a
-// server that runs one at a time is never sent the draft first, or
-// unlearns it after one turn.
+// The order of the two requests is learned: while it is not known the
+// first drafts go ahead as probes, and one whose piece comes while the
+// plan streams teaches that the server runs both at once — the draft
+// first from then on. A server that runs one request at a time teaches
+// nothing so: after DraftProbes turns the planner goes first; a learned
+// order it does not keep is unlearned after one turn.
 func TestTheDraftGoesFirstOnlyWhereTheServerRunsBothAtOnce(t *testing.T) {
 	ask := func(r *hubtest.Rig, chat string) []api.ChatRequest {
 		t.Helper()
@@ -251,8 +253,8 @@ func TestTheDraftGoesFirstOnlyWhereTheServerRunsBothAtOnce(t *testing.T) {
 	}
 
 	r, chat := rig(false)
-	if firstIsDraft(ask(r, chat)) {
-		t.Fatal("before anything is learned the planner goes first")
+	if !firstIsDraft(ask(r, chat)) {
+		t.Fatal("before anything is learned the draft goes ahead as a probe")
 	}
 	if !hub.SideBySideForTest(r.Op) {
 		t.Fatal("a draft piece came while the plan streamed: the server runs both at once")
@@ -262,9 +264,10 @@ func TestTheDraftGoesFirstOnlyWhereTheServerRunsBothAtOnce(t *testing.T) {
 	}
 
 	r, chat = rig(true)
-	for range 2 {
-		if firstIsDraft(ask(r, chat)) || hub.SideBySideForTest(r.Op) {
-			t.Fatal("one request at a time: the planner always goes first")
+	for turn := 1; turn <= hub.DraftProbes+2; turn++ {
+		probe := turn <= hub.DraftProbes
+		if firstIsDraft(ask(r, chat)) != probe || hub.SideBySideForTest(r.Op) {
+			t.Fatalf("one request at a time, turn %d: the draft goes ahead only as one of the %d probes, and teaches nothing", turn, hub.DraftProbes)
 		}
 	}
 	hub.SetSideBySideForTest(r.Op, true) // learned from a server since restarted with one slot
@@ -276,6 +279,30 @@ func TestTheDraftGoesFirstOnlyWhereTheServerRunsBothAtOnce(t *testing.T) {
 	}
 	if firstIsDraft(ask(r, chat)) {
 		t.Fatal("and the planner goes first again")
+	}
+}
+
+// A plan of plain chat is a few tokens: a server whose order is not known
+// has ended the planner's stream before a draft released by the plan's
+// first tokens writes, and a hold of the plan teaches nothing. The probe
+// does not depend on the plan's length: the first turn teaches the order.
+func TestAShortPlanStillTeachesTheOrder(t *testing.T) {
+	plan := `{"kind":"chat","steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`
+	r := hubtest.New(t, hubtest.Config{Modify: func(o *hub.Options) { o.Draft = true },
+		Script: func(req *api.ChatRequest) ollamatest.Reply {
+			if len(req.Format) > 0 {
+				return ollamatest.Reply{Chunks: []string{plan}} // at once, whole
+			}
+			r := ollamatest.Text(draftAnswer + " " + draftAnswer)
+			r.Delay = 40 * time.Millisecond
+			return r
+		}})
+	chat, _ := r.Op.NewChat(false)
+	if _, err := r.Op.Ask(context.Background(), chat.ID, "Tell me something nice", nil); err != nil {
+		t.Fatal(err)
+	}
+	if !hub.SideBySideForTest(r.Op) {
+		t.Fatal("the first chat turn must teach that the server runs both at once")
 	}
 }
 

@@ -55,3 +55,27 @@ func SynthesisSeatedForTest(o *Operator) bool {
 
 // WaitSeatsForTest waits for the seats in flight to end.
 func (o *Operator) WaitSeatsForTest() { o.seatWG.Wait() }
+
+// DraftProbes is draftProbes.
+const DraftProbes = draftProbes
+
+// SetProbesForTest sets how many drafts went ahead as probes on o's hub
+// model server (DraftProbes: the probes are spent, the planner goes
+// first while the order is not known).
+func SetProbesForTest(o *Operator, n int) {
+	o.order.update(hostIn(context.Background(), o.opts.HubModel), func(f *serverFacts) { f.Probes = n })
+}
+
+// ServerOrderFileForTest is the order's file name in the data directory.
+const ServerOrderFileForTest = "servers.json"
+
+// SerialNowForTest reports whether o takes its hub model server to run
+// one request at a time now (a lesson younger than serialFor).
+func SerialNowForTest(o *Operator) bool {
+	return o.order.get(hostIn(context.Background(), o.opts.HubModel)).serialNow()
+}
+
+// ProbesForTest is how many drafts went ahead as probes on o's server.
+func ProbesForTest(o *Operator) int {
+	return o.order.get(hostIn(context.Background(), o.opts.HubModel)).Probes
+}

@@ -39,7 +39,13 @@ type serverFacts struct {
 	// PlanFirstByte is the planner's time from its request to its first
 	// byte the last time it ran alone (0: not seen yet).
 	PlanFirstByte time.Duration `json:"plan_first_byte_ns,omitempty"`
-	Learned       time.Time     `json:"learned"`
+	// Learned is when SideBySide, Serial or PlanFirstByte last changed.
+	Learned time.Time `json:"learned"`
+	// Probes counts the drafts sent ahead of the planner while the order
+	// was not known (up to draftProbes): a piece of one while the planner
+	// streams teaches that the server runs both at once, whatever the
+	// plan's length.
+	Probes int `json:"probes,omitempty"`
 }
 
 // serialFor is how long a server learned to be serial is taken as such.
@@ -93,7 +99,9 @@ func (s *ServerOrder) update(host string, change func(*serverFacts)) {
 	if f == before {
 		return
 	}
-	f.Learned = time.Now().UTC()
+	if f.SideBySide != before.SideBySide || f.Serial != before.Serial || f.PlanFirstByte != before.PlanFirstByte {
+		f.Learned = time.Now().UTC()
+	}
 	s.hosts[host] = f
 	if s.path == "" {
 		return

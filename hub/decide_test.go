@@ -391,3 +391,43 @@ func TestAProbeDoesNotRenewAnOldLesson(t *testing.T) {
 		t.Fatalf("probes %d, want 1", n)
 	}
 }
+
+// Spent probes are sent again a day after the last: a server whose drafts
+// all ended before the planner's first byte, or that got more slots
+// since, is probed anew; within the day the planner goes first.
+func TestSpentProbesAreSentAgainADayLater(t *testing.T) {
+	for _, c := range []struct {
+		ago   time.Duration
+		ahead bool
+	}{{time.Hour, false}, {48 * time.Hour, true}} {
+		r := hubtest.New(t, hubtest.Config{Script: orderScript, Modify: func(o *hub.Options) { o.Draft = true }})
+		host := r.Srv.Host()
+		if hc, err := llm.New(llm.Config{Host: host, Model: hubtest.Model}, nil); err == nil {
+			host = hc.Host()
+		}
+		file := filepath.Join(t.TempDir(), hub.ServerOrderFileForTest)
+		at := time.Now().Add(-c.ago).UTC().Format(time.RFC3339Nano)
+		if err := os.WriteFile(file, []byte(`{"`+host+`": {"side_by_side": false, "probes": 3, "probed_at": "`+at+`"}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r2 := hubtest.New(t, hubtest.Config{Script: orderScript, Modify: func(o *hub.Options) {
+			o.Draft, o.Order = true, hub.OpenServerOrder(file)
+			o.HubModel, _ = llm.New(llm.Config{Host: r.Srv.Host(), Model: hubtest.Model}, nil)
+			o.SpokeModel = func(string) (spokes.Model, error) {
+				return llm.New(llm.Config{Host: r.Srv.Host(), Model: hubtest.Model}, nil)
+			}
+		}})
+		serialize(r.Srv) // teaches nothing: the probe's effect alone is seen
+		chat, _ := r2.Op.NewChat(false)
+		before := len(r.Srv.Requests())
+		if _, err := r2.Op.Ask(context.Background(), chat.ID, "Say hello briefly", nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := firstIsDraft(r.Srv.Requests()[before:]); got != c.ahead {
+			t.Fatalf("probes spent %s ago: draft ahead %v, want %v", c.ago, got, c.ahead)
+		}
+		if want := map[bool]int{false: 3, true: 1}[c.ahead]; hub.ProbesForTest(r2.Op) != want {
+			t.Fatalf("probes spent %s ago: count %d, want %d", c.ago, hub.ProbesForTest(r2.Op), want)
+		}
+	}
+}

@@ -105,6 +105,10 @@ const (
 // a call more — so it is done a few times per server, and kept.
 const draftProbes = 3
 
+// probeAgain is how long after the last probe spent probes are sent
+// again.
+const probeAgain = 24 * time.Hour
+
 // startDraft starts the draft of tr's answer, and returns the context the
 // planner must plan in (it tells the draft when the planner's request is
 // written). nil when there is no vanilla spoke to draft with.
@@ -118,9 +122,15 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 	facts := o.order.get(host)
 	// While the order is not known, the first few drafts go ahead as a
 	// probe (draftProbes).
-	probe := !facts.SideBySide && !facts.serialNow() && facts.Probes < draftProbes
+	probe := !facts.SideBySide && !facts.serialNow() && (facts.Probes < draftProbes || time.Since(facts.ProbedAt) > probeAgain)
 	if probe {
-		o.order.update(host, func(f *serverFacts) { f.Probes++ })
+		o.order.update(host, func(f *serverFacts) {
+			if f.Probes >= draftProbes {
+				f.Probes = 0 // spent long ago: sent again
+			}
+			f.Probes++
+			f.ProbedAt = time.Now().UTC()
+		})
 	}
 	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}),
 		host: host, ahead: facts.SideBySide || probe, serial: facts.serialNow()}

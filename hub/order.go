@@ -46,6 +46,10 @@ type serverFacts struct {
 	// streams teaches that the server runs both at once, whatever the
 	// plan's length.
 	Probes int `json:"probes,omitempty"`
+	// ProbedAt is when the last probe was sent: spent probes are sent
+	// again once probeAgain has passed (a draft that ended before the
+	// planner's first byte teaches nothing; a server may get more slots).
+	ProbedAt time.Time `json:"probed_at,omitzero"`
 }
 
 // serialFor is how long a server learned to be serial is taken as such.

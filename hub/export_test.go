@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // Schemas of the memory calls, for the test against a real Ollama.
@@ -63,7 +64,7 @@ const DraftProbes = draftProbes
 // model server (DraftProbes: the probes are spent, the planner goes
 // first while the order is not known).
 func SetProbesForTest(o *Operator, n int) {
-	o.order.update(hostIn(context.Background(), o.opts.HubModel), func(f *serverFacts) { f.Probes = n })
+	o.order.update(hostIn(context.Background(), o.opts.HubModel), func(f *serverFacts) { f.Probes, f.ProbedAt = n, time.Now() })
 }
 
 // ServerOrderFileForTest is the order's file name in the data directory.

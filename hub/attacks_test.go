@@ -565,10 +565,8 @@ func plannedByQuery(plans map[string][]map[string]any) ollamatest.Script {
 	g := ollamatest.Gullible()
 	return func(req *api.ChatRequest) ollamatest.Reply {
 		if len(req.Format) > 0 && len(req.Messages) >= 2 {
-			if _, q, ok := strings.Cut(req.Messages[1].Content, "\nRequest: "); ok {
-				if p, ok := plans[strings.TrimSpace(q)]; ok {
-					return ollamatest.JSON(map[string]any{"steps": p})
-				}
+			if p, ok := plans[strings.TrimSpace(ollamatest.PlannedRequest(req.Messages[1].Content))]; ok {
+				return ollamatest.JSON(map[string]any{"steps": p})
 			}
 		}
 		return g(req)

@@ -58,7 +58,7 @@ func TestFollowUpAcrossAppsThroughHubEntities(t *testing.T) {
 				return ollamatest.JSON(map[string]string{"summary": "the user travels"})
 			case isExtract(req):
 				return ollamatest.JSON(map[string]any{"entities": []any{}})
-			case isPlan(req) && strings.Contains(q[strings.LastIndex(q, "Request: ")+1:], "Book"):
+			case isPlan(req) && strings.Contains(ollamatest.PlannedRequest(q), "Book"):
 				return plan(bind(map[string]any{"id": "s1", "functionality": "trip.book"}, "destination", "Lisbon"))
 			case isPlan(req) && strings.Contains(string(req.Format), `"trip.dates"`):
 				return plan(bind(map[string]any{"id": "s1", "functionality": "calendar.cancel", "needs": []string{"trip.dates"}}, "dates", "entity:trip.dates"))

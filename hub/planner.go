@@ -226,24 +226,43 @@ func catalogText(fns []Functionality) string {
 	return b.String()
 }
 
+// plannerPrompt is the planner's user message, ordered for the model
+// server's prompt cache: what every turn shares first (the catalog), then
+// what changes seldom (the summary, the facts), then the chat's requests,
+// oldest first, each written the same way when it is the one to plan and
+// when it is an earlier one, what served it appended after it, so that a
+// turn's prompt continues the last turn's and only the new request is
+// read. What depends on this request alone (the apps it names) comes after
+// it. The earlier requests shown move in blocks of half the window
+// (PlanInput.History is cut by historyWindow), so they do not change at
+// every turn once a chat is longer than the window.
 func plannerPrompt(in PlanInput) string {
 	var b strings.Builder
 	b.WriteString(catalogText(in.Functionalities))
-	if len(in.History) > 0 {
-		b.WriteString("\nEarlier requests in this chat (oldest first):\n")
-		for _, h := range in.History {
-			fmt.Fprintf(&b, "- %q → %s\n", h.Query, strings.Join(h.Apps, ", "))
-		}
-	}
 	if in.Summary != "" {
 		fmt.Fprintf(&b, "\nWhat the user asked for before (a summary of their own messages):\n%s\n", in.Summary)
 	}
 	if len(in.Facts) > 0 {
 		fmt.Fprintf(&b, "\nFacts the hub holds (names only; a step that needs one lists it in needs): %s\n", strings.Join(in.Facts, ", "))
 	}
-	if len(in.NamedApps) > 0 {
-		fmt.Fprintf(&b, "\nApps the user named (a step may set \"app\" to one of them): %s\n", strings.Join(in.NamedApps, ", "))
+	b.WriteString("\n" + requestsHeading)
+	for _, h := range in.History {
+		served := strings.Join(h.Apps, ", ")
+		if served == "" {
+			served = "nothing"
+		}
+		fmt.Fprintf(&b, "%s%s\nServed by: %s\n", requestLabel, h.Query, served)
 	}
-	fmt.Fprintf(&b, "\nRequest: %s\n", in.Query)
+	fmt.Fprintf(&b, "%s%s\n", requestLabel, in.Query)
+	if len(in.NamedApps) > 0 {
+		fmt.Fprintf(&b, "\n%s%s\n", namedAppsLabel, strings.Join(in.NamedApps, ", "))
+	}
 	return b.String()
 }
+
+// The words of the planner's prompt that frame the requests.
+const (
+	requestsHeading = "The chat's requests, oldest first, each with what served it; plan the last one:\n"
+	requestLabel    = "Request: "
+	namedAppsLabel  = "Apps the user named in it (a step may set \"app\" to one of them): "
+)

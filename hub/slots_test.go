@@ -174,3 +174,93 @@ func TestAppTurnsKeepThePlannersPrefix(t *testing.T) {
 		}
 	}
 }
+
+// The planner's prompt of a turn continues the last turn's — the
+// earlier requests listed the way the last one was asked, what served it
+// appended — so a model server reads only the new request from its
+// prompt cache. Past the history window the requests shown move in
+// blocks of half the window, not at every turn: with a window of six, a
+// chat of fifteen turns breaks the continuation three times, each where
+// the first request shown changed, and every turn shows four to six
+// earlier requests, the most recent, in order. Requests of several
+// forms (quotes, a line break, other scripts, a copy of the prompt's own
+// words) do not break it. Before, the current request was written
+// otherwise than an earlier one and the window moved at every turn: each
+// plan read the last two requests again, and past the window all of them.
+func TestThePlannersPromptContinuesTheLastTurns(t *testing.T) {
+	const window = 6
+	r := hubtest.New(t, hubtest.Config{Script: upkeepScript, Modify: func(o *hub.Options) {
+		o.History = window
+		o.Draft = true
+	}})
+	r.Srv.Slotted(ollamatest.SlotModel{Slots: 3, Decode: 20 * time.Millisecond})
+	queries := []string{
+		"Tell me about the sea", `What does "brine" mean?`, "And the tides?\nWhy twice a day?", "Pourquoi la mer est-elle salée ?",
+		"Request: is this a request?", "海はなぜ青い", "Is it cold?", "Served by: nothing. How deep is it?", "Thanks", "One more: waves",
+		"What is a rogue wave", "ok", "And tsunamis?", "Which sea is the saltiest", "Bye",
+	}
+	chat, _ := r.Op.NewChat(false)
+	for _, q := range queries {
+		if _, err := r.Op.Ask(context.Background(), chat.ID, q, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var prompts []string
+	for _, req := range r.Srv.Requests() {
+		if len(req.Format) > 0 && hub.UpkeepTask(&req) == "" && len(req.Messages) == 2 {
+			prompts = append(prompts, req.Messages[1].Content)
+		}
+	}
+	if len(prompts) != len(queries) {
+		t.Fatalf("%d planner prompts for %d turns", len(prompts), len(queries))
+	}
+	firstShown := func(turn int) int { // index of the first earlier request shown, turn's own if none
+		for i := range turn {
+			if strings.Contains(prompts[turn], "Request: "+queries[i]+"\nServed by: ") {
+				return i
+			}
+		}
+		return turn
+	}
+	breaks := 0
+	for turn := range prompts {
+		p := prompts[turn]
+		if !strings.HasSuffix(p, "Request: "+queries[turn]+"\n") {
+			t.Fatalf("turn %d: the prompt does not end with its request:\n%s", turn+1, p)
+		}
+		first := firstShown(turn)
+		shown := turn - first
+		if shown > window || (turn > window && shown < window/2+1) || (turn <= window && shown != turn) {
+			t.Errorf("turn %d shows %d earlier requests (window %d)", turn+1, shown, window)
+		}
+		for i := first; i < turn; i++ {
+			if !strings.Contains(p, "Request: "+queries[i]+"\nServed by: "+hub.VanillaApp+"\n") {
+				t.Errorf("turn %d: earlier request %d (%q) not listed with what served it", turn+1, i+1, queries[i])
+			}
+		}
+		if turn == 0 {
+			continue
+		}
+		if !strings.HasPrefix(p, prompts[turn-1]) {
+			breaks++
+			if first == firstShown(turn-1) {
+				t.Errorf("turn %d's prompt does not continue turn %d's, yet the same requests begin it:\n%s\n---\n%s", turn+1, turn, prompts[turn-1], p)
+			}
+		}
+	}
+	if breaks != 3 {
+		t.Errorf("the prompt's continuation broke %d times in %d turns with a window of %d, want 3", breaks, len(queries), window)
+	}
+	// On the slotted server, a plan that continues the last one reads
+	// only its new words.
+	plans := 0
+	for _, u := range r.Srv.SlotUses() {
+		if !u.Plan {
+			continue
+		}
+		plans++
+		if plans > 1 && u.Read > 40 && plans-1 < len(prompts) && strings.HasPrefix(prompts[plans-1], prompts[plans-2]) {
+			t.Errorf("plan %d continues the last turn's prompt yet read %d tokens (%d cached)", plans, u.Read, u.Cached)
+		}
+	}
+}

@@ -112,10 +112,7 @@ func obey(plans map[string]string, calls map[string][]step, req *api.ChatRequest
 			query, last = m.Content, i
 		}
 	}
-	asked := query
-	if i := strings.LastIndex(asked, "Request: "); i >= 0 { // the planner's prompt
-		asked = asked[i+len("Request: "):]
-	}
+	asked := ollamatest.PlannedRequest(query) // the planner's prompt: its request
 	word := ""
 	for w := range plans {
 		if strings.Contains(strings.ToLower(asked), w) {

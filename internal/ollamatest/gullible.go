@@ -212,10 +212,7 @@ func (g *gullible) plan(format json.RawMessage) map[string]any {
 			named = append(named, a)
 		}
 	}
-	q := g.query
-	if i := strings.LastIndex(q, "Request: "); i >= 0 {
-		q = q[i+len("Request: "):]
-	}
+	q := PlannedRequest(g.query)
 	var steps []map[string]any
 	add := func(fn, app string) {
 		if !allowed[fn] {
@@ -570,4 +567,15 @@ func (g *gullible) sentOnce(send string) bool {
 		}
 	}
 	return false
+}
+
+// PlannedRequest is the request a planner's prompt asks to plan: its last
+// "Request: " line (with what follows it, up to the apps it names).
+func PlannedRequest(prompt string) string {
+	q := prompt
+	if i := strings.LastIndex(q, "Request: "); i >= 0 {
+		q = q[i+len("Request: "):]
+	}
+	q, _, _ = strings.Cut(q, "\n\nApps the user named in it")
+	return q
 }

@@ -87,6 +87,26 @@ type Scripted struct {
 	requests []api.ChatRequest
 	slots    *slotState // Slotted
 	dub      *dubbing   // Dub
+	inFlight int        // chat requests being answered
+	lastEnd  time.Time  // when the last one ended
+}
+
+// Quiet waits until no chat request has been answered for quiet (up to
+// limit), and reports whether that came: a benchmark lets one mode's
+// background work (the memory upkeep, after its chat went quiet) end
+// before it times the other mode on the same machine.
+func (s *Scripted) Quiet(quiet, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		idle := s.inFlight == 0 && time.Since(s.lastEnd) >= quiet
+		s.mu.Unlock()
+		if idle {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
 }
 
 // SetCapabilities says what /api/show reports of a model (none: the
@@ -199,7 +219,14 @@ func (s *Scripted) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
+	s.inFlight++
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.lastEnd = time.Now()
+		s.mu.Unlock()
+	}()
 	if !s.has(req.Model) {
 		notFound(w, req.Model)
 		return

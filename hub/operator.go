@@ -271,7 +271,7 @@ func (o *Operator) history(ns *memory.Namespace, chat string, before uint64) ([]
 		return nil, fmt.Errorf("planner memory: %w", err)
 	}
 	var out []PastTurn
-	from := historyStart(before, o.opts.History)
+	from := memory.WindowStart(before, o.opts.History) // moves in blocks: the planner's prompt stays cached
 	for _, it := range its {
 		if it.Seq >= before || it.Seq < from {
 			continue
@@ -284,20 +284,6 @@ func (o *Operator) history(ns *memory.Namespace, chat string, before uint64) ([]
 		out = append(out, pt)
 	}
 	return out, nil
-}
-
-// historyStart is the Seq of the first earlier request the planner sees
-// in the turn whose Seq is before: at most n earlier requests, the first of
-// them moving in blocks of half of n (n/2+1 to n are seen), so that the
-// planner's prompt, which lists them, is the last turn's continued — read
-// from the model server's prompt cache — at all but one turn in n/2.
-func historyStart(before uint64, n int) uint64 {
-	if n <= 0 || before <= uint64(n)+1 {
-		return 1
-	}
-	step := uint64(max(n/2, 1))
-	low := before - uint64(n) // the first Seq that keeps n of them
-	return 1 + (low-1+step-1)/step*step
 }
 
 // spoke returns the chat's spoke for app, starting it on first use.

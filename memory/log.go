@@ -219,3 +219,19 @@ func decodeInteraction(item *badger.Item) (Interaction, error) {
 	}
 	return v, nil
 }
+
+// WindowStart is the Seq of the first of a chat's earlier interactions a
+// model's context shows, at most n of them, before the one whose Seq is
+// next: the window's first Seq moves in blocks of half of n (n/2+1 to n
+// are shown once a chat is longer than n), so that a context which lists
+// them, oldest first, is the last one's continued — read from the model
+// server's prompt cache — at all but one turn in n/2, not rewritten from
+// its first entry at every turn.
+func WindowStart(next uint64, n int) uint64 {
+	if n <= 0 || next <= uint64(n)+1 {
+		return 1
+	}
+	step := uint64(max(n/2, 1))
+	low := next - uint64(n) // the first Seq that keeps n of them
+	return 1 + (low-1+step-1)/step*step
+}

@@ -234,3 +234,32 @@ func TestInteractionBySeq(t *testing.T) {
 		t.Errorf("another namespace's Interaction error = %v, want ErrNotFound", err)
 	}
 }
+
+// WindowStart shows at most n earlier interactions, n/2+1 or more once a
+// chat is longer than n, the last ones, and moves its first Seq at most
+// once in n/2 turns.
+func TestWindowStart(t *testing.T) {
+	for n := 1; n <= 10; n++ {
+		moves := 0
+		for next := uint64(1); next <= 60; next++ {
+			from := WindowStart(next, n)
+			shown := int(next - from)
+			switch {
+			case from < 1 || shown < 0:
+				t.Fatalf("n %d, next %d: from %d", n, next, from)
+			case shown > n:
+				t.Errorf("n %d, next %d: %d shown", n, next, shown)
+			case next <= uint64(n)+1 && from != 1:
+				t.Errorf("n %d, next %d: from %d in a chat no longer than the window", n, next, from)
+			case next > uint64(n)+1 && shown < n/2+1:
+				t.Errorf("n %d, next %d: %d shown, want %d or more", n, next, shown, n/2+1)
+			}
+			if next > 1 && from != WindowStart(next-1, n) {
+				moves++
+			}
+		}
+		if step := max(n/2, 1); moves > (60-n)/step+1 {
+			t.Errorf("n %d: the window moved %d times in 60 turns, want at most one in %d", n, moves, step)
+		}
+	}
+}

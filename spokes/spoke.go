@@ -301,9 +301,16 @@ func (s *Spoke) context(t Task) ([]api.Message, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s spoke: working memory: %w", s.cfg.App, err)
 		}
+		// The window moves in blocks (memory.WindowStart), so that this
+		// context continues the last turn's at most turns: the model
+		// server reads only the new exchange.
+		var from uint64 = 1
+		if len(past) > 0 {
+			from = memory.WindowStart(past[len(past)-1].Seq+1, s.cfg.History)
+		}
 		var ok []memory.Interaction
 		for _, it := range past {
-			if it.Status == memory.StatusOK {
+			if it.Status == memory.StatusOK && it.Seq >= from {
 				ok = append(ok, it)
 			}
 		}

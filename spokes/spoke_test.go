@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -230,4 +232,97 @@ func TestTheValueIsTheExpectedCalls(t *testing.T) {
 	if err != nil || !strings.Contains(string(res.Value), `"result":"2"`) || len(srv.Requests()) != 1 {
 		t.Fatalf("ValueOnly: value %s, %d model calls (want 1), err %v", res.Value, len(srv.Requests()), err)
 	}
+}
+
+// A spoke's context continues its last turn's — the last exchange
+// appended — so a model server reads only the new exchange; past the
+// History window the exchanges shown move in blocks of half the window,
+// not at every turn: with a window of four, a chat of thirteen turns
+// (one of them failed) breaks the continuation only where the first
+// exchange shown changed, and every turn shows three or four exchanges
+// (two, while the failed turn is among the last four), the most recent,
+// in order. Before, the window moved at every turn once full,
+// and each turn re-read every exchange shown.
+func TestASpokesContextContinuesTheLastTurns(t *testing.T) {
+	t.Parallel()
+	const window = 4
+	turns := 13
+	var replies []ollamatest.Reply
+	for i := range turns {
+		if i == 6 {
+			replies = append(replies, ollamatest.Reply{Status: 500, Error: "the model failed"})
+			continue
+		}
+		replies = append(replies, ollamatest.Text(fmt.Sprintf("answer %d", i+1)))
+	}
+	srv := ollamatest.NewScripted(t, ollamatest.Queue(t, replies...), "m")
+	store, _ := memory.OpenEphemeral(memory.Options{})
+	t.Cleanup(func() { store.Close() })
+	ns, _ := store.Namespace("spoke/vanilla")
+	model, _ := llm.New(llm.Config{Host: srv.Host(), Model: "m"}, nil)
+	sp, err := spokes.New(spokes.Config{App: "vanilla", Model: model, Memory: ns, History: window, System: "You are helpful."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp.Start()
+	t.Cleanup(sp.Stop)
+	for i := range turns {
+		_, err := sp.Do(context.Background(), spokes.Task{Chat: "c", Query: fmt.Sprintf("question %d", i+1)})
+		if (err != nil) != (i == 6) {
+			t.Fatalf("turn %d: %v", i+1, err)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != turns {
+		t.Fatalf("%d requests for %d turns", len(reqs), turns)
+	}
+	shown := func(req api.ChatRequest) (qs []string) {
+		for _, m := range req.Messages[:len(req.Messages)-1] {
+			if m.Role == "user" {
+				qs = append(qs, m.Content)
+			}
+		}
+		return qs
+	}
+	breaks := 0
+	for i, req := range reqs {
+		qs := shown(req)
+		done := i
+		if i > 6 {
+			done-- // the failed turn is never shown
+		}
+		lower := window/2 + 1
+		if i > 6 && i-6 <= window {
+			lower-- // the failed turn takes a place in the window
+		}
+		if len(qs) > window || (done > window && len(qs) < lower) || (done <= window && len(qs) != done) {
+			t.Errorf("turn %d shows %d exchanges (window %d): %q", i+1, len(qs), window, qs)
+		}
+		if len(qs) > 0 && qs[len(qs)-1] != fmt.Sprintf("question %d", i-boolInt(i == 7)) {
+			t.Errorf("turn %d: the last exchange shown is %q", i+1, qs[len(qs)-1])
+		}
+		if i == 0 || i == 7 { // after the failed turn, the last turn's context was not completed
+			continue
+		}
+		prev := reqs[i-1].Messages
+		cont := len(req.Messages) > len(prev) && reflect.DeepEqual(req.Messages[:len(prev)], prev)
+		if !cont {
+			breaks++
+			if len(qs) > 0 && len(shown(reqs[i-1])) > 0 && qs[0] == shown(reqs[i-1])[0] {
+				t.Errorf("turn %d's context does not continue turn %d's, yet the same exchange begins it", i+1, i)
+			}
+		}
+	}
+	// Turns 8, 10 and 12 begin with another exchange (the failed turn 7
+	// counts among the window's seqs); moving at every turn broke 7 times.
+	if breaks != 3 {
+		t.Errorf("the context's continuation broke %d times in %d turns with a window of %d, want 3", breaks, turns, window)
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -243,7 +243,7 @@ func askOnce(b testing.TB, bin string, args []string) (t askTurn) {
 }
 
 // askTurnsScript writes what a model that does each request right would:
-// a plan of plain chat, an answer of ~48 tokens, a summary and entities
+// a plan of plain chat (a triage's kind: chat), an answer of ~48 tokens, a summary and entities
 // for the memory upkeep.
 func askTurnsScript(req *api.ChatRequest) ollamatest.Reply {
 	format := string(req.Format)
@@ -255,6 +255,8 @@ func askTurnsScript(req *api.ChatRequest) ollamatest.Reply {
 		}{"chat", []any{map[string]any{"functionality": "chat"}}})
 	case strings.Contains(format, `"summary"`):
 		return ollamatest.JSON(map[string]string{"summary": "The user asked, turn after turn, to be told something about the sea; the assistant told them of its tides, its depth and the life in it."})
+	case strings.Contains(format, `"kind"`): // the triage (one slot)
+		return ollamatest.JSON(map[string]string{"kind": "chat"})
 	case strings.Contains(format, `"entities"`):
 		return ollamatest.JSON(map[string]any{"entities": []map[string]string{{"key": "topic", "value": "the sea"}}})
 	case format != "":

@@ -263,13 +263,29 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 				}
 			}
 		}
-		plan, planUsage, err = o.planner.Plan(pctx, in, o.route)
+		// Where the planner goes first, plain chat is known without it
+		// (triage.go).
+		triaged := false
+		if o.triaged(ctx, dr, in) {
+			var usage llm.Usage
+			triaged, usage, err = o.triage(ctx, dr, in)
+			planUsage.Add(usage)
+			if triaged {
+				plan = chatPlan(in.Query)
+				plan.Early, plan.Triaged = true, true
+			}
+		}
+		var plannerUsage llm.Usage
+		if err == nil && !triaged {
+			plan, plannerUsage, err = o.planner.Plan(pctx, in, o.route)
+			planUsage.Add(plannerUsage)
+		}
 		meta.Usage.Add(seat.usage()) // sent while the planner wrote
 		if dr != nil {
 			dr.planned(o)
 		}
-		if o.opts.Draft {
-			o.order.seats.planned(seatKey(ctx, o), planUsage)
+		if o.opts.Draft && !triaged {
+			o.order.seats.planned(seatKey(ctx, o), plannerUsage)
 		}
 		meta.Usage.Add(planUsage)
 		if dr != nil && err != nil && ctx.Err() != nil {

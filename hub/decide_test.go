@@ -300,6 +300,7 @@ func TestAChatTurnTeachesTheOrder(t *testing.T) {
 		if serial {
 			serialize(r.Srv)
 		}
+		hub.NoTriageForTest(r.Op) // the planner's chat plan is what teaches here
 		hub.SetProbesForTest(r.Op, hub.DraftProbes)
 		chat, _ := r.Op.NewChat(false)
 		for turn := 1; turn <= 2; turn++ {
@@ -325,6 +326,11 @@ func TestNoDraftBetweenThePlannerAndItsRetry(t *testing.T) {
 	var plans atomic.Int32
 	r := hubtest.New(t, hubtest.Config{Modify: func(o *hub.Options) { o.Draft = true },
 		Script: func(req *api.ChatRequest) ollamatest.Reply {
+			if hub.IsTriage(req) {
+				// Not sure: the planner decides, as with any reply
+				// but a clear chat.
+				return ollamatest.Text(`{"kind":`)
+			}
 			if len(req.Format) > 0 {
 				if plans.Add(1) == 1 {
 					return ollamatest.Reply{Chunks: []string{`{"steps": `, `"garbled"}`}, Delay: 50 * time.Millisecond}
@@ -342,13 +348,16 @@ func TestNoDraftBetweenThePlannerAndItsRetry(t *testing.T) {
 	}
 	var order []string
 	for _, req := range r.Srv.Requests() {
-		if len(req.Format) > 0 {
+		switch {
+		case hub.IsTriage(&req):
+			order = append(order, "triage")
+		case len(req.Format) > 0:
 			order = append(order, "plan")
-		} else {
+		default:
 			order = append(order, "draft")
 		}
 	}
-	if strings.Join(order, ",") != "plan,plan,draft" {
+	if strings.Join(order, ",") != "triage,plan,plan,draft" {
 		t.Fatalf("the server was sent %v: a draft between the planner and its retry", order)
 	}
 }

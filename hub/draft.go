@@ -283,6 +283,11 @@ func (d *answerDraft) planEnds() {
 	d.mu.Unlock()
 }
 
+// hold makes the draft wait for its release however long the hub's
+// first call takes (the triage: a model client that is not HTTP says
+// nothing of it either).
+func (d *answerDraft) hold() { d.wrote.Store(true) }
+
 // release lets the draft start (once).
 func (d *answerDraft) release() { d.startOnce.Do(func() { close(d.start) }) }
 

@@ -38,6 +38,9 @@ func SerialForTest(o *Operator) bool {
 
 // SetSerialForTest makes o's hub model server known to run one request
 // at a time.
+// NoTriageForTest turns the triage off: the planner-first path alone.
+func NoTriageForTest(o *Operator) { o.noTriage = true }
+
 func SetSerialForTest(o *Operator) {
 	o.order.update(hostIn(context.Background(), o.opts.HubModel), func(f *serverFacts) { f.Serial, f.SideBySide = true, false })
 }

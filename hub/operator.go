@@ -96,6 +96,7 @@ type Operator struct {
 	// order: which model servers were seen running the planner and a
 	// draft at once, so drafts go first there (draft.go, order.go).
 	order    *ServerOrder
+	noTriage bool // tests of the planner-first path without it (triage.go)
 	store    *memory.Store
 	planner  *Planner
 	log      *slog.Logger

@@ -40,6 +40,9 @@ type Plan struct {
 	// Early is set when the plan's first tokens decided it (plain chat):
 	// the hub acted on them and read no more of the planner's answer.
 	Early bool `json:"early,omitempty"`
+	// Triaged is set when the triage (triage.go) said plain chat and the
+	// planner was not asked.
+	Triaged bool `json:"triaged,omitempty"`
 }
 
 // A plan's kind, its first property: plain chat, or a request for apps.

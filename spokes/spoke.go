@@ -232,6 +232,25 @@ func (s *Spoke) handle(ctx context.Context, t Task) (Result, error) {
 	return s.logEnd(ctx, t, it, res, callErr)
 }
 
+// Consult asks a model-only spoke's model a question about task t, in the
+// context t's answer would have — its working memory and the query — with
+// the question after it as a message of its own, so that the answer's
+// prompt, which ends at the query, is the question's with its last
+// message off: the model server, whose prompt cache keeps the question's,
+// reads little of it again. Nothing is logged; the reply follows format.
+// onChunk, if set, is told each piece.
+func (s *Spoke) Consult(ctx context.Context, t Task, question string, format json.RawMessage, predict int, onChunk func(llm.Chunk)) (llm.Response, error) {
+	if s.cfg.Impl != nil {
+		return llm.Response{}, fmt.Errorf("%s spoke: only a model-only spoke is consulted", s.cfg.App)
+	}
+	msgs, err := s.context(t)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	msgs = append(msgs, api.Message{Role: "user", Content: question})
+	return s.cfg.Model.Chat(ctx, llm.Request{Messages: msgs, Format: format, Think: new(false), Options: map[string]any{"num_predict": predict}}, onChunk)
+}
+
 // logStart records a task as pending in the spoke's own namespace.
 func (s *Spoke) logStart(t Task) (memory.Interaction, error) {
 	it := memory.Interaction{Input: t.Query, Status: memory.StatusPending, Started: time.Now()}

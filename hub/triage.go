@@ -1,0 +1,128 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/bulkhead-dev/bulkhead/llm"
+)
+
+// The triage: on a server where the planner goes first (one known to run
+// one request at a time, or one whose order the probes did not learn),
+// the planner's prompt — its instructions and the catalog, thousands of
+// tokens — and the plain answer's take turns in one slot, each evicting
+// the other: every chat turn read the planner's prompt cold, several
+// times the plain model's whole turn. There the hub asks first, in the
+// plain answer's own context (the vanilla spoke's working memory and the
+// request: what the draft will read), whether plain conversation answers
+// the request or a functionality is needed, the functionalities named
+// after it. Plain chat decides the plan — the draft, whose prompt is the
+// question's with its last message off, reads little again — and only
+// apps asks the planner, whose plan is made and checked as ever.
+//
+// The triage can only say that no app is needed: it names no
+// functionality, binds no value, and anything but a clear "chat" (apps,
+// no answer, an error, a reply without a kind) leaves the request to
+// the planner. What it reads beyond the planner's input are the plain
+// model's own earlier answers, no app's words; at worst a request is
+// answered in plain chat, shown as such.
+
+// triageSchema is the triage's format: the kind alone.
+var triageSchema = json.RawMessage(`{"type":"object","properties":{"kind":{"type":"string","enum":["chat","apps"]}},"required":["kind"]}`)
+
+// triagePredict bounds the triage's reply: {"kind":"apps"} and some room.
+const triagePredict = 16
+
+// errTriaged ends a triage call whose first tokens said its kind.
+var errTriaged = errors.New("the kind is known")
+
+// triageQuestion is the hub's question, with the functionality names
+// (the catalog's, never an app's description) and the names of the facts
+// the hub holds (never their values): a request that needs one is the
+// planner's to plan (a chat step that needs a fact has it shared).
+func triageQuestion(fns []Functionality, facts []string) string {
+	// Grouped by the name's first part (files: read, write), so that it
+	// is short: the server reads it at every turn.
+	var groups []string
+	verbs := map[string][]string{}
+	for _, f := range fns {
+		if f.Name == ChatFunctionality {
+			continue
+		}
+		g, v, ok := strings.Cut(f.Name, ".")
+		if !ok {
+			g, v = f.Name, ""
+		}
+		if _, seen := verbs[g]; !seen {
+			groups = append(groups, g)
+		}
+		if v != "" {
+			verbs[g] = append(verbs[g], v)
+		} else if verbs[g] == nil {
+			verbs[g] = []string{}
+		}
+	}
+	var list []string
+	for _, g := range groups {
+		if len(verbs[g]) == 0 {
+			list = append(list, g)
+		} else {
+			list = append(list, g+": "+strings.Join(verbs[g], ", "))
+		}
+	}
+	q := "Say only whether the last request needs one of these functionalities (" + strings.Join(list, "; ") + ")"
+	if len(facts) > 0 {
+		q += " or one of these facts the assistant holds (" + strings.Join(facts, ", ") + ")"
+	}
+	return q + `: {"kind":"apps"} if it does, else {"kind":"chat"}.`
+}
+
+// triaged reports whether the triage applies to this turn: a draft that
+// waits for the plan (the planner goes first), on the planner's own
+// runner.
+func (o *Operator) triaged(ctx context.Context, dr *answerDraft, in PlanInput) bool {
+	return dr != nil && !dr.ahead && !o.noTriage && len(in.Functionalities) > 0 && o.sharesPlannersRunner(ctx)
+}
+
+// triage asks whether the request is plain chat (see above). chat is true
+// only on a reply whose kind is chat; the draft is released then.
+func (o *Operator) triage(ctx context.Context, dr *answerDraft, in PlanInput) (chat bool, usage llm.Usage, err error) {
+	dr.hold()
+	tctx, decide := context.WithCancelCause(ctx)
+	defer decide(nil)
+	var text strings.Builder
+	kind := ""
+	resp, err := dr.sp.Consult(tctx, dr.task, triageQuestion(in.Functionalities, in.Facts), triageSchema, triagePredict, func(c llm.Chunk) {
+		text.WriteString(c.Content)
+		if kind == "" {
+			if kind = decidedKind(text.String()); kind != "" {
+				decide(errTriaged)
+			}
+		}
+	})
+	usage = resp.Usage
+	if kind == "" && err == nil {
+		kind = decidedKind(resp.Message.Content)
+	}
+	if ctx.Err() != nil {
+		return false, usage, ctx.Err()
+	}
+	if kind == kindChat {
+		dr.release()
+		return true, usage, nil
+	}
+	if err != nil && context.Cause(tctx) != errTriaged {
+		o.log.Warn("triage failed; the planner decides", "err", err)
+	}
+	return false, usage, nil
+}
+
+// IsTriage reports whether req is a triage's request (its format names
+// the kind alone), for scripted servers.
+func IsTriage(req *api.ChatRequest) bool {
+	return len(req.Format) > 0 && string(req.Format) == string(triageSchema)
+}

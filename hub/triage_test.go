@@ -1,0 +1,170 @@
+package hub_test
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/permissions"
+	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
+)
+
+// triageScript answers the triage with triage, plans with plan, and
+// answers everything else with a story.
+func triageScript(triage ollamatest.Reply, plan string) ollamatest.Script {
+	return func(req *api.ChatRequest) ollamatest.Reply {
+		switch {
+		case hub.IsTriage(req):
+			return triage
+		case len(req.Format) > 0:
+			return ollamatest.Reply{Chunks: []string{plan[:8], plan[8:20], plan[20:]}}
+		}
+		return ollamatest.Text("Once upon a time.")
+	}
+}
+
+func requestKinds(reqs []api.ChatRequest) string {
+	var out []string
+	for _, req := range reqs {
+		switch {
+		case hub.IsTriage(&req):
+			out = append(out, "triage")
+		case len(req.Format) > 0:
+			out = append(out, "plan")
+		case len(req.Tools) > 0:
+			out = append(out, "app")
+		case isSeat(&req):
+			out = append(out, "seat")
+		default:
+			out = append(out, "answer")
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// Where the planner goes first (a server known to run one request at a
+// time, or one whose order the probes did not learn), the hub asks the
+// plain model first, in the draft's own context, whether the request is
+// plain chat: on a clear chat the planner is not asked, the draft
+// answers, and the draft's prompt is the triage's with its last message
+// (the hub's question) off — what a one-slot server has cached. Any other
+// reply — apps, a kind in other letters, no kind, prose, an error, a
+// reply cut short — leaves the request to the planner, whose plan
+// decides: an app request runs its app with no draft call, a chat plan
+// the draft.
+func TestTheTriageAnswersPlainChatWithoutThePlanner(t *testing.T) {
+	chatPlan := `{"kind":"chat","steps":[{"functionality":"chat"}]}`
+	appPlan := `{"kind":"apps","steps":[{"functionality":"writing.story"}]}`
+	for _, c := range []struct {
+		name   string
+		triage ollamatest.Reply
+		plan   string
+		want   string // the requests, in order
+	}{
+		{"chat", ollamatest.Text(`{"kind":"chat"}`), appPlan, "triage,answer"},
+		{"chat in pieces, spaced", ollamatest.Reply{Chunks: []string{"{ \"kind\"", ": \"ch", "at\" }"}}, appPlan, "triage,answer"},
+		{"apps", ollamatest.Text(`{"kind":"apps"}`), appPlan, "triage,plan,app"},
+		{"apps, the planner says chat", ollamatest.Text(`{"kind":"apps"}`), chatPlan, "triage,plan,answer"},
+		{"another case", ollamatest.Text(`{"kind":"Chat"}`), appPlan, "triage,plan,app"},
+		{"no kind", ollamatest.Text(`{"answer":"chat"}`), appPlan, "triage,plan,app"},
+		{"prose", ollamatest.Text(`chat, surely: {"kind":"chat"}`), appPlan, "triage,plan,app"},
+		{"an error", ollamatest.Reply{Status: 500, Error: "the model failed"}, appPlan, "triage,plan,app"},
+		{"cut short", ollamatest.Reply{Chunks: []string{`{"kind":"c`}, CutAfter: 1}, appPlan, "triage,plan,app"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := hubtest.New(t, hubtest.Config{Rules: allowExec, Prompter: permissionstest.NewPrompter(permissions.AnswerOnce),
+				Modify: func(o *hub.Options) { o.Draft = true }, Script: triageScript(c.triage, c.plan)})
+			serialize(r.Srv)
+			hub.SetSerialForTest(r.Op)
+			chat, _ := r.Op.NewChat(false)
+			turn, err := r.Op.Ask(context.Background(), chat.ID, "Write a story about a dragon", nil)
+			if err != nil || turn.Plan == nil || turn.Plan.Fallback {
+				t.Fatalf("%+v %v", turn.Plan, err)
+			}
+			reqs := r.Srv.Requests()
+			// (An error is retried by the model client: its requests
+			// count once here.)
+			if got := strings.Replace(requestKinds(reqs), "triage,triage", "triage", 1); got != c.want {
+				t.Fatalf("requests %s, want %s", got, c.want)
+			}
+			if turn.Plan.Triaged != (c.want == "triage,answer") {
+				t.Fatalf("plan %+v: triaged %v", turn.Plan, turn.Plan.Triaged)
+			}
+			if c.want == "triage,answer" {
+				if turn.Answer != "Once upon a time." || turn.Plan.Steps[0].App != hub.VanillaApp {
+					t.Fatalf("answer %q, plan %+v", turn.Answer, turn.Plan)
+				}
+				tri, ans := reqs[0].Messages, reqs[1].Messages
+				if len(tri) != len(ans)+1 || !reflect.DeepEqual(tri[:len(ans)], ans) {
+					t.Fatalf("the answer's prompt is not the triage's with its question off:\n%+v\n%+v", tri, ans)
+				}
+				if q := tri[len(tri)-1].Content; !strings.Contains(q, "writing: story") || strings.Contains(q, "Write a short piece") {
+					t.Fatalf("the question names the functionalities, never their descriptions: %q", q)
+				}
+			}
+		})
+	}
+}
+
+// The triage runs only where the planner goes first: with the draft
+// ahead (a server seen running both at once) and where the plan must
+// read the facts the hub holds, the planner decides alone.
+func TestNoTriageWhereThePlannerDecidesAlone(t *testing.T) {
+	r := hubtest.New(t, hubtest.Config{Modify: func(o *hub.Options) { o.Draft = true },
+		Script: triageScript(ollamatest.Text(`{"kind":"chat"}`), `{"kind":"chat","steps":[{"functionality":"chat"}]}`)})
+	hub.SetSideBySideForTest(r.Op, true)
+	chat, _ := r.Op.NewChat(false)
+	if _, err := r.Op.Ask(context.Background(), chat.ID, "Tell me something nice", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := requestKinds(r.Srv.Requests()); strings.Contains(got, "triage") || !strings.Contains(got, "plan") {
+		t.Fatalf("the draft ahead: requests %s", got)
+	}
+}
+
+// On a server with one slot, which keeps the prompt it last read, a chat
+// of plain turns through the triage reads far less than through the
+// planner: the planner's prompt (its instructions and the catalog) and
+// the answer's evict each other at every turn, while the triage's
+// prompt is the answer's with the question after it — the answer finds
+// its whole prompt cached, and the next triage the conversation.
+func TestTheTriageKeepsAOneSlotServersCache(t *testing.T) {
+	read := func(triage bool) (answerRead, total int) {
+		r := hubtest.New(t, hubtest.Config{Script: upkeepScript, Modify: func(o *hub.Options) { o.Draft = true }})
+		r.Srv.Slotted(ollamatest.SlotModel{Slots: 1, Decode: time.Millisecond})
+		hub.SetSerialForTest(r.Op)
+		if !triage {
+			hub.NoTriageForTest(r.Op)
+		}
+		chat, _ := r.Op.NewChat(false)
+		for _, q := range []string{"Tell me about the sea", "And the tides?", "Why is it blue?", "Is it cold?", "Thanks"} {
+			if _, err := r.Op.Ask(context.Background(), chat.ID, q, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reqs := r.Srv.Requests()
+		for i, u := range r.Srv.SlotUses() {
+			total += u.Read
+			if len(reqs[i].Format) == 0 {
+				answerRead += u.Read
+			}
+		}
+		if triage != strings.Contains(requestKinds(reqs), "triage") || triage == strings.Contains(requestKinds(reqs), "plan") {
+			t.Fatalf("triage %v: requests %s", triage, requestKinds(reqs))
+		}
+		return answerRead, total
+	}
+	triAnswer, triTotal := read(true)
+	planAnswer, planTotal := read(false)
+	t.Logf("tokens read over five turns: %d through the triage (%d by the answers), %d through the planner (%d)", triTotal, triAnswer, planTotal, planAnswer)
+	if triAnswer > 5*3 || 3*triTotal > planTotal {
+		t.Fatalf("tokens read: %d through the triage (%d by the answers), %d through the planner (%d)", triTotal, triAnswer, planTotal, planAnswer)
+	}
+}

@@ -281,6 +281,9 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			planUsage.Add(plannerUsage)
 		}
 		meta.Usage.Add(seat.usage()) // sent while the planner wrote
+		if dr != nil && err == nil {
+			o.planKind(dr, keeps(plan))
+		}
 		if dr != nil {
 			dr.planned(o)
 		}

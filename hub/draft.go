@@ -122,7 +122,11 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 	facts := o.order.get(host)
 	// While the order is not known, the first few drafts go ahead as a
 	// probe (draftProbes).
-	probe := !facts.SideBySide && !facts.serialNow() && (facts.Probes < draftProbes || time.Since(facts.ProbedAt) > probeAgain)
+	// Requests come in runs: after a plan that needed apps the draft
+	// does not go ahead (nor probe) until a plan is plain chat again, so
+	// a run of app requests pays no withdrawn draft but the first's.
+	appsRun := facts.AppsRun
+	probe := !appsRun && !facts.SideBySide && !facts.serialNow() && (facts.Probes < draftProbes || time.Since(facts.ProbedAt) > probeAgain)
 	if probe {
 		o.order.update(host, func(f *serverFacts) {
 			if f.Probes >= draftProbes {
@@ -133,7 +137,7 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 		})
 	}
 	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}),
-		host: host, ahead: facts.SideBySide || probe, serial: facts.serialNow()}
+		host: host, ahead: (facts.SideBySide && !appsRun) || probe, serial: facts.serialNow()}
 	if o.sharesPlannersRunner(ctx) {
 		d.seat = seatKey(ctx, o)
 	}

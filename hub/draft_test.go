@@ -406,8 +406,10 @@ func TestADraftReadsNothingAnAppWrote(t *testing.T) {
 		t.Fatal("the first turn's app should have read the injected email (else this test shows nothing)")
 	}
 	// (The instant scripted server ran turn 1's draft to its end before
-	// the planner answered: the order was unlearned. Drafts go first.)
+	// the planner answered: the order was unlearned. Drafts go first,
+	// the app turn's run ended.)
 	hub.SetSideBySideForTest(r.Op, true)
+	hub.EndAppsRunForTest(r.Op)
 	before := len(r.Srv.Requests())
 	var drafted bool
 	if _, err := r.Op.Ask(context.Background(), chat.ID, "Tell me something nice", func(e hub.Event) { drafted = drafted || e.Kind == hub.EventDraft }); err != nil {

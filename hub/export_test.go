@@ -38,6 +38,12 @@ func SerialForTest(o *Operator) bool {
 
 // SetSerialForTest makes o's hub model server known to run one request
 // at a time.
+// EndAppsRunForTest forgets that the last plans needed apps: the next
+// turn's draft goes ahead where the order says so.
+func EndAppsRunForTest(o *Operator) {
+	o.order.update(hostIn(context.Background(), o.opts.HubModel), func(f *serverFacts) { f.AppsRun = false })
+}
+
 // NoTriageForTest turns the triage off: the planner-first path alone.
 func NoTriageForTest(o *Operator) { o.noTriage = true }
 

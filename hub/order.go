@@ -50,6 +50,11 @@ type serverFacts struct {
 	// again once probeAgain has passed (a draft that ended before the
 	// planner's first byte teaches nothing; a server may get more slots).
 	ProbedAt time.Time `json:"probed_at,omitzero"`
+	// AppsRun: the last plan made where a draft waited for it needed
+	// apps. Requests come in runs, so until a plan is plain chat again
+	// the draft does not go ahead, nor probe, and there is no triage
+	// (draft.go, triage.go): a run of app requests pays neither.
+	AppsRun bool `json:"apps_run,omitempty"`
 }
 
 // serialFor is how long a server learned to be serial is taken as such.

@@ -83,9 +83,24 @@ func triageQuestion(fns []Functionality, facts []string) string {
 
 // triaged reports whether the triage applies to this turn: a draft that
 // waits for the plan (the planner goes first), on the planner's own
-// runner.
+// runner, after a plan of plain chat there (or none yet). Requests come
+// in runs — chat after chat, apps after apps — so after a plan that
+// needed apps the planner decides alone until a plan is plain chat
+// again: a run of app requests pays no triage call (one, the first).
 func (o *Operator) triaged(ctx context.Context, dr *answerDraft, in PlanInput) bool {
-	return dr != nil && !dr.ahead && !o.noTriage && len(in.Functionalities) > 0 && o.sharesPlannersRunner(ctx)
+	if dr == nil || dr.ahead || o.noTriage || len(in.Functionalities) == 0 || !o.sharesPlannersRunner(ctx) {
+		return false
+	}
+	return !o.order.get(dr.host).AppsRun
+}
+
+// planKind is told the kind of the plan a turn made where a draft waited
+// for it (a triage's chat, or the planner's plan).
+func (o *Operator) planKind(dr *answerDraft, chat bool) {
+	if o.order.get(dr.host).AppsRun == !chat {
+		return // nothing new: the file is not written
+	}
+	o.order.update(dr.host, func(f *serverFacts) { f.AppsRun = !chat })
 }
 
 // triage asks whether the request is plain chat (see above). chat is true

@@ -2,8 +2,10 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -166,5 +168,78 @@ func TestTheTriageKeepsAOneSlotServersCache(t *testing.T) {
 	t.Logf("tokens read over five turns: %d through the triage (%d by the answers), %d through the planner (%d)", triTotal, triAnswer, planTotal, planAnswer)
 	if triAnswer > 5*3 || 3*triTotal > planTotal {
 		t.Fatalf("tokens read: %d through the triage (%d by the answers), %d through the planner (%d)", triTotal, triAnswer, planTotal, planAnswer)
+	}
+}
+
+// Requests come in runs: after a plan that needed apps the planner
+// decides alone, so a run of app requests pays one triage call, the
+// first; once a plan is plain chat again the triage is back.
+func TestARunOfAppRequestsPaysOneTriage(t *testing.T) {
+	var plan atomic.Value
+	plan.Store(`{"kind":"apps","steps":[{"functionality":"writing.story"}]}`)
+	r := hubtest.New(t, hubtest.Config{Rules: allowExec, Prompter: permissionstest.NewPrompter(permissions.AnswerOnce),
+		Modify: func(o *hub.Options) { o.Draft = true },
+		Script: func(req *api.ChatRequest) ollamatest.Reply {
+			if !hub.IsTriage(req) && len(req.Format) > 0 {
+				return ollamatest.Text(plan.Load().(string))
+			}
+			return triageScript(ollamatest.Text(`{"kind":"apps"}`), "")(req)
+		}})
+	serialize(r.Srv)
+	hub.SetSerialForTest(r.Op)
+	chat, _ := r.Op.NewChat(false)
+	seen := 0
+	for i, c := range []struct{ plan, want string }{
+		{`{"kind":"apps","steps":[{"functionality":"writing.story"}]}`, "triage,plan,app"},
+		{`{"kind":"apps","steps":[{"functionality":"writing.story"}]}`, "plan,app"},
+		{`{"kind":"apps","steps":[{"functionality":"writing.story"}]}`, "plan,app"},
+		{`{"kind":"chat","steps":[{"functionality":"chat"}]}`, "plan,answer"},
+		{`{"kind":"apps","steps":[{"functionality":"writing.story"}]}`, "triage,plan,app"},
+	} {
+		plan.Store(c.plan)
+		if _, err := r.Op.Ask(context.Background(), chat.ID, "Write a story about a dragon", nil); err != nil {
+			t.Fatal(err)
+		}
+		reqs := r.Srv.Requests()
+		if got := requestKinds(reqs[seen:]); got != c.want {
+			t.Fatalf("request %d: %s, want %s", i+1, got, c.want)
+		}
+		seen = len(reqs)
+	}
+}
+
+// On a server seen running both at once, the same: after a plan that
+// needed apps the draft does not go ahead (it would be withdrawn, a call
+// more, and the planner would wait for its first piece) until a plan is
+// plain chat again.
+func TestARunOfAppRequestsPaysOneDraft(t *testing.T) {
+	var plan atomic.Value
+	r := hubtest.New(t, hubtest.Config{Rules: allowExec, Prompter: permissionstest.NewPrompter(permissions.AnswerOnce),
+		Modify: func(o *hub.Options) { o.Draft = true },
+		Script: func(req *api.ChatRequest) ollamatest.Reply {
+			if len(req.Format) > 0 {
+				return ollamatest.Text(plan.Load().(string))
+			}
+			return ollamatest.Text("Once upon a time.")
+		}})
+	hub.SetSideBySideForTest(r.Op, true)
+	chat, _ := r.Op.NewChat(false)
+	apps, plain := `{"kind":"apps","steps":[{"functionality":"writing.story"}]}`, `{"kind":"chat","steps":[{"functionality":"chat"}]}`
+	var drafts []int
+	for _, p := range []string{apps, apps, apps, plain, plain, apps} {
+		plan.Store(p)
+		before := len(r.Srv.Requests())
+		if _, err := r.Op.Ask(context.Background(), chat.ID, "Write a story about a dragon", nil); err != nil {
+			t.Fatal(err)
+		}
+		reqs := r.Srv.Requests()[before:]
+		first := 0
+		if len(reqs) > 0 && len(reqs[0].Format) == 0 && len(reqs[0].Tools) == 0 {
+			first = 1 // the draft, sent ahead of the planner
+		}
+		drafts = append(drafts, first)
+	}
+	if fmt.Sprint(drafts) != "[1 0 0 0 1 1]" {
+		t.Fatalf("drafts sent ahead, turn by turn: %v, want [1 0 0 0 1 1]", drafts)
 	}
 }

@@ -97,9 +97,6 @@ func (o *Operator) triaged(ctx context.Context, dr *answerDraft, in PlanInput) b
 // planKind is told the kind of the plan a turn made where a draft waited
 // for it (a triage's chat, or the planner's plan).
 func (o *Operator) planKind(dr *answerDraft, chat bool) {
-	if o.order.get(dr.host).AppsRun == !chat {
-		return // nothing new: the file is not written
-	}
 	o.order.update(dr.host, func(f *serverFacts) { f.AppsRun = !chat })
 }
 

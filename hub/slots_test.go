@@ -193,6 +193,7 @@ func TestThePlannersPromptContinuesTheLastTurns(t *testing.T) {
 		o.History = window
 		o.Draft = true
 	}})
+	hub.NoTriageForTest(r.Op) // every turn's plan is the planner's
 	queries := []string{
 		"Tell me about the sea", `What does "brine" mean?`, "And the tides?\nWhy twice a day?", "Pourquoi la mer est-elle salée ?",
 		"Request: is this a request?", "海はなぜ青い", "Is it cold?", "Served by: nothing. How deep is it?", "Thanks", "One more: waves",

@@ -41,26 +41,39 @@ func chatRoute(fn, app string) (string, bool) {
 	return "", false
 }
 
-// A chat plan keeps what its step needs: where the hub holds facts the
-// whole plan is read (its first tokens do not end it), and a chat step
-// that needs one keeps it; a chat plan that names an app is still chat.
-func TestAChatPlanKeepsWhatItNeeds(t *testing.T) {
+// Kind chat is plain conversation: it needs no functionality and no fact,
+// so its first tokens decide whether or not the hub holds facts (the rest
+// is not read: a step's needs under it are dropped); a chat step that needs
+// a fact is kind apps and keeps what it needs.
+func TestAChatPlanDecidesWithFactsHeld(t *testing.T) {
 	in := PlanInput{Query: "when is my trip?", Functionalities: []Functionality{{Name: ChatFunctionality}, {Name: "clock.now"}}, Facts: []string{"trip.dates"}}
-	needs := piecesModel{`{"kind":"chat",`, `"steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[],"needs":["trip.dates"]}]}`}
+	for _, facts := range [][]string{{"trip.dates"}, nil} {
+		in.Facts = facts
+		for _, rest := range []string{
+			`garbage that is never read`,
+			`"steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[],"needs":["trip.dates"]}]}`,
+			`"steps":[{"id":"s1","functionality":"clock.now","query":"q","depends_on":[],"needs":["trip.dates"]}]}`,
+		} {
+			plan, _, err := NewPlanner(piecesModel{`{"kind":"chat",`, rest}, nil).Plan(context.Background(), in, chatRoute)
+			if err != nil || !plan.Early || len(plan.Steps) != 1 || plan.Steps[0].App != VanillaApp || len(plan.Steps[0].Needs) != 0 || plan.Steps[0].Query != in.Query {
+				t.Fatalf("facts %v, %s: decided early, plain chat: %+v %v", facts, rest, plan, err)
+			}
+			// Parsed whole (as a retry's answer or a cut stream is), the
+			// kind decides the same.
+			if rest[0] != '"' {
+				continue
+			}
+			plan, err = parsePlan(`{"kind":"chat",`+rest, chatRoute, nil, []string{"trip.dates"}, in.env())
+			if err != nil || len(plan.Steps) != 1 || plan.Steps[0].App != VanillaApp || len(plan.Steps[0].Needs) != 0 || plan.Steps[0].Query != in.Query {
+				t.Fatalf("facts %v, %s parsed whole: plain chat: %+v %v", facts, rest, plan, err)
+			}
+		}
+	}
+	in.Facts = []string{"trip.dates"}
+	needs := piecesModel{`{"kind":"apps",`, `"steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[],"needs":["trip.dates"]}]}`}
 	plan, _, err := NewPlanner(needs, nil).Plan(context.Background(), in, chatRoute)
-	if err != nil || plan.Early || len(plan.Steps) != 1 || !slices.Equal(plan.Steps[0].Needs, []string{"trip.dates"}) {
-		t.Fatalf("the chat step keeps its needs: %+v %v", plan, err)
-	}
-	app := piecesModel{`{"kind":"chat",`, `"steps":[{"id":"s1","functionality":"clock.now","query":"q","depends_on":[],"needs":["trip.dates"]}]}`}
-	plan, _, err = NewPlanner(app, nil).Plan(context.Background(), in, chatRoute)
-	if err != nil || len(plan.Steps) != 1 || plan.Steps[0].App != VanillaApp || plan.Steps[0].Query != in.Query {
-		t.Fatalf("the kind decides: %+v %v", plan, err)
-	}
-	// Without facts, the first tokens decide and the rest is not read.
-	in.Facts = nil
-	plan, _, err = NewPlanner(piecesModel{`{"kind":"chat",`, `garbage that is never read`}, nil).Plan(context.Background(), in, chatRoute)
-	if err != nil || !plan.Early || plan.Steps[0].App != VanillaApp {
-		t.Fatalf("decided early: %+v %v", plan, err)
+	if err != nil || plan.Early || len(plan.Steps) != 1 || plan.Steps[0].App != VanillaApp || !slices.Equal(plan.Steps[0].Needs, []string{"trip.dates"}) {
+		t.Fatalf("a chat step that needs a fact keeps it: %+v %v", plan, err)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
 	"github.com/bulkhead-dev/bulkhead/spokes"
@@ -49,21 +50,39 @@ func TestThePlanSchemaAsksForTheKindFirst(t *testing.T) {
 // of the planner's answer is never waited for (here it never comes: the
 // planner hangs after its first piece), the turn is answered by the
 // vanilla spoke — drafted or not — and the plan says it was decided
-// early. Phrased as a model may write it: spaced, fenced.
+// early. Phrased as a model may write it: spaced, fenced; and where the hub
+// holds facts (as it does after a chat's first memory upkeep), since a
+// chat step that needs one is kind apps.
 func TestThePlansFirstTokensDecidePlainChat(t *testing.T) {
 	for _, first := range []string{`{"kind":"chat",`, `{ "kind" : "chat" , "steps": [`, "```json\n{\"kind\": \"chat\"", `{"kind":"chat"`} {
-		for _, drafted := range []bool{false, true} {
-			var planCalls atomic.Int32
-			r := hubtest.New(t, hubtest.Config{Modify: func(o *hub.Options) { o.Draft = drafted },
+		for _, c := range []struct{ drafted, facts bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+			drafted := c.drafted
+			var planCalls, withFacts atomic.Int32
+			r := hubtest.New(t, hubtest.Config{Modify: func(o *hub.Options) {
+				o.Draft = drafted
+				o.Memory = hub.MemoryOptions{Enabled: c.facts}
+			},
 				Script: func(req *api.ChatRequest) ollamatest.Reply {
 					if len(req.Format) > 0 {
 						planCalls.Add(1)
+						if strings.Contains(string(req.Format), `"trip.dates"`) {
+							withFacts.Add(1)
+						}
 						return ollamatest.Reply{Chunks: []string{first}, Hang: true}
 					}
 					return ollamatest.Text(draftAnswer)
 				}})
 			if drafted {
 				hub.SetSideBySideForTest(r.Op, true)
+			}
+			if c.facts {
+				ns, err := r.Store.Namespace("hub")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := ns.LongTerm().PutEntities(memory.Entity{Key: "trip.dates", Value: "May 3-9", Source: "user"}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			chat, _ := r.Op.NewChat(false)
 			// A bound only for a failure: without the decision the turn
@@ -77,13 +96,16 @@ func TestThePlansFirstTokensDecidePlainChat(t *testing.T) {
 			})
 			cancel()
 			if err != nil {
-				t.Fatalf("%q (drafted %v): %v", first, drafted, err)
+				t.Fatalf("%q (%+v): %v", first, c, err)
 			}
 			if turn.Answer != draftAnswer || turn.Plan == nil || !turn.Plan.Early || len(turn.Plan.Steps) != 1 || turn.Plan.Steps[0].App != hub.VanillaApp {
-				t.Fatalf("%q (drafted %v): answered by the vanilla spoke, decided early: %q %+v", first, drafted, turn.Answer, turn.Plan)
+				t.Fatalf("%q (%+v): answered by the vanilla spoke, decided early: %q %+v", first, c, turn.Answer, turn.Plan)
 			}
 			if planCalls.Load() != 1 || calls != 2 {
-				t.Fatalf("%q (drafted %v): one planner call (not retried), two in all: %d, %d", first, drafted, planCalls.Load(), calls)
+				t.Fatalf("%q (%+v): one planner call (not retried), two in all: %d, %d", first, c, planCalls.Load(), calls)
+			}
+			if c.facts != (withFacts.Load() == 1) {
+				t.Fatalf("%q (%+v): the planner was told of the facts held %d times", first, c, withFacts.Load())
 			}
 		}
 	}

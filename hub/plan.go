@@ -213,9 +213,9 @@ func parsePlan(out string, route func(fn, app string) (string, bool), named, fac
 	if err := dec.Decode(&d); err != nil {
 		return Plan{}, fmt.Errorf("%w: not JSON of the plan's shape: %v", errUnusable, err)
 	}
-	chatKind := d.Kind == kindChat
-	if chatKind && !slices.ContainsFunc(d.Steps, func(s draftStep) bool { return len(s.Needs) > 0 }) {
-		// The kind decides, as it does when the hub reads it first.
+	if d.Kind == kindChat {
+		// The kind decides, as it does when the hub reads it first: plain
+		// chat needs nothing (a step's needs under it are not read).
 		return chatPlan(env.Query), nil
 	}
 	if len(d.Steps) == 0 {
@@ -293,9 +293,6 @@ func parsePlan(out string, route func(fn, app string) (string, bool), named, fac
 		}
 		seen[id] = true
 		p.Steps = append(p.Steps, step)
-	}
-	if chatKind && p.usesApps() {
-		return chatPlan(env.Query), nil // the kind decides
 	}
 	return p, nil
 }

@@ -105,8 +105,9 @@ In "bind", give the step's arguments (listed after each functionality) the value
 - {"arg": "city", "from": "s1.city"}: a field of an earlier step's result;
 - {"arg": "dates", "entity": "trip.dates"}: a fact the hub holds (listed by name under "Facts").
 Bind only values of this request; never guess one, never take one from earlier requests.
-Begin with "kind": "chat" when no functionality but chat serves the request (plain conversation), else "apps".
+Begin with "kind": "chat" when the request is plain conversation: no functionality but chat serves it and it needs no fact the hub holds. Else begin with "apps" — a chat step that needs a fact too.
 When nothing else fits, use kind "chat" and one step with the "chat" functionality.
+Example: "when does my trip start?", with the fact trip.dates held → {"kind":"apps","steps":[{"functionality":"chat","needs":["trip.dates"]}]}
 Example: "email bob@example.com that I am late" → {"kind":"apps","steps":[{"functionality":"mail.send","bind":[{"arg":"to","value":"bob@example.com"}]}]}
 Example: "find my flight to Paris and put it in my calendar" → {"kind":"apps","steps":[{"functionality":"travel.find_flight","query":"my flight to Paris"},{"functionality":"calendar.add","bind":[{"arg":"date","from":"s1.date"}],"depends_on":["s1"],"query":"the flight to Paris"}]}`
 
@@ -143,9 +144,10 @@ func (p *Planner) Plan(ctx context.Context, in PlanInput, route func(fn, app str
 			if in.OnText != nil {
 				in.OnText(text.String())
 			}
-			// A chat step may need a fact the hub holds: with facts, the
-			// whole plan is read (its needs).
-			if chat || len(in.Facts) > 0 || decidedKind(text.String()) != kindChat {
+			// Kind chat is plain conversation: it needs no functionality
+			// and no fact the hub holds (a chat step that needs one is
+			// kind apps), so it decides with facts held too.
+			if chat || decidedKind(text.String()) != kindChat {
 				return
 			}
 			chat = true

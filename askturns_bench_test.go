@@ -156,6 +156,13 @@ func BenchmarkAskTurns(b *testing.B) {
 			fmt.Fprintf(&summary, " %d: %.0f / %.0f;", turn+1, median(first, nil), median(answer, nil))
 		}
 	}
+	// What each mode's serving process learned of its server (which
+	// request goes first): a draft goes ahead only where it learned that
+	// the server runs two at once; else the triage decides a chat turn.
+	for _, m := range modes {
+		b, _ := os.ReadFile(filepath.Join(m.data, "servers.json"))
+		fmt.Fprintf(&summary, "\n%s, the order learned (servers.json): %s", m.name, strings.Join(strings.Fields(string(b)), " "))
+	}
 	// Printed, not logged: a benchmark's log is cut after ten lines.
 	fmt.Fprintf(os.Stderr, "AskTurns, %d slot(s), %d rounds:%s\n", parallel, len(iso), summary.String())
 	for _, m := range modes {

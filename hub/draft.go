@@ -50,6 +50,15 @@ type answerDraft struct {
 	done      chan struct{}
 	first     chan struct{} // closed at the draft's first piece, or its end
 	firstOnce sync.Once
+	// reqSent is closed when the draft's request has been written (a model
+	// client that is not HTTP never says: its first piece or end does).
+	reqSent chan struct{}
+	reqOnce sync.Once
+	// follow: the draft went ahead as a probe whose planner follows its
+	// request, not its first piece (lead); leadMax: how long the planner
+	// waits for it at most (draftLead).
+	follow  bool
+	leadMax time.Duration
 	// ahead: the draft was started before the planner (learned order);
 	// wrote: the planner's request was written (its model client is HTTP);
 	// host: the model server the planner's request goes to.
@@ -75,6 +84,12 @@ type answerDraft struct {
 	// ended when the draft ended.
 	planStreaming               bool
 	planWrote, planFirst, ended time.Time
+	// earlyPiece: a draft piece came before the planner's first byte.
+	earlyPiece bool
+	// planWrites and planFirsts count the planner's requests written and
+	// first bytes; planOver: its call is being ended or has returned.
+	planWrites, planFirsts int
+	planOver               bool
 }
 
 type draftState int
@@ -136,8 +151,14 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 			f.ProbedAt = time.Now().UTC()
 		})
 	}
-	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}),
-		host: host, ahead: (facts.SideBySide && !appsRun) || probe, serial: facts.serialNow()}
+	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}), reqSent: make(chan struct{}),
+		host: host, ahead: (facts.SideBySide && !appsRun) || probe, follow: probe && o.order.get(host).Probes%2 == 0, leadMax: draftLead, serial: facts.serialNow()}
+	if o.draftLead > 0 {
+		d.leadMax = o.draftLead
+	}
+	dctx = httptrace.WithClientTrace(dctx, &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { d.reqOnce.Do(func() { close(d.reqSent) }) },
+	})
 	if o.sharesPlannersRunner(ctx) {
 		d.seat = seatKey(ctx, o)
 	}
@@ -149,6 +170,7 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 	go func() {
 		defer close(d.done)
 		defer d.firstOnce.Do(func() { close(d.first) })
+		defer d.reqOnce.Do(func() { close(d.reqSent) })
 		t := time.NewTimer(draftDelay)
 		defer t.Stop()
 		for waiting := true; waiting; {
@@ -172,10 +194,15 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 		d.mu.Unlock()
 	}()
 	pctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		// The transport reports a request written and its response's
+		// first byte from two goroutines, in either order: the planner's
+		// answer streams while each request written has its first byte
+		// (a retry's request, written, does not yet).
 		WroteRequest: func(httptrace.WroteRequestInfo) {
 			d.wrote.Store(true)
 			d.mu.Lock()
-			d.planStreaming = false
+			d.planWrites++
+			d.planStreaming = !d.planOver && d.planFirsts >= d.planWrites
 			if d.planWrote.IsZero() {
 				d.planWrote = time.Now()
 			}
@@ -183,7 +210,8 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 		},
 		GotFirstResponseByte: func() {
 			d.mu.Lock()
-			d.planStreaming = true
+			d.planFirsts++
+			d.planStreaming = !d.planOver && d.planFirsts >= d.planWrites
 			if d.planFirst.IsZero() {
 				d.planFirst = time.Now()
 			}
@@ -198,13 +226,39 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 }
 
 // lead waits, when the draft went ahead, for its first piece (or its end,
-// or draftLead): the planner's request goes after it.
+// or draftLead): the planner's request goes after it. Every second probe's
+// planner follows the draft's request by probeGap instead (follow): a
+// server that runs both at once reads the two prompts together, so the
+// two answers are written side by side however short the draft — where,
+// waiting for its first piece, a short answer (a fast model's, a few
+// dozen tokens) was written whole before the planner's request had
+// crossed the server, and taught nothing. The other probes wait for the
+// first piece: a server that writes the draft's first piece only after a
+// short plan has been written whole teaches the order that way (chunk).
 func (d *answerDraft) lead(ctx context.Context) {
 	if !d.ahead {
 		return
 	}
-	t := time.NewTimer(draftLead)
+	t := time.NewTimer(d.leadMax)
 	defer t.Stop()
+	if d.follow {
+		select {
+		case <-d.reqSent:
+		case <-d.first:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+		gap := time.NewTimer(probeGap)
+		defer gap.Stop()
+		select {
+		case <-gap.C:
+		case <-d.first:
+		case <-ctx.Done():
+		}
+		return
+	}
 	select {
 	case <-d.first:
 	case <-t.C:
@@ -212,17 +266,20 @@ func (d *answerDraft) lead(ctx context.Context) {
 	}
 }
 
+// probeGap is how long a probe's planner follows the draft's request.
+const probeGap = 20 * time.Millisecond
+
 // planned is told that the planner returned. A planner that went first
 // ran alone until its first byte: that time is kept. A draft that went
 // ahead unlearns the order only on evidence that the server runs one
 // request at a time (see answerDraft).
 func (d *answerDraft) planned(o *Operator) {
 	d.mu.Lock()
-	d.planStreaming = false
+	d.planStreaming, d.planOver = false, true
 	wrote, first, ended, ahead := d.planWrote, d.planFirst, d.ended, d.ahead
 	d.mu.Unlock()
-	if wrote.IsZero() || first.IsZero() {
-		return
+	if wrote.IsZero() || first.IsZero() || !first.After(wrote) {
+		return // (a first byte reported before the write: no time)
 	}
 	if !ahead {
 		// The least seen: a first call's time includes loading the model.
@@ -283,7 +340,7 @@ func (d *answerDraft) holdChat(o *Operator) <-chan struct{} {
 // is no evidence that it runs both at once.
 func (d *answerDraft) planEnds() {
 	d.mu.Lock()
-	d.planStreaming = false
+	d.planStreaming, d.planOver = false, true
 	d.mu.Unlock()
 }
 
@@ -301,12 +358,20 @@ func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
 	defer d.firstOnce.Do(func() { close(d.first) })
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.planStreaming || d.ahead && !d.planFirst.IsZero() {
+	if d.planFirst.IsZero() {
+		d.earlyPiece = true
+	}
+	if d.planStreaming || d.ahead && !d.planFirst.IsZero() && (!d.follow || d.earlyPiece) {
 		// A piece of the draft while the planner's answer streams, or
 		// after the planner's first byte when the draft went first (a
 		// server that runs one request at a time starts the planner only
 		// once the whole draft is written): the server runs them side by
-		// side.
+		// side. Where the planner followed the draft's request, not its
+		// first piece (follow), a server that runs one at a time may
+		// have taken the planner first; so there a piece after the
+		// planner's first byte teaches only where an earlier piece came
+		// before it — the two streams interleaved, which such a server
+		// never does.
 		o.order.update(d.host, func(f *serverFacts) { f.SideBySide, f.Serial = true, false })
 	}
 	if d.planStreaming && d.seat != "" {

@@ -475,3 +475,132 @@ func TestACancelledDraftStays(t *testing.T) {
 		t.Fatalf("the cancelled turn: %+v (returned %+v)", turns, turn)
 	}
 }
+
+// Every second probe's planner follows the draft's request, not its first
+// piece: on a server that runs both at once a short answer (a fast
+// model's) is written whole before a planner sent after its first piece
+// has crossed the server, and the probes taught nothing. Here the server
+// reads the two prompts together — it writes nothing of the draft until
+// the planner's answer has begun — and the planner would wait for the
+// draft's first piece for an hour: the second probe is answered and
+// teaches the order without that wait. The same on a server that runs one
+// request at a time, which takes the planner first, teaches nothing.
+func TestAProbesPlannerFollowsTheDraftsRequest(t *testing.T) {
+	script := func(req *api.ChatRequest) ollamatest.Reply {
+		if len(req.Format) > 0 {
+			return ollamatest.Reply{Chunks: []string{`{"kind":`, `"chat",`}, Hang: true}
+		}
+		// A short answer, in pieces a little apart (as a model writes).
+		reply := ollamatest.Text(draftAnswer)
+		reply.Delay = 20 * time.Millisecond
+		return reply
+	}
+	r := hubtest.New(t, hubtest.Config{Script: script, Modify: func(o *hub.Options) { o.Draft = true }})
+	hub.SetDraftLeadForTest(r.Op, time.Hour)
+	hub.SetProbesForTest(r.Op, 1)
+	// The plan's first piece, then the draft, then the plan's next: the
+	// two are written side by side.
+	planBegun, draftDone := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var waitedOut atomic.Bool
+	h := r.Srv.Config.Handler
+	r.Srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/api/chat" {
+			h.ServeHTTP(w, req)
+			return
+		}
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"format"`)) {
+			h.ServeHTTP(&firstWrite{ResponseWriter: w, begun: func() { once.Do(func() { close(planBegun) }) }, next: draftDone}, req)
+			return
+		}
+		select {
+		case <-planBegun:
+		case <-time.After(30 * time.Second): // only a failure waits this long
+			waitedOut.Store(true)
+		case <-req.Context().Done():
+			return
+		}
+		h.ServeHTTP(w, req)
+		close(draftDone)
+	})
+	chat, _ := r.Op.NewChat(false)
+	turn, err := r.Op.Ask(context.Background(), chat.ID, "Tell me something nice", nil)
+	if err != nil || turn.Answer != draftAnswer {
+		t.Fatalf("%q %v", turn.Answer, err)
+	}
+	if waitedOut.Load() {
+		t.Fatal("the probe's planner waited for the draft's first piece")
+	}
+	if !hub.SideBySideForTest(r.Op) || hub.ProbesForTest(r.Op) != 2 {
+		t.Fatalf("a probe on a server that reads both prompts together teaches the order: side by side %v, probes %d", hub.SideBySideForTest(r.Op), hub.ProbesForTest(r.Op))
+	}
+
+	// One request at a time, the planner taken first (its call is ended
+	// by its first tokens, then the draft is served): no lesson.
+	r2 := hubtest.New(t, hubtest.Config{Script: script, Modify: func(o *hub.Options) { o.Draft = true }})
+	hub.SetDraftLeadForTest(r2.Op, time.Hour)
+	hub.SetProbesForTest(r2.Op, 1)
+	var mu sync.Mutex
+	planFirst := make(chan struct{})
+	var once2 sync.Once
+	h2 := r2.Srv.Config.Handler
+	r2.Srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/api/chat" {
+			h2.ServeHTTP(w, req)
+			return
+		}
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"format"`)) {
+			mu.Lock()
+			once2.Do(func() { close(planFirst) })
+			defer mu.Unlock()
+			h2.ServeHTTP(w, req)
+			return
+		}
+		select {
+		case <-planFirst:
+		case <-req.Context().Done():
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		h2.ServeHTTP(w, req)
+	})
+	chat2, _ := r2.Op.NewChat(false)
+	if turn, err := r2.Op.Ask(context.Background(), chat2.ID, "Tell me something nice", nil); err != nil || turn.Answer != draftAnswer {
+		t.Fatalf("%q %v", turn.Answer, err)
+	}
+	if hub.SideBySideForTest(r2.Op) {
+		t.Fatal("a server that ran the planner, then the draft, taught that it runs both at once")
+	}
+}
+
+// firstWrite tells when the response's first bytes are written; with
+// next, its later writes wait for next to close (at most 30 s).
+type firstWrite struct {
+	http.ResponseWriter
+	begun  func()
+	next   chan struct{}
+	writes int
+}
+
+func (f *firstWrite) Write(b []byte) (int, error) {
+	if f.writes++; f.writes > 1 && f.next != nil {
+		select {
+		case <-f.next:
+		case <-time.After(30 * time.Second):
+		}
+	}
+	n, err := f.ResponseWriter.Write(b)
+	f.begun()
+	return n, err
+}
+
+func (f *firstWrite) Flush() {
+	if fl, ok := f.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+}

@@ -47,6 +47,10 @@ func EndAppsRunForTest(o *Operator) {
 // NoTriageForTest turns the triage off: the planner-first path alone.
 func NoTriageForTest(o *Operator) { o.noTriage = true }
 
+// SetDraftLeadForTest sets how long a planner waits for a draft that went
+// ahead (draftLead).
+func SetDraftLeadForTest(o *Operator, d time.Duration) { o.draftLead = d }
+
 func SetSerialForTest(o *Operator) {
 	o.order.update(hostIn(context.Background(), o.opts.HubModel), func(f *serverFacts) { f.Serial, f.SideBySide = true, false })
 }

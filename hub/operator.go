@@ -97,13 +97,15 @@ type Operator struct {
 	// draft at once, so drafts go first there (draft.go, order.go).
 	order    *ServerOrder
 	noTriage bool // tests of the planner-first path without it (triage.go)
-	store    *memory.Store
-	planner  *Planner
-	log      *slog.Logger
-	catalog  []Functionality
-	detector guard.Detector
-	mem      *memorizer   // nil without long-term memory
-	bgCalls  atomic.Int64 // model calls of the memory upkeep so far
+	// draftLead, when set, replaces the const draftLead (tests).
+	draftLead time.Duration
+	store     *memory.Store
+	planner   *Planner
+	log       *slog.Logger
+	catalog   []Functionality
+	detector  guard.Detector
+	mem       *memorizer   // nil without long-term memory
+	bgCalls   atomic.Int64 // model calls of the memory upkeep so far
 	// seatWG: the seats in flight (seat.go); life ends at Close, and
 	// closed (under mu) says it did: no seat starts after.
 	seatWG  sync.WaitGroup

@@ -292,7 +292,7 @@ func run(ctx context.Context, b Backend, query string, opts Options, p *printer)
 		}
 		_, err = b.Retry(ctx, chat.ID, last[0].Seq, p.emit)
 	} else {
-		_, err = b.AskWith(ctx, chat.ID, query, hub.AskOptions{Private: opts.Private && opts.Chat != ""}, p.emit)
+		_, err = b.AskWith(ctx, chat.ID, query, hub.AskOptions{Private: opts.Private && opts.Chat != "", Undrafted: !(opts.JSON && opts.Stream)}, p.emit)
 	}
 	if p.err != nil {
 		return p.err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -208,5 +209,37 @@ func TestDraftsPrintOnceKept(t *testing.T) {
 	_ = json.Unmarshal([]byte(lines[1]), &second)
 	if first["type"] != "draft" || first["chat"] != "c1" || first["text"] != "A guess" || second["type"] != "draft_withdrawn" {
 		t.Fatalf("--json --stream: %s", out.String())
+	}
+}
+
+// optsOf is a Backend that keeps the options of the turn it is asked.
+type optsOf struct {
+	scripted
+	got *hub.AskOptions
+}
+
+func (o optsOf) AskWith(ctx context.Context, chat, q string, opts hub.AskOptions, emit func(hub.Event)) (hub.Turn, error) {
+	*o.got = opts
+	return o.scripted.AskWith(ctx, chat, q, opts, emit)
+}
+
+// Only a client that shows a draft's words before the plan (a JSON
+// stream) asks for the planner to wait for them: plain text, streamed or
+// not, and JSON without a stream are undrafted.
+func TestOnlyAJSONStreamShowsADraft(t *testing.T) {
+	for _, c := range []struct {
+		opts      Options
+		undrafted bool
+	}{
+		{Options{}, true}, {Options{Stream: true}, true}, {Options{JSON: true}, true}, {Options{JSON: true, Stream: true}, false},
+	} {
+		var got hub.AskOptions
+		b := optsOf{scripted: scripted{events: []hub.Event{{Kind: hub.EventAnswer, Text: "ok"}}}, got: &got}
+		if err := Run(context.Background(), b, "hello", c.opts, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if got.Undrafted != c.undrafted {
+			t.Fatalf("%+v: undrafted %v, want %v", c.opts, got.Undrafted, c.undrafted)
+		}
 	}
 }

@@ -31,6 +31,12 @@ type AskOptions struct {
 	// app's own data (a sent email stays in mail's sent folder; a saved
 	// note stays saved): that is the app's state, not memory of the turn.
 	Private bool
+	// Undrafted: the caller shows nothing of a draft before the plan
+	// (plain text, or JSON without a stream: what is written cannot be
+	// taken back), so the planner of a draft that goes ahead need not
+	// wait for the draft's first words: the two go to the server at once,
+	// and the plan's kind — what such a caller waits for — comes sooner.
+	Undrafted bool `json:",omitempty"`
 }
 
 // Ask runs one request in a chat: it logs the request, plans it, runs the
@@ -87,7 +93,7 @@ func (o *Operator) AskWith(ctx context.Context, chat, query string, opts AskOpti
 			}
 		}()
 	}
-	return o.run(ctx, runSpec{st: st, ns: ns, private: opts.Private || privChat, fresh: opts.Private, folder: c.Folder}, it, emit)
+	return o.run(ctx, runSpec{st: st, ns: ns, private: opts.Private || privChat, fresh: opts.Private, folder: c.Folder, undrafted: opts.Undrafted}, it, emit)
 }
 
 // Retry runs a turn that did not finish (cut, cancelled, failed or left
@@ -137,6 +143,7 @@ type runSpec struct {
 	ns             *memory.Namespace
 	private, fresh bool
 	folder         string // the chat's (Chat.Folder)
+	undrafted      bool   // AskOptions.Undrafted
 }
 
 // run plans and executes a logged request and logs its outcome.

@@ -59,6 +59,9 @@ type answerDraft struct {
 	// waits for it at most (draftLead).
 	follow  bool
 	leadMax time.Duration
+	// noLead: the caller shows no draft before the plan (Undrafted): the
+	// planner goes at once (a probe's follows the draft's request).
+	noLead bool
 	// ahead: the draft was started before the planner (learned order);
 	// wrote: the planner's request was written (its model client is HTTP);
 	// host: the model server the planner's request goes to.
@@ -152,7 +155,7 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 		})
 	}
 	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}), reqSent: make(chan struct{}),
-		host: host, ahead: (facts.SideBySide && !appsRun) || probe, follow: probe && o.order.get(host).Probes%2 == 0, leadMax: draftLead, serial: facts.serialNow()}
+		host: host, ahead: (facts.SideBySide && !appsRun) || probe, follow: probe && (o.order.get(host).Probes%2 == 0 || tr.undrafted), noLead: tr.undrafted, leadMax: draftLead, serial: facts.serialNow()}
 	if o.draftLead > 0 {
 		d.leadMax = o.draftLead
 	}
@@ -257,6 +260,9 @@ func (d *answerDraft) lead(ctx context.Context) {
 		case <-d.first:
 		case <-ctx.Done():
 		}
+		return
+	}
+	if d.noLead {
 		return
 	}
 	select {

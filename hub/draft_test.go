@@ -604,3 +604,56 @@ func (f *firstWrite) Flush() {
 		fl.Flush()
 	}
 }
+
+// An undrafted turn (a client that shows nothing of a draft before the
+// plan: plain text) sends the planner at once beside a draft that goes
+// ahead, rather than after the draft's first words, which it would not
+// show: here the server writes nothing of the draft until the planner's
+// request has come, and the planner would wait an hour for the draft's
+// first piece.
+func TestAnUndraftedTurnSendsThePlannerAtOnce(t *testing.T) {
+	r := hubtest.New(t, hubtest.Config{Modify: func(o *hub.Options) { o.Draft = true },
+		Script: func(req *api.ChatRequest) ollamatest.Reply {
+			if len(req.Format) > 0 {
+				return ollamatest.Reply{Chunks: []string{`{"kind":"chat",`}, Hang: true}
+			}
+			return ollamatest.Text(draftAnswer)
+		}})
+	hub.SetSideBySideForTest(r.Op, true)
+	hub.SetDraftLeadForTest(r.Op, time.Hour)
+	planIn := make(chan struct{})
+	var once sync.Once
+	var waitedOut atomic.Bool
+	h := r.Srv.Config.Handler
+	r.Srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/api/chat" {
+			h.ServeHTTP(w, req)
+			return
+		}
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"format"`)) {
+			once.Do(func() { close(planIn) })
+		} else {
+			select {
+			case <-planIn:
+			case <-time.After(30 * time.Second): // only a failure waits this long
+				waitedOut.Store(true)
+			case <-req.Context().Done():
+				return
+			}
+		}
+		h.ServeHTTP(w, req)
+	})
+	chat, _ := r.Op.NewChat(false)
+	turn, err := r.Op.AskWith(context.Background(), chat.ID, "Tell me something nice", hub.AskOptions{Undrafted: true}, nil)
+	if err != nil || turn.Answer != draftAnswer || turn.Plan == nil || !turn.Plan.Early {
+		t.Fatalf("%q %+v %v", turn.Answer, turn.Plan, err)
+	}
+	if waitedOut.Load() {
+		t.Fatal("the planner waited for the draft's first words")
+	}
+	if !hub.SideBySideForTest(r.Op) {
+		t.Fatal("the order learned is kept")
+	}
+}

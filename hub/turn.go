@@ -27,6 +27,8 @@ type turnRun struct {
 	// private: nothing of the turn reaches long-term memory; fresh (a
 	// private query): its spokes start with no context and log nothing.
 	private, fresh bool
+	// undrafted: the caller shows no draft before the plan (AskOptions).
+	undrafted bool
 	// broker decides the turn's permissions and takes its notes; nil: the
 	// operator's (a private turn always has its own, or none at all).
 	broker *permissions.Broker
@@ -164,7 +166,7 @@ func (t *turnRun) servedApps() []string {
 }
 
 func (o *Operator) startTurn(rs runSpec, it memory.Interaction, emit func(Event)) *turnRun {
-	tr := &turnRun{st: rs.st, chat: it.Chat, seq: it.Seq, query: it.Input, private: rs.private, fresh: rs.fresh, folder: rs.folder,
+	tr := &turnRun{st: rs.st, chat: it.Chat, seq: it.Seq, query: it.Input, private: rs.private, fresh: rs.fresh, folder: rs.folder, undrafted: rs.undrafted,
 		emitFn: emit, execOK: map[string]bool{}, own: map[string]*spokes.Spoke{},
 		ledger: judge.NewLedger(), counts: map[string]int{}, context: map[string]bool{}, got: map[string][]string{},
 		values: map[string]json.RawMessage{}, entities: map[string]string{}, unmet: map[string]string{}}

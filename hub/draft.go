@@ -238,6 +238,8 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 // crossed the server, and taught nothing. The other probes wait for the
 // first piece: a server that writes the draft's first piece only after a
 // short plan has been written whole teaches the order that way (chunk).
+// An undrafted turn's (noLead) does not wait at all once the order is
+// known, and its probes follow the draft's request.
 func (d *answerDraft) lead(ctx context.Context) {
 	if !d.ahead {
 		return

@@ -81,18 +81,25 @@ type answerDraft struct {
 	thinking strings.Builder // thinking before the draft was kept
 	res      spokes.Result
 	err      error
-	// planStreaming: the planner's current request has its first byte
-	// back (and the planner has not returned); planWrote and planFirst
-	// are when its first request was written and its first byte came,
-	// ended when the draft ended.
-	planStreaming               bool
+	// planWrote and planFirst are when the planner's first request was
+	// written and its first byte came, ended when the draft ended;
+	// planWrites and planFirsts count its requests written and first
+	// bytes (planStreaming); planOver: its call is being ended or has
+	// returned.
 	planWrote, planFirst, ended time.Time
+	planWrites, planFirsts      int
+	planOver                    bool
 	// earlyPiece: a draft piece came before the planner's first byte.
 	earlyPiece bool
-	// planWrites and planFirsts count the planner's requests written and
-	// first bytes; planOver: its call is being ended or has returned.
-	planWrites, planFirsts int
-	planOver               bool
+}
+
+// planStreaming reports (under mu) whether the planner's current request
+// has its first byte back and its call goes on. The transport reports a
+// request written and its response's first byte from two goroutines, in
+// either order, so each is counted: a retry's request, written, has not
+// begun until its own first byte.
+func (d *answerDraft) planStreaming() bool {
+	return !d.planOver && d.planFirsts > 0 && d.planFirsts >= d.planWrites
 }
 
 type draftState int
@@ -197,15 +204,10 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 		d.mu.Unlock()
 	}()
 	pctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		// The transport reports a request written and its response's
-		// first byte from two goroutines, in either order: the planner's
-		// answer streams while each request written has its first byte
-		// (a retry's request, written, does not yet).
 		WroteRequest: func(httptrace.WroteRequestInfo) {
 			d.wrote.Store(true)
 			d.mu.Lock()
 			d.planWrites++
-			d.planStreaming = !d.planOver && d.planFirsts >= d.planWrites
 			if d.planWrote.IsZero() {
 				d.planWrote = time.Now()
 			}
@@ -214,7 +216,6 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 		GotFirstResponseByte: func() {
 			d.mu.Lock()
 			d.planFirsts++
-			d.planStreaming = !d.planOver && d.planFirsts >= d.planWrites
 			if d.planFirst.IsZero() {
 				d.planFirst = time.Now()
 			}
@@ -283,7 +284,7 @@ const probeGap = 20 * time.Millisecond
 // request at a time (see answerDraft).
 func (d *answerDraft) planned(o *Operator) {
 	d.mu.Lock()
-	d.planStreaming, d.planOver = false, true
+	d.planOver = true
 	wrote, first, ended, ahead := d.planWrote, d.planFirst, d.ended, d.ahead
 	d.mu.Unlock()
 	if wrote.IsZero() || first.IsZero() || !first.After(wrote) {
@@ -333,7 +334,7 @@ func (d *answerDraft) holdChat(o *Operator) <-chan struct{} {
 		case <-d.first:
 		case <-t.C:
 			d.mu.Lock()
-			streaming := d.planStreaming
+			streaming := d.planStreaming()
 			d.mu.Unlock()
 			if streaming {
 				o.order.update(d.host, func(f *serverFacts) { f.Serial = true })
@@ -348,7 +349,7 @@ func (d *answerDraft) holdChat(o *Operator) <-chan struct{} {
 // is no evidence that it runs both at once.
 func (d *answerDraft) planEnds() {
 	d.mu.Lock()
-	d.planStreaming, d.planOver = false, true
+	d.planOver = true
 	d.mu.Unlock()
 }
 
@@ -369,7 +370,7 @@ func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
 	if d.planFirst.IsZero() {
 		d.earlyPiece = true
 	}
-	if d.planStreaming || d.ahead && !d.planFirst.IsZero() && (!d.follow || d.earlyPiece) {
+	if d.planStreaming() || d.ahead && !d.planFirst.IsZero() && (!d.follow || d.earlyPiece) {
 		// A piece of the draft while the planner's answer streams, or
 		// after the planner's first byte when the draft went first (a
 		// server that runs one request at a time starts the planner only
@@ -382,7 +383,7 @@ func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
 		// never does.
 		o.order.update(d.host, func(f *serverFacts) { f.SideBySide, f.Serial = true, false })
 	}
-	if d.planStreaming && d.seat != "" {
+	if d.planStreaming() && d.seat != "" {
 		// It took a slot other than the planner's: the seat (seat.go).
 		o.order.seats.seated(d.seat)
 	}

@@ -503,23 +503,12 @@ func TestAProbesPlannerFollowsTheDraftsRequest(t *testing.T) {
 	planBegun, draftDone := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	var waitedOut atomic.Bool
-	h := r.Srv.Config.Handler
-	r.Srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != "/api/chat" {
-			h.ServeHTTP(w, req)
-			return
-		}
-		body, _ := io.ReadAll(req.Body)
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		if bytes.Contains(body, []byte(`"format"`)) {
+	onChat(r.Srv, func(w http.ResponseWriter, req *http.Request, plan bool, h http.Handler) {
+		if plan {
 			h.ServeHTTP(&firstWrite{ResponseWriter: w, begun: func() { once.Do(func() { close(planBegun) }) }, next: draftDone}, req)
 			return
 		}
-		select {
-		case <-planBegun:
-		case <-time.After(30 * time.Second): // only a failure waits this long
-			waitedOut.Store(true)
-		case <-req.Context().Done():
+		if !await(req, planBegun, &waitedOut) {
 			return
 		}
 		h.ServeHTTP(w, req)
@@ -545,29 +534,20 @@ func TestAProbesPlannerFollowsTheDraftsRequest(t *testing.T) {
 	var mu sync.Mutex
 	planFirst := make(chan struct{})
 	var once2 sync.Once
-	h2 := r2.Srv.Config.Handler
-	r2.Srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != "/api/chat" {
-			h2.ServeHTTP(w, req)
-			return
-		}
-		body, _ := io.ReadAll(req.Body)
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		if bytes.Contains(body, []byte(`"format"`)) {
+	onChat(r2.Srv, func(w http.ResponseWriter, req *http.Request, plan bool, h http.Handler) {
+		if plan {
 			mu.Lock()
 			once2.Do(func() { close(planFirst) })
 			defer mu.Unlock()
-			h2.ServeHTTP(w, req)
+			h.ServeHTTP(w, req)
 			return
 		}
-		select {
-		case <-planFirst:
-		case <-req.Context().Done():
+		if !await(req, planFirst, nil) {
 			return
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		h2.ServeHTTP(w, req)
+		h.ServeHTTP(w, req)
 	})
 	chat2, _ := r2.Op.NewChat(false)
 	if turn, err := r2.Op.Ask(context.Background(), chat2.ID, "Tell me something nice", nil); err != nil || turn.Answer != draftAnswer {
@@ -576,6 +556,37 @@ func TestAProbesPlannerFollowsTheDraftsRequest(t *testing.T) {
 	if hub.SideBySideForTest(r2.Op) {
 		t.Fatal("a server that ran the planner, then the draft, taught that it runs both at once")
 	}
+}
+
+// onChat wraps srv's handler: each chat request goes to serve, told
+// whether it is a planner's (its body has a format) and given the
+// handler that answers it.
+func onChat(srv *ollamatest.Scripted, serve func(w http.ResponseWriter, req *http.Request, plan bool, h http.Handler)) {
+	h := srv.Config.Handler
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/api/chat" {
+			h.ServeHTTP(w, req)
+			return
+		}
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		serve(w, req, bytes.Contains(body, []byte(`"format"`)), h)
+	})
+}
+
+// await waits for ch, or 30 s (only a failure waits this long: then
+// waitedOut, when given, is set). false: the request went away.
+func await(req *http.Request, ch <-chan struct{}, waitedOut *atomic.Bool) bool {
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		if waitedOut != nil {
+			waitedOut.Store(true)
+		}
+	case <-req.Context().Done():
+		return false
+	}
+	return true
 }
 
 // firstWrite tells when the response's first bytes are written; with
@@ -624,24 +635,11 @@ func TestAnUndraftedTurnSendsThePlannerAtOnce(t *testing.T) {
 	planIn := make(chan struct{})
 	var once sync.Once
 	var waitedOut atomic.Bool
-	h := r.Srv.Config.Handler
-	r.Srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != "/api/chat" {
-			h.ServeHTTP(w, req)
-			return
-		}
-		body, _ := io.ReadAll(req.Body)
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		if bytes.Contains(body, []byte(`"format"`)) {
+	onChat(r.Srv, func(w http.ResponseWriter, req *http.Request, plan bool, h http.Handler) {
+		if plan {
 			once.Do(func() { close(planIn) })
-		} else {
-			select {
-			case <-planIn:
-			case <-time.After(30 * time.Second): // only a failure waits this long
-				waitedOut.Store(true)
-			case <-req.Context().Done():
-				return
-			}
+		} else if !await(req, planIn, &waitedOut) {
+			return
 		}
 		h.ServeHTTP(w, req)
 	})

@@ -332,8 +332,12 @@ func (s *Server) turn(ss *session, method string, p AskParams) AskResult {
 		ss.mu.Unlock()
 		s.mu.Lock()
 		s.turns--
+		last := s.turns == 0
 		s.mu.Unlock()
 		ss.running.Done()
+		if last {
+			s.collectBetweenTurns()
+		}
 	}()
 	emit := func(ev hub.Event) {
 		_ = ss.conn.Notify(ss.ctx, mEvent, EventParams{Token: p.Token, Event: WireEvent{Event: ev, Err: toWire(ev.Err)}})

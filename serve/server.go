@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,6 +81,10 @@ type Server struct {
 	orphaned  bool // the socket (or the whole data directory) was removed
 	quit      chan struct{}
 	quitOnce  sync.Once
+
+	// collecting: a collection between turns is running
+	// (collectBetweenTurns).
+	collecting bool
 
 	probeOnce sync.Once
 	probe     sandbox.Report // the sandbox's probe (sandboxReport)
@@ -438,4 +443,35 @@ func (s *Server) Reload() {
 	s.mu.Lock()
 	s.keys, s.fp = keys, FingerprintOf(keys)
 	s.mu.Unlock()
+}
+
+// collectionsStarted counts the collections between turns this process
+// started (its tests read it).
+var collectionsStarted atomic.Int64
+
+// collectBetweenTurns collects the process's garbage once the last running
+// turn has ended, so that the collector does not run during the next
+// turn. Each model call's stream leaves megabytes behind (the Ollama
+// client reads it through an 8 MB line buffer of its own), so a turn of
+// a draft and a plan left 16 MB and more; left to the collector's own
+// pace, a collection came every few turns, at an allocation — often the
+// next call's own buffer at its first byte — and on a busy machine it
+// held that call's first words back by 30–60 ms. Collected while nothing
+// waits, the next turn starts with the whole headroom. One at a time: a
+// turn ending while one runs adds none.
+func (s *Server) collectBetweenTurns() {
+	s.mu.Lock()
+	if s.collecting {
+		s.mu.Unlock()
+		return
+	}
+	s.collecting = true
+	s.mu.Unlock()
+	collectionsStarted.Add(1)
+	go func() {
+		runtime.GC()
+		s.mu.Lock()
+		s.collecting = false
+		s.mu.Unlock()
+	}()
 }

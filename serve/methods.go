@@ -334,10 +334,10 @@ func (s *Server) turn(ss *session, method string, p AskParams) AskResult {
 		s.turns--
 		last := s.turns == 0
 		s.mu.Unlock()
-		ss.running.Done()
 		if last {
 			s.collectBetweenTurns()
 		}
+		ss.running.Done()
 	}()
 	emit := func(ev hub.Event) {
 		_ = ss.conn.Notify(ss.ctx, mEvent, EventParams{Token: p.Token, Event: WireEvent{Event: ev, Err: toWire(ev.Err)}})

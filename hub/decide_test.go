@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -132,12 +131,9 @@ func TestThePlansFirstTokensWithdrawTheDraft(t *testing.T) {
 	// went away while the planner still hangs.
 	gone := make(chan struct{})
 	var once sync.Once
-	h := r.Srv.Config.Handler
-	r.Srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		req.Body = io.NopCloser(bytes.NewReader(body))
+	r.Srv.OnChat(func(w http.ResponseWriter, req *http.Request, body []byte, h http.Handler) {
 		h.ServeHTTP(w, req)
-		if req.URL.Path == "/api/chat" && !bytes.Contains(body, []byte(`"format"`)) {
+		if !bytes.Contains(body, []byte(`"format"`)) {
 			once.Do(func() { close(gone) })
 		}
 	})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -340,10 +339,7 @@ func TestADraftIsWithdrawnAsSoonAsThePlanNamesAnApp(t *testing.T) {
 	// The order in which the server finished its requests.
 	var mu sync.Mutex
 	var finished []string
-	h := r.Srv.Config.Handler
-	r.Srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		req.Body = io.NopCloser(bytes.NewReader(body))
+	r.Srv.OnChat(func(w http.ResponseWriter, req *http.Request, body []byte, h http.Handler) {
 		h.ServeHTTP(w, req)
 		kind := "draft"
 		var cr api.ChatRequest
@@ -562,14 +558,7 @@ func TestAProbesPlannerFollowsTheDraftsRequest(t *testing.T) {
 // whether it is a planner's (its body has a format) and given the
 // handler that answers it.
 func onChat(srv *ollamatest.Scripted, serve func(w http.ResponseWriter, req *http.Request, plan bool, h http.Handler)) {
-	h := srv.Config.Handler
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != "/api/chat" {
-			h.ServeHTTP(w, req)
-			return
-		}
-		body, _ := io.ReadAll(req.Body)
-		req.Body = io.NopCloser(bytes.NewReader(body))
+	srv.OnChat(func(w http.ResponseWriter, req *http.Request, body []byte, h http.Handler) {
 		serve(w, req, bytes.Contains(body, []byte(`"format"`)), h)
 	})
 }

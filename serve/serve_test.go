@@ -361,18 +361,24 @@ func TestAnotherConfiguration(t *testing.T) {
 // a second request to a busy chat gets the busy error.
 func TestChatsRunAtOnce(t *testing.T) {
 	release := make(chan struct{})
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
 	entered := make(chan string, 4)
 	plan := ollamatest.JSON(map[string]any{"steps": []map[string]any{{"id": "s1", "functionality": "chat", "query": "hi", "depends_on": []string{}}}})
 	cfg := served(t, ollamatest.Planned(plan, func(req *api.ChatRequest) ollamatest.Reply {
 		q := req.Messages[len(req.Messages)-1].Content
 		if strings.Contains(q, "hold") {
-			entered <- q
+			select {
+			case entered <- q:
+			default:
+			}
 			<-release
 		}
 		return ollamatest.Text("done")
 	}), "fp")
 	a := connect(t, cfg, "fp", nil)
 	b := connect(t, cfg, "fp", nil)
+	t.Cleanup(free) // (after the server's): a failed check must not leave the held turn waiting
 	chat, _ := a.NewChat(false)
 	held := make(chan error, 1)
 	go func() {
@@ -380,6 +386,7 @@ func TestChatsRunAtOnce(t *testing.T) {
 		held <- err
 	}()
 	<-entered
+	collections := serve.CollectionsStarted()
 	// Another chat answers while the first is held.
 	other, _ := b.NewChat(false)
 	if turn, err := b.Ask(context.Background(), other.ID, "quick one", nil); err != nil || turn.Answer != "done" {
@@ -388,9 +395,16 @@ func TestChatsRunAtOnce(t *testing.T) {
 	if _, err := b.Ask(context.Background(), chat.ID, "me too", nil); !errors.Is(err, hub.ErrBusy) {
 		t.Fatalf("a busy chat: %v, want the busy error", err)
 	}
-	close(release)
+	// The serving process collects only once no turn runs (collect_test.go).
+	if got := serve.CollectionsStarted(); got != collections {
+		t.Fatalf("a turn ended while another ran: %d collections started, want none (%d)", got, collections)
+	}
+	free()
 	if err := <-held; err != nil {
 		t.Fatal(err)
+	}
+	if got := serve.CollectionsStarted(); got != collections+1 {
+		t.Fatalf("after the last turn ended: %d collections started, want %d", got, collections+1)
 	}
 }
 

@@ -5,10 +5,12 @@
 package ollamatest
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -149,6 +151,22 @@ func NewScripted(t testing.TB, script Script, models ...string) *Scripted {
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Server.Close)
 	return s
+}
+
+// OnChat puts serve in front of s's chat requests: it is given each one
+// with its body (read, and left in the request to be read again) and the
+// handler that answers it; other requests go on as they came.
+func (s *Scripted) OnChat(serve func(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler)) {
+	next := s.Config.Handler
+	s.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/chat" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		serve(w, r, body, next)
+	})
 }
 
 // Host is the server's base URL.

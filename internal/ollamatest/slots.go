@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -63,14 +62,7 @@ func (s *Scripted) Slotted(m SlotModel) {
 	s.mu.Lock()
 	s.slots = st
 	s.mu.Unlock()
-	h := s.Config.Handler
-	s.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/chat" {
-			h.ServeHTTP(w, r)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	s.OnChat(func(w http.ResponseWriter, r *http.Request, body []byte, h http.Handler) {
 		var req api.ChatRequest
 		_ = json.Unmarshal(body, &req)
 		prompt := PromptTokens(&req)

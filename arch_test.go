@@ -18,6 +18,9 @@ func TestImportArrows(t *testing.T) {
 		"memory":      append([]string{mod}, ui...),
 		"permissions": append([]string{mod}, ui...),
 		"sandbox":     append([]string{mod}, ui...),
+		// What an app wrote, read and applied: the sandbox's layers and
+		// the permissions' words, nothing of the hub or the apps.
+		"changes": append([]string{mod + "hub", mod + "spokes", mod + "apps", mod + "engine", mod + "memory", mod + "llm", mod + "serve"}, ui...),
 		"apps":        append([]string{mod + "hub", mod + "spokes", mod + "memory", mod + "engine", mod + "llm"}, ui...),
 		"config":      append([]string{mod + "hub", mod + "spokes", mod + "memory", mod + "apps", mod + "permissions"}, ui...),
 		"spokes":      append([]string{mod + "hub", mod + "engine", mod + "headless"}, ui...),

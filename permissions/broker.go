@@ -271,7 +271,7 @@ func (b *Broker) Decides(r Request) bool {
 	defer func() { b.dry = false }()
 	now := b.now()
 	for _, l := range chain {
-		if l.allows && r.IsIrreversible() {
+		if l.allows && r.EveryTime() {
 			continue
 		}
 		switch v, _ := l.eval(b, r, now); v {
@@ -357,9 +357,16 @@ func (b *Broker) apply(r Request, in Decision) (Decision, error) {
 			r.Object, r.Choices = in.Choice, nil
 		}
 	}
+	if r.Kind == KindChanges && d.Allowed && in.Picks != nil {
+		// Some entries: this set only; a grant covers whole sets.
+		d.Picks = validPicks(in.Picks, r.Changes)
+		if d.Answer != AnswerOnce {
+			d.Answer = AnswerOnce
+		}
+	}
 	if !d.Allowed {
 		d.Note = in.Note
-		d.Permanent = in.Permanent && !r.IsIrreversible()
+		d.Permanent = in.Permanent && !r.EveryTime()
 		if len(r.Choices) > 0 {
 			d.Permanent = false // a deny of all choices is not remembered for one
 		}
@@ -410,4 +417,22 @@ func (b *Broker) finish(r Request, d Decision) (Decision, error) {
 		return Decision{}, fmt.Errorf("%s request %s: %w", r.Kind, r.ID, err)
 	}
 	return d, nil
+}
+
+// validPicks are the picks that name an entry of set, each once, in
+// order; an empty list stays empty (not nil: none accepted).
+func validPicks(picks []int, set *ChangeSet) []int {
+	out := []int{}
+	if set == nil {
+		return out
+	}
+	seen := map[int]bool{}
+	for _, i := range picks {
+		if i >= 0 && i < len(set.Entries) && !seen[i] {
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

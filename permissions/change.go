@@ -1,6 +1,12 @@
 package permissions
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+)
 
 // Change is what a writing call would do to a file, as the hub computed
 // it from the file as it is and the content the call carries: for a file
@@ -46,4 +52,57 @@ func lines(n int) string {
 		return "1 line"
 	}
 	return fmt.Sprintf("%d lines", n)
+}
+
+// What a dialog shows of a change: at most changeLines lines, each at
+// most changeLineRunes long, with changeContext unchanged lines around
+// each part.
+const (
+	changeLines     = 400
+	changeLineRunes = 300
+	changeContext   = 3
+)
+
+// Diff is the Change of the file at path from before to after (exists:
+// the file is there now; else before is ""): its unified diff, bounded.
+func Diff(path string, exists bool, before, after string) *Change {
+	c := &Change{Path: path, Exists: exists}
+	add := func(op, text string) {
+		if len(c.Lines) >= changeLines {
+			c.More++
+			return
+		}
+		c.Lines = append(c.Lines, ChangeLine{Op: op, Text: clipRunes(strings.TrimRight(text, "\r\n"), changeLineRunes)})
+	}
+	u, err := udiff.ToUnifiedDiff("before", "after", before, udiff.Lines(before, after), changeContext)
+	if err != nil {
+		c.Unshown = "the change could not be computed"
+		return c
+	}
+	for _, h := range u.Hunks {
+		if exists && before != "" {
+			add("@", fmt.Sprintf("from line %d", h.FromLine))
+		}
+		for _, l := range h.Lines {
+			switch l.Kind {
+			case udiff.Delete:
+				c.Removed++
+				add("-", l.Content)
+			case udiff.Insert:
+				c.Added++
+				add("+", l.Content)
+			default:
+				add(" ", l.Content)
+			}
+		}
+	}
+	return c
+}
+
+func clipRunes(s string, limit int) string {
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:limit]) + "…"
 }

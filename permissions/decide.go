@@ -71,7 +71,7 @@ func (b *Broker) decide(r Request) (Decision, bool) {
 	defer b.mu.Unlock()
 	now := b.now()
 	for _, l := range chain {
-		if l.allows && r.IsIrreversible() {
+		if l.allows && r.EveryTime() {
 			continue
 		}
 		switch v, d := l.eval(b, r, now); v {

@@ -20,10 +20,17 @@ const (
 	KindCollab       Kind = "collab"       // Subject asks for a functionality that Object provides, or its answer back
 	KindIrreversible Kind = "irreversible" // Subject performs Function(Args); asks every time
 	KindNetwork      Kind = "network"      // Subject's process may connect to endpoint Object ("host:port")
+	// KindChanges: Subject's process wrote into folder Object (a folder it
+	// shares with the user); Changes is what it wrote, staged in its
+	// layer. Allowed applies the entries picked (Decision.Picks; all when
+	// none); a person's deny discards them; a deny no person gave (a
+	// policy, no one to ask) leaves them pending. A set with a warned
+	// entry asks every time (EveryTime).
+	KindChanges Kind = "changes"
 )
 
 // Kinds lists every kind, in the order the design names them.
-var Kinds = []Kind{KindExec, KindSelect, KindData, KindCollab, KindIrreversible, KindNetwork}
+var Kinds = []Kind{KindExec, KindSelect, KindData, KindCollab, KindIrreversible, KindNetwork, KindChanges}
 
 func (k Kind) known() bool {
 	for _, x := range Kinds {
@@ -38,7 +45,7 @@ func (k Kind) known() bool {
 // assessment (invariant 2: every cross-app flow, every irreversible act,
 // and every endpoint an app's process may reach).
 func (k Kind) needsWarning() bool {
-	return k == KindCollab || k == KindData || k == KindIrreversible || k == KindNetwork
+	return k == KindCollab || k == KindData || k == KindIrreversible || k == KindNetwork || k == KindChanges
 }
 
 // Answer is what was decided: allow once, for the session, permanently, or deny.
@@ -123,6 +130,8 @@ type Request struct {
 	// Change is what the call would do to a file (a diff), when the app
 	// can say what it would replace (apps.Previewer).
 	Change *Change `json:"change,omitempty"`
+	// Changes, for KindChanges, is the change set put to the person.
+	Changes *ChangeSet `json:"changes,omitempty"`
 }
 
 // UndoClause is the warning's clause for an action that cannot be undone.
@@ -245,7 +254,15 @@ func (p Provenance) Trusted() bool {
 // concern: what trusted-session mode and a headless "expected" policy may
 // allow without asking.
 func (r Request) Routine() bool {
-	return r.Expected && !r.IsIrreversible() && len(r.Concerns) == 0
+	return r.Expected && !r.EveryTime() && len(r.Concerns) == 0
+}
+
+// EveryTime reports whether r asks every time: no grant, allow rule or
+// trusted session decides it, and no session or permanent answer is
+// offered — an irreversible request, and a change set with a warned
+// entry (invariants 3 and 10).
+func (r Request) EveryTime() bool {
+	return r.IsIrreversible() || r.Kind == KindChanges && (r.Changes == nil || r.Changes.Warned())
 }
 
 // IsIrreversible reports whether r asks for something that cannot be undone:
@@ -260,7 +277,7 @@ func (r Request) IsIrreversible() bool {
 // answer to it as once.
 func (r Request) Options() []Answer {
 	switch {
-	case r.IsIrreversible():
+	case r.EveryTime():
 		return []Answer{AnswerOnce, AnswerDeny}
 	case r.NoPermanent, r.Private:
 		return []Answer{AnswerOnce, AnswerSession, AnswerDeny}
@@ -283,6 +300,8 @@ func (r Request) validate() error {
 		return bad("%s request without a subject", r.Kind)
 	case r.Kind.needsWarning() && r.Warning == "":
 		return bad("%s request from %q without the hub's warning", r.Kind, r.Subject)
+	case r.Kind == KindChanges && r.Changes == nil:
+		return bad("changes request from %q without its change set", r.Subject)
 	case len(r.Args) > 0 && !json.Valid(r.Args):
 		return bad("%s request from %q: args are not valid JSON", r.Kind, r.Subject)
 	}
@@ -308,12 +327,22 @@ type Decision struct {
 	// Choice is the one of Request.Choices that was chosen (an allow of a
 	// request with choices names one; a grant is made for it).
 	Choice string `json:"choice,omitempty"`
+	// Picks, with an allow of a change set, are the entries accepted (by
+	// index in Request.Changes.Entries); none: all of them. An answer
+	// that accepts some is once: a grant covers whole sets only.
+	Picks []int `json:"picks,omitempty"`
+}
+
+// Pending reports whether d leaves a change set pending — neither
+// applied nor discarded: a deny that no person gave.
+func (d Decision) Pending() bool {
+	return !d.Allowed && d.Source != SourceUser
 }
 
 // Prompter asks someone: the TUI dialog, or a headless policy. Prompt must
-// return when ctx is done. Only Answer, Note, Permanent, Caveats and Source
-// (SourcePolicy, for a Prompter that asks no person) are read from its
-// Decision; the Broker fills in the rest.
+// return when ctx is done. Only Answer, Note, Permanent, Caveats, Choice,
+// Picks and Source (SourcePolicy, for a Prompter that asks no person)
+// are read from its Decision; the Broker fills in the rest.
 type Prompter interface {
 	Prompt(ctx context.Context, r Request) (Decision, error)
 }
@@ -337,8 +366,14 @@ func (p Policy) Prompt(ctx context.Context, r Request) (Decision, error) {
 		return Decision{}, err
 	}
 	a := p.Answer
-	if r.IsIrreversible() {
+	switch {
+	case r.IsIrreversible():
 		a = p.Irreversible
+	case r.Kind == KindChanges && !r.Routine():
+		// A change set that holds a warned entry, or that the plan did
+		// not expect, is the person's to accept: a policy leaves it
+		// pending.
+		return Decision{Answer: AnswerDeny, Source: SourcePolicy, Note: "left pending: a change set that is not routine is yours to accept (bulkhead changes)"}, nil
 	}
 	if len(r.Choices) > 0 {
 		// Which app serves is the person's choice, or a rule's.

@@ -155,7 +155,10 @@ func restrict(s spec) error {
 			return err
 		}
 		if g.rw {
-			rules = append(rules, ll.RWDirs(dirs...), ll.RWFiles(files...))
+			// WithRefer: a file may be moved or linked from one folder to
+			// another within them (git mv d1/f d2/f, a rename across
+			// folders), which Landlock refuses with EXDEV without it.
+			rules = append(rules, ll.RWDirs(dirs...).WithRefer(), ll.RWFiles(files...))
 		} else {
 			rules = append(rules, ll.RODirs(dirs...), ll.ROFiles(files...))
 		}
@@ -170,22 +173,22 @@ func restrict(s spec) error {
 	return ll.V11.BestEffort().Restrict(rules...)
 }
 
-// writable are the folders of RW the command may write: those the guard
-// serves (all of them when the guard is left out, for the tests that
-// show what it alone keeps).
+// writable are the folders of RW the command may write: those staged
+// (all of them when staging is left out, for the tests that show what it
+// alone keeps).
 func (s spec) writable() []string {
-	if s.without(Guard) {
+	if s.without(Staging) {
 		return s.RW
 	}
-	return slices.DeleteFunc(slices.Clone(s.RW), func(d string) bool { return !slices.Contains(s.Guarded, d) })
+	return slices.DeleteFunc(slices.Clone(s.RW), func(d string) bool { return !slices.Contains(s.Staged, d) })
 }
 
-// readOnly are the folders of RW the guard could not serve: read-only.
+// readOnly are the folders of RW that could not be staged: read-only.
 func (s spec) readOnly() []string {
-	if s.without(Guard) {
+	if s.without(Staging) {
 		return nil
 	}
-	return slices.DeleteFunc(slices.Clone(s.RW), func(d string) bool { return slices.Contains(s.Guarded, d) })
+	return slices.DeleteFunc(slices.Clone(s.RW), func(d string) bool { return slices.Contains(s.Staged, d) })
 }
 
 // shm is /dev/shm when it is the command's own.

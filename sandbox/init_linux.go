@@ -32,9 +32,9 @@ type initStatus struct {
 	Net    string `json:"net,omitempty"`    // why the loopback interface is not up
 	Hosts  string `json:"hosts,omitempty"`  // why /etc/hosts is not the command's own
 	Hidden string `json:"hidden,omitempty"` // why a folder of bulkhead's is not empty here
-	// Guard: the folders granted to write that the guard could not
-	// serve (granted read-only instead), and why.
-	Guard map[string]string `json:"guard,omitempty"`
+	// Staged: the folders granted to write whose overlay could not be
+	// made (granted read-only instead), and why.
+	Staged map[string]string `json:"staged,omitempty"`
 	// Listening are the endpoints (by index) that have a listener, whose
 	// sockets come with the message, in order.
 	Listening []int             `json:"listening,omitempty"`
@@ -93,8 +93,8 @@ func startInit(s spec, name string, cargs []string) (cmd *exec.Cmd, fwd *forward
 			fmt.Fprintf(os.Stderr, "bulkhead sandbox: %s: %s\n", what, why)
 		}
 	}
-	for d, why := range st.Guard {
-		fmt.Fprintf(os.Stderr, "bulkhead sandbox: %s is read-only to the app: the guard that keeps git's hooks and the like read-only in it could not start (%s)\n", d, why)
+	for d, why := range st.Staged {
+		fmt.Fprintf(os.Stderr, "bulkhead sandbox: %s is read-only to the app: no layer of its own could be made over it (%s)\n", d, why)
 	}
 	for ep, why := range st.Failed {
 		fmt.Fprintf(os.Stderr, "bulkhead sandbox: no listener for the granted %s: %s\n", ep, why)
@@ -189,31 +189,32 @@ func initStage(args []string) int {
 	if private != nil {
 		st.Proc = "make mounts private: " + private.Error()
 	}
-	// The folders it may write, each through the guard (mounted over
-	// itself, in this namespace only); a folder the guard cannot serve
+	// The folders it may write, each an overlay of its layer over the
+	// real folder (in this namespace only), before bulkhead's folders —
+	// where the layers lie — are hidden; a folder that cannot be staged
 	// is granted read-only.
-	if !s.without(Guard) {
+	if !s.without(Staging) {
 		for _, d := range s.RW {
 			err := private
 			if err == nil {
-				err = mountGuard(d, s.Home, s.Keep, s.Commits)
+				err = mountOverlay(d, s.Layers[d])
 			}
 			if err != nil {
-				if st.Guard == nil {
-					st.Guard = map[string]string{}
+				if st.Staged == nil {
+					st.Staged = map[string]string{}
 				}
-				st.Guard[d] = err.Error()
+				st.Staged[d] = err.Error()
 				continue
 			}
-			s.Guarded = append(s.Guarded, d)
+			s.Staged = append(s.Staged, d)
 		}
 	}
 	// bulkhead's own folders: empty here.
 	if private == nil {
 		st.Hidden = hide(s.Deny)
 	}
-	// The working folder again by its name: through the guard where it
-	// is one of the folders served (the one inherited is the folder
+	// The working folder again by its name: through the overlay where
+	// it is one of the folders staged (the one inherited is the folder
 	// under the mount, which Landlock grants nothing in).
 	if wd, err := os.Getwd(); err == nil {
 		_ = os.Chdir(wd)
@@ -280,7 +281,7 @@ func initStage(args []string) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	exe := selfPath()
-	closeOnExecAll() // the guard's /dev/fuse among them: the command never serves its own files
+	closeOnExecAll()
 	sf, err := specFile(s)
 	if err != nil {
 		return fail(err.Error())

@@ -123,8 +123,8 @@ func launch(args []string) int {
 	}
 	if child == nil {
 		s.Flat = true
-		if len(s.RW) > 0 && !s.without(Guard) {
-			// No mount namespace: no guard, so the folders an app may
+		if len(s.RW) > 0 && !s.without(Staging) {
+			// No mount namespace: no layer, so the folders an app may
 			// write are granted read-only (doctor names it).
 			fmt.Fprintf(os.Stderr, "bulkhead sandbox: no namespaces here: the folders granted to write are read-only (%s)\n", strings.Join(s.RW, ", "))
 		}

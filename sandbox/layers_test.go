@@ -62,9 +62,8 @@ func TestEveryLayerHolds(t *testing.T) {
 // Each mechanism, left out alone, opens what it alone keeps: so each is
 // shown to bite, and the layers that hold without it are the others'.
 const (
-	plantedHook  = ".git/hooks/pre-commit in a folder it may write"
-	plantedEnvrc = "a new .envrc in a folder it may write"
-	hiddenName   = "the name of a file in bulkhead's data directory"
+	plantedFile = "a file written straight into a folder it may write"
+	hiddenName  = "the name of a file in bulkhead's data directory"
 )
 
 func TestEachMechanismBites(t *testing.T) {
@@ -82,16 +81,16 @@ func TestEachMechanismBites(t *testing.T) {
 			reached: map[string][]string{"unix sockets": {"a pathname unix socket"}, "network": {"a listening socket"}, "keyring": {"the user keyring"}}},
 		{without: []sandbox.Mechanism{sandbox.Namespaces},
 			reached: map[string][]string{"bulkhead's folders": {hiddenName}},
-			open:    []string{"network", "processes"}},
+			open:    []string{"network", "processes", "staged writes"}},
 		{without: []sandbox.Mechanism{sandbox.Landlock},
 			reached: map[string][]string{"files": {"a file in a folder not granted"}, "terminals": {"a terminal of yours"}}},
 		{without: []sandbox.Mechanism{sandbox.Seccomp, sandbox.Namespaces, sandbox.Landlock},
 			reached: map[string][]string{"files": {"a file in a folder not granted"}, "unix sockets": {"a pathname unix socket"},
 				"abstract sockets": {"an abstract unix socket"}, "network": {"TCP to 127.0.0.1", "UDP to 127.0.0.1", "a listening socket"},
 				"capabilities": {"a user namespace of its own"}, "terminals": {"a terminal of yours", "a file of yours in /dev/shm"},
-				"keyring": {"the user keyring"}, "protected paths": {plantedHook, plantedEnvrc}, "bulkhead's folders": {hiddenName}}},
-		{without: []sandbox.Mechanism{sandbox.Guard},
-			reached: map[string][]string{"protected paths": {plantedHook, plantedEnvrc}}},
+				"keyring": {"the user keyring"}, "staged writes": {plantedFile}, "bulkhead's folders": {hiddenName}}},
+		{without: []sandbox.Mechanism{sandbox.Staging},
+			reached: map[string][]string{"staged writes": {plantedFile}}},
 	}
 	if root {
 		// only root's own DAC rights would let it read /etc/shadow
@@ -111,7 +110,7 @@ func TestEachMechanismBites(t *testing.T) {
 		cases = append(cases, testCase{without: []sandbox.Mechanism{sandbox.Seccomp, sandbox.Namespaces},
 			reached: map[string][]string{"unix sockets": {"a pathname unix socket"}, "network": {"UDP to 127.0.0.1", "a listening socket"},
 				"capabilities": {"a user namespace of its own"}, "keyring": {"the user keyring"}, "bulkhead's folders": {hiddenName}},
-			open: []string{"processes"}})
+			open: []string{"processes", "staged writes"}})
 	}
 	// What this system lets the test make to try: a terminal, a file in
 	// /dev/shm.

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -35,8 +36,9 @@ type targets struct {
 	Start    string // its start time (field 22 of its stat), to tell it from a namesake
 	Pts      string // a terminal of the user's (/dev/pts/N), "" if none could be made
 	Shm      string // a file of the user's in /dev/shm, "" if there is none
-	// Work is a folder granted to write, a git work tree: an ordinary
-	// file may be written in it, not its hooks nor a new .envrc.
+	// Work is a folder granted to write, a git work tree: what the
+	// command writes there, a hook and a new .envrc among it, goes to
+	// its layer and never into the folder itself.
 	Work string
 	// Hidden is a file in a folder the policy denies (bulkhead's data
 	// directory, as it were): not even its name may be seen.
@@ -61,11 +63,15 @@ type findings struct {
 	Secret, Shadow, Unix, Abstract, TCP, UDP, Environ, Signal, Keyring attempt
 	Pts, Shm, Listen, Userns                                           attempt
 	Hook, Envrc, Ordinary, HiddenStat                                  attempt
-	Cmdline                                                            string // /proc/1/cmdline
-	SeesProber                                                         bool
-	Caps                                                               string // CapEff
-	UserNS, NetNS                                                      bool
-	Seccomp                                                            string // Seccomp: of /proc/self/status
+	// Landed are the files the command wrote that reached the real
+	// folder; Staged those found in its layer (read outside, after it
+	// ended).
+	Landed, Staged []string
+	Cmdline        string // /proc/1/cmdline
+	SeesProber     bool
+	Caps           string // CapEff
+	UserNS, NetNS  bool
+	Seccomp        string // Seccomp: of /proc/self/status
 }
 
 // Probe runs a command in the sandbox (with p's policy, its own
@@ -106,7 +112,21 @@ func Probe(ctx context.Context, p Policy) Report {
 			return r
 		}
 	}
+	// The work tree's layer lies in the denied folder, as a real one
+	// lies in bulkhead's data directory.
+	layer := Overlay{Upper: filepath.Join(filepath.Dir(tg.Hidden), "layer", "upper"), Work: filepath.Join(filepath.Dir(tg.Hidden), "layer", "work")}
+	for _, d := range []string{layer.Upper, layer.Work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			r.Err = err.Error()
+			return r
+		}
+	}
 	p.ReadWrite = append(p.ReadWrite, tg.Work)
+	p.Layers = maps.Clone(p.Layers)
+	if p.Layers == nil {
+		p.Layers = map[string]Overlay{}
+	}
+	p.Layers[tg.Work] = layer
 	p.Deny = append(p.Deny, filepath.Dir(tg.Hidden))
 	if pts, closePts := openPts(); pts != "" {
 		defer closePts()
@@ -154,6 +174,15 @@ func Probe(ctx context.Context, p Policy) Report {
 	time.Sleep(50 * time.Millisecond) // a datagram may still be on its way
 	f.UDP.Reached = f.UDP.Reached && heard.Load() > 0
 	shadowOpen := readable("/etc/shadow")
+	// What it wrote must be in its layer, not in the folder.
+	for _, name := range []string{"ordinary.txt", ".envrc", filepath.Join(".git", "hooks", "pre-commit")} {
+		if _, err := os.Lstat(filepath.Join(tg.Work, name)); err == nil {
+			f.Landed = append(f.Landed, name)
+		}
+		if _, err := os.Lstat(filepath.Join(layer.Upper, name)); err == nil {
+			f.Staged = append(f.Staged, name)
+		}
+	}
 	r.Layers = layers(f, tg, shadowOpen, p.Without)
 	return r
 }
@@ -400,11 +429,12 @@ func layers(f findings, tg targets, shadowOpen bool, without []Mechanism) []Laye
 		}
 		return ""
 	}
-	guard := ""
-	if f.Ordinary.Reached && !containsMech(without, Guard) {
-		guard = "guard (FUSE, mount namespace)"
-	} else if !f.Hook.Reached && !f.Envrc.Reached {
-		guard = "read-only folders"
+	staging := ""
+	switch {
+	case f.Ordinary.Reached && len(f.Staged) > 0 && !containsMech(without, Staging):
+		staging = "overlay (mount namespace)"
+	case !f.Ordinary.Reached && !f.Hook.Reached && !f.Envrc.Reached:
+		staging = "read-only folders"
 	}
 	landlockFrom := func(min int) string {
 		if ll != "" && abi >= min {
@@ -445,19 +475,22 @@ func layers(f findings, tg targets, shadowOpen bool, without []Mechanism) []Laye
 			try{"a terminal of yours", f.Pts}, try{"a file of yours in /dev/shm", f.Shm}),
 		layer("keyring", by(sc), "cannot read your kernel keyring",
 			try{"the user keyring", f.Keyring}),
-		layer("protected paths", by(guard), "in the folders it may write, "+strings.Join(ProtectedNames(), ", ")+" stay read-only: it cannot plant what git, your shell, direnv, editors or agents run later",
-			try{".git/hooks/pre-commit in a folder it may write", f.Hook}, try{"a new .envrc in a folder it may write", f.Envrc}),
+		layer("staged writes", by(staging), "what it writes in a folder it shares with you goes to a layer of its own: it reaches the folder only as changes you accepted, each shown with its diff — a git hook or a new .envrc as much as any other file",
+			try{"a file written straight into a folder it may write", attempt{Reached: len(f.Landed) > 0}}),
 		layer("bulkhead's folders", by(ns("mount")), "bulkhead's data directory and config folder are empty to it: not a name in them can be seen; its policy is not in any process's arguments",
 			try{"the name of a file in bulkhead's data directory", f.HiddenStat}, try{"its policy in /proc/1/cmdline", attempt{Reached: strings.Contains(f.Cmdline, tg.Work) || strings.Contains(f.Cmdline, filepath.Dir(tg.Hidden))}}),
 	}
-	if !f.Ordinary.Reached && f.Hook.Err != "" {
-		out[9].Detail += "; but with no guard here (" + firstLine(f.Ordinary.Err) + "), the folders granted to write are read-only to it"
+	if len(f.Landed) > 0 {
+		out[9].Detail = "what it writes in a folder it may write lands there at once (" + strings.Join(f.Landed, ", ") + "): no layer of its own"
+	} else if !f.Ordinary.Reached && f.Ordinary.Err != "" {
+		out[9].Detail = "no layer can be made here (" + firstLine(f.Ordinary.Err) + "): the folders granted to write are read-only to it"
+		out[9].Holds = false
 	}
 	if !shadowOpen {
 		out[1].Detail += " (your user cannot read /etc/shadow either)"
 	}
 	if tg.Pts == "" && tg.Shm == "" {
-		out[len(out)-1].Detail += " (none could be made here to try)"
+		out[7].Detail += " (none could be made here to try)"
 	}
 	if f.SeesProber {
 		out[5].Holds = false

@@ -8,12 +8,13 @@ import (
 // What outlives the call (DESIGN.md §3, invariant 10): a file an app
 // writes into a folder it was granted is read later by other programs of
 // the user's — git, the shell, direnv, editors, agents — which run it, or
-// what it names, as the user and outside any sandbox. Protected is the one
-// list of such paths. Inside every folder an out-of-process app may
-// write, each stays read-only to it: it cannot be written, created when
-// missing, removed, replaced, renamed or linked, and a folder that holds
-// one cannot be renamed (guard_linux.go does it for the sandbox; the
-// files app and the hub's dialog read the same list through Protects).
+// what it names, as the user and outside any sandbox. The set of such
+// files has no end, so the guarantee is not this list: an app's writes
+// are staged in a layer of its own and reach the folder only as changes
+// the person accepted (overlay_linux.go, package changes). Protected is
+// the list of the paths the change dialog — and the files app's write
+// dialog — *warns* of, with the words of who runs them; what it misses
+// is still shown before it lands.
 //
 // A rule's Path is matched at any depth of a granted folder (sub/.git
 // as well as .git), element by element and without regard to case
@@ -64,22 +65,10 @@ var Protected = []ProtectedPath{
 	{".zlogout", false, "zsh runs this file when a login shell ends"},
 }
 
-// gitCommits are the entries of a .git folder that a command may write
-// when its policy lets it make commits (Policy.GitCommits: the shell app,
-// whose commands the user approved one by one): objects, refs, the index
-// and what a commit, merge or rebase keeps beside them. Never the hooks,
-// the config, info/ or modules/.
-var gitCommits = []string{
-	"objects", "refs", "logs", "index", "HEAD", "ORIG_HEAD", "FETCH_HEAD", "COMMIT_EDITMSG", "packed-refs",
-	"MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "MERGE_RR", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD",
-	"rebase-merge", "rebase-apply", "sequencer", "rr-cache", "gc.pid", "gc.log", "shallow",
-}
-
 // Protects says whether rel — a path relative to a folder the app may
-// write, slash- or OS-separated — is protected, and the entry that says
-// best why (the longest that matches). commits lets git's commit data
-// through (gitCommits).
-func Protects(rel string, commits bool) (ProtectedPath, bool) {
+// write, slash- or OS-separated — is on the list, and the entry that
+// says best why (the longest that matches).
+func Protects(rel string) (ProtectedPath, bool) {
 	els := elements(rel)
 	var best ProtectedPath
 	found := false
@@ -89,30 +78,12 @@ func Protects(rel string, commits bool) (ProtectedPath, bool) {
 			if len(pe) > len(els)-i || !sameElements(els[i:i+len(pe)], pe) {
 				continue
 			}
-			if commits && pe[0] == ".git" && len(pe) == 1 && gitCommit(els[i+1:]) {
-				continue
-			}
 			if !found || len(p.Path) > len(best.Path) {
 				best, found = p, true
 			}
 		}
 	}
 	return best, found
-}
-
-// gitCommit says whether rest, the path below a .git folder, is commit
-// data (gitCommits, or the lock file of one).
-func gitCommit(rest []string) bool {
-	if len(rest) == 0 {
-		return false // .git itself
-	}
-	name := strings.TrimSuffix(rest[0], ".lock")
-	for _, g := range gitCommits {
-		if rest[0] == g || name == g {
-			return true
-		}
-	}
-	return false
 }
 
 // elements splits a relative path into its names ("." and "" dropped).
@@ -150,9 +121,9 @@ func ProtectedNames() []string {
 // which the user's tools run code, or which they trust: package caches
 // and installed tools, the programs on PATH, shell, desktop and editor
 // configuration, ssh and gpg keys, cloud credentials that name helper
-// programs. An app may not write in one: a grant that reaches into one
-// is refused (InHomeTree), and a folder it may write that holds one
-// keeps it read-only (the guard), as it keeps Protected.
+// programs. An app may not be granted one to write: a grant that
+// reaches into one is refused (InHomeTree); a change in one, staged in a
+// folder it may write that holds the home, is warned of (HomeTreesBelow).
 var HomeTrees = []string{
 	".npm", ".cache", ".config", ".local/bin", ".local/lib", ".local/share/applications", ".local/share/systemd", ".local/share/pnpm",
 	"bin", "go", ".bun", ".cargo", ".rustup", ".pyenv", ".nvm", ".volta", ".deno", ".yarn", ".gem", ".m2", ".gradle",
@@ -174,9 +145,9 @@ func InHomeTree(dir, home string) string {
 	return ""
 }
 
-// homeTreesBelow are the HomeTrees that lie inside dir, relative to it
+// HomeTreesBelow are the HomeTrees that lie inside dir, relative to it
 // (a folder granted to write that holds the user's home, or part of it).
-func homeTreesBelow(dir, home string) []string {
+func HomeTreesBelow(dir, home string) []string {
 	if home == "" {
 		return nil
 	}
@@ -207,7 +178,7 @@ var hooks = map[string]string{
 // app may write), in the words a dialog shows — "git runs this file
 // before every commit" — and whether it is protected at all.
 func Runs(rel string) (string, bool) {
-	p, ok := Protects(rel, false)
+	p, ok := Protects(rel)
 	if !ok {
 		return "", false
 	}

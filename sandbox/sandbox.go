@@ -85,21 +85,24 @@ const (
 
 // Policy is what one command may touch.
 type Policy struct {
-	// ReadWrite are the folders the command may read and write (the
-	// workspace, the folders an app's config grants): shared with the
-	// user and the user's tools, so the Protected paths in them stay
-	// read-only to it (guard_linux.go). ReadOnly are those it may only
-	// read (its own installation).
+	// ReadWrite are the folders the command may write (the workspace,
+	// the folders an app's config grants): folders it shares with the
+	// user and the user's tools. It writes each through a layer of its
+	// own (Layers): in its mount namespace the folder is a kernel
+	// overlay, the real folder below it read-only and the layer above,
+	// so that nothing it writes touches the real folder; bulkhead reads
+	// the layer as a change set and applies what the person accepts
+	// (package changes). A folder without a layer, or where no overlay
+	// can be made, is read-only to it. ReadOnly are the folders it may
+	// only read (its own installation).
 	ReadWrite, ReadOnly []string
+	// Layers are the layers of ReadWrite's folders, by folder as named
+	// there.
+	Layers map[string]Overlay
 	// Own are folders that are the command's alone (its package
-	// runner's cache and install tree: Runner): read and write, and no
-	// other principal runs what is in them, so they are not guarded.
+	// runner's cache and install tree: Runner): read and write directly,
+	// since no other principal runs what is in them.
 	Own []string
-	// GitCommits lets the command make commits in a git work tree of
-	// ReadWrite: git's objects, refs and index stay writable in .git,
-	// its hooks and config never (the shell app, whose commands the user
-	// approved one by one).
-	GitCommits bool
 	// Env is the environment beyond the minimal one (Environ): only what
 	// the app's config passes.
 	Env []string
@@ -112,16 +115,23 @@ type Policy struct {
 	// Without leaves mechanisms out: for tests that show what each one
 	// stops by itself.
 	Without []Mechanism
-	// Keep are files or folders that stay read-only to the command where
-	// a folder of ReadWrite holds them (bulkhead's config file, where it
-	// lies outside the config folder), as Protected paths do.
-	Keep []string
 	// Deny are folders no grant may reach (bulkhead's data directory and
 	// config folder): a command whose grants reach one — as they lead
 	// when it starts, links resolved — does not start, and in its mount
 	// namespace each is an empty folder (nothing in it can be read,
 	// listed or even stat'ed).
 	Deny []string
+}
+
+// Overlay is the writable layer of one folder: Upper holds what the
+// command wrote (overlayfs's upper directory: new and changed files,
+// whiteouts for what it removed), Work is overlayfs's work directory
+// beside it, on the same file system. Both lie outside every folder the
+// command is granted (in bulkhead's data directory, which it never
+// sees).
+type Overlay struct {
+	Upper string `json:"upper"`
+	Work  string `json:"work"`
 }
 
 // spec is a Policy as it travels to the launcher's stages: as a file
@@ -131,35 +141,32 @@ type spec struct {
 	// Command is the command and its arguments.
 	Command     []string
 	RW, RO, Own []string `json:",omitempty"`
-	// Home is the user's home folder: the guard keeps its HomeTrees
-	// read-only where a folder granted to write holds them.
-	Home    string `json:",omitempty"`
-	Commits bool   `json:",omitempty"`
-	// Keep are files and folders (absolute, links resolved) that stay
-	// read-only where a folder of RW holds them.
-	Keep    []string    `json:",omitempty"`
-	Net     []Endpoint  `json:",omitempty"`
-	Without []Mechanism `json:",omitempty"`
+	// Layers are the layers of RW's folders (Policy.Layers).
+	Layers  map[string]Overlay `json:",omitempty"`
+	Net     []Endpoint         `json:",omitempty"`
+	Without []Mechanism        `json:",omitempty"`
 	// Flat is set by the launcher for the command's stage when it runs
 	// without namespaces (the network grants are then ports on any
-	// host, and no folder can be guarded).
+	// host, and no folder can be staged).
 	Flat bool `json:",omitempty"`
 	// Shm: /dev/shm is the command's own (a tmpfs the namespaces' first
 	// process mounted), so it may write there.
 	Shm bool `json:",omitempty"`
-	// Guarded are the folders of RW the namespaces' first process serves
-	// through the guard; the others of RW (where it could not) are
+	// Staged are the folders of RW the namespaces' first process
+	// mounted as overlays; the others of RW (where it could not) are
 	// granted read-only.
-	Guarded []string `json:",omitempty"`
+	Staged []string `json:",omitempty"`
 	// Deny are folders no grant may reach (bulkhead's data directory):
 	// checked again where the rules are made, on the paths as they are
 	// then.
 	Deny []string `json:",omitempty"`
 }
 
-// Guard is the mechanism that keeps Protected paths read-only in the
-// folders a command may write (guard_linux.go).
-const Guard Mechanism = "guard"
+// Staging is the mechanism that stages a command's writes in the
+// folders it shares with the user (overlay_linux.go). Left out (for the
+// tests that show what it keeps), the command writes those folders
+// directly.
+const Staging Mechanism = "overlay"
 
 func (s spec) without(m Mechanism) bool { return slices.Contains(s.Without, m) }
 
@@ -265,17 +272,7 @@ func Command(ctx context.Context, p Policy, dir, name string, args ...string) (*
 	if err != nil {
 		return nil, nil, fmt.Errorf("sandbox: a temporary folder: %w", err)
 	}
-	home, _ := os.UserHomeDir()
-	var keep []string
-	for _, k := range p.Keep {
-		if abs, err := filepath.Abs(k); err == nil {
-			if r, err := filepath.EvalSymlinks(abs); err == nil {
-				abs = r
-			}
-			keep = append(keep, abs)
-		}
-	}
-	s := spec{Command: append([]string{name}, args...), Home: home, Keep: keep, RW: p.ReadWrite, RO: p.ReadOnly, Own: append(slices.Clone(p.Own), tmp), Commits: p.GitCommits, Net: p.Net, Without: p.Without, Deny: p.Deny}
+	s := spec{Command: append([]string{name}, args...), RW: p.ReadWrite, RO: p.ReadOnly, Own: append(slices.Clone(p.Own), tmp), Layers: p.Layers, Net: p.Net, Without: p.Without, Deny: p.Deny}
 	sf, err := specFile(s)
 	if err != nil {
 		_ = os.RemoveAll(tmp)

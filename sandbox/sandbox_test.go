@@ -94,7 +94,8 @@ func TestCommandsTouchOnlyTheirFolders(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := "echo hi > note.txt && cat note.txt; cat " + key + "; echo pwned > " + filepath.Join(data, "planted") + "; echo status $?"
-	out, _ := run(t, sandbox.Policy{ReadWrite: []string{ws}}, ws, line)
+	pol, _ := staged(t, ws)
+	out, _ := run(t, pol, ws, line)
 	if !strings.Contains(out, "hi") {
 		t.Fatalf("the command must work in its own folder: %q", out)
 	}
@@ -225,7 +226,8 @@ func TestLinksLeadNoWriteOutside(t *testing.T) {
 		}
 	}
 	line := "echo pwned > file; echo pwned > new; echo pwned > dir/x; echo pwned >> file; cp /etc/hostname dir/; echo done"
-	for _, p := range []sandbox.Policy{{ReadWrite: []string{ws}}, {ReadWrite: []string{ws}, Without: []sandbox.Mechanism{sandbox.Namespaces}}} {
+	pol, _ := staged(t, ws)
+	for _, p := range []sandbox.Policy{pol, {ReadWrite: []string{ws}, Without: []sandbox.Mechanism{sandbox.Namespaces}}} {
 		if o, _ := run(t, p, ws, line); !strings.Contains(o, "done") {
 			t.Fatalf("the command: %s", o)
 		}

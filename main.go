@@ -231,7 +231,7 @@ Run without a command to open the chat.`,
 	root.Flags().BoolVar(&accessibleMode, "accessible", false, "line-mode chat for screen readers: no full-screen drawing, dialogs as numbered prompts (config ui.accessible)")
 	root.MarkFlagsMutuallyExclusive("chat", "continue")
 	root.MarkFlagsMutuallyExclusive("private", "continue")
-	root.AddCommand(newAsk(g), newDoctor(g), newVersion(), newPermissions(g), newMemory(g), newChats(g), newServe(g), newBench(g), newMCP(g))
+	root.AddCommand(newAsk(g), newDoctor(g), newVersion(), newPermissions(g), newMemory(g), newChats(g), newServe(g), newBench(g), newMCP(g), newChanges(g))
 	for _, c := range extraCommands {
 		root.AddCommand(c(g))
 	}

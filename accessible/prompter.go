@@ -51,6 +51,9 @@ func (p *Prompter) Prompt(ctx context.Context, r permissions.Request) (permissio
 		fmt.Fprintf(p.out, "\n(%q came before this question, so it does not answer it; it stays for the chat. Answer now.)\n", plain(s, 60))
 	})
 	defer done()
+	if r.Kind == permissions.KindChanges {
+		return p.promptChanges(ctx, in, r)
+	}
 	var choice string
 	if len(r.Choices) > 0 {
 		opts := make([]huh.Option[string], len(r.Choices))
@@ -176,6 +179,7 @@ func describe(r permissions.Request) []string {
 		lines = append(lines, "Values:")
 		lines = append(lines, vs...)
 	}
+	lines = append(lines, describeChanges(r.Changes)...)
 	if ch := r.Change; ch != nil {
 		lines = append(lines, "The change: "+plain(ch.Summary(), 400)+".")
 		for i, l := range ch.Lines {

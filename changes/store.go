@@ -290,3 +290,48 @@ func removeAll(p string) error {
 	})
 	return os.RemoveAll(p)
 }
+
+var (
+	sharedMu sync.Mutex
+	shared   = map[string]*Store{}
+)
+
+// Shared is the one Store of root in this process (opened on first
+// use): the apps that make layers and the hub that decides them must
+// share one, so that a layer's process can be stopped when its set is
+// discarded.
+func Shared(root string, opts Options) (*Store, error) {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if s, ok := shared[root]; ok {
+		return s, nil
+	}
+	s, err := Open(root, opts)
+	if err != nil {
+		return nil, err
+	}
+	shared[root] = s
+	return s, nil
+}
+
+// Empty reports whether l's layer holds nothing at all (its process
+// wrote nothing): such a layer can go without being read.
+func (l Layer) Empty() bool {
+	f, err := os.Open(l.upper())
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) == 0
+}
+
+// Drop removes l where its process wrote nothing; it reports whether it
+// did.
+func (s *Store) Drop(l Layer) bool {
+	if !l.Empty() {
+		return false
+	}
+	s.Release(l.ID)
+	return removeAll(l.dir) == nil
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/apps/notes"
 	"github.com/bulkhead-dev/bulkhead/apps/shell"
+	"github.com/bulkhead-dev/bulkhead/changes"
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
@@ -90,7 +92,12 @@ func InstallAll(cfg config.Config, cache *mcp.Cache, log *slog.Logger) (*apps.Re
 		case "notes":
 			list = append(list, notes.New())
 		case "shell":
-			list = append(list, shell.New(workspace, shell.Options{Private: private(cfg), Keep: kept(cfg)}))
+			store, err := Changes(cfg)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			list = append(list, shell.New(workspace, shell.Options{Private: private(cfg), Changes: store}))
 		case "clock":
 			list = append(list, clock.New(nil))
 		case "calc":
@@ -235,7 +242,13 @@ func mcpServers(names []string, cfg config.Config) (map[string]mcp.Server, *apps
 			}
 			s.Net = append(s.Net, ep)
 		}
-		s.Private, s.Keep = private(cfg), kept(cfg)
+		s.Private = private(cfg)
+		store, err := Changes(cfg)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.Changes = store
 		if cfg.CacheDir != "" {
 			s.Own = filepath.Join(cfg.AppsCache(), n)
 		}
@@ -272,14 +285,21 @@ func private(cfg config.Config) []string {
 	return append(out, config.DefaultConfigDir())
 }
 
-// kept are bulkhead's files that stay read-only to an app where a folder
-// it may write holds them: a config file given with --config, outside
-// the config folder.
-func kept(cfg config.Config) []string {
-	if cfg.File == "" {
-		return nil
+// Changes is the store of the change sets apps write in the folders
+// they share with the user: the folder changes in the data directory,
+// one Store per process (changes.Shared). A change to bulkhead's own
+// config file (given with --config, in a folder an app may write) is
+// warned as such.
+func Changes(cfg config.Config) (*changes.Store, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("no data directory: apps may not write your folders")
 	}
-	return []string{cfg.File}
+	var keep []string
+	if cfg.File != "" {
+		keep = []string{cfg.File}
+	}
+	home, _ := os.UserHomeDir()
+	return changes.Shared(filepath.Join(cfg.DataDir, "changes"), changes.Options{Keep: keep, Home: home})
 }
 
 // Reconfigured is what a config change did to an installed MCP app.

@@ -120,7 +120,13 @@ func (e *Engine) newProfile(cfg config.Config, spec ProfileSpec) (*Profile, erro
 		return nil, fmt.Errorf("%w: %w", ErrApps, err)
 	}
 	hubNS, keyFile := e.hubNS, e.keyFile
+	store, err := Changes(cfg)
+	if err != nil {
+		closeApps(reg)
+		return nil, err
+	}
 	op, err := hub.New(hub.Options{
+		Changes:  store,
 		Store:    e.Store,
 		HubModel: hubModel{e.models},
 		SpokeModel: func(app string) (spokes.Model, error) {

@@ -90,8 +90,14 @@ type Event struct {
 	Folder     string `json:"folder,omitempty"`
 	ChatFolder string `json:"chat_folder,omitempty"`
 	// Change, of a write: what it would do to the file (the hub's diff).
-	Change  *permissions.Change `json:"change,omitempty"`
-	Options []string            `json:"options,omitempty"`
+	Change *permissions.Change `json:"change,omitempty"`
+	// Changes, of a change set (kind "changes"): every entry an app wrote
+	// in a folder it shares with you; Picks, of its decision, the entries
+	// accepted (absent: all), Pending that it was left for later.
+	Changes *permissions.ChangeSet `json:"changes,omitempty"`
+	Picks   []int                  `json:"picks,omitempty"`
+	Pending bool                   `json:"pending,omitempty"`
+	Options []string               `json:"options,omitempty"`
 	// Choices, of a select: every app that could serve; Choice, of its
 	// decision, the one chosen.
 	Choices []string `json:"choices,omitempty"`
@@ -177,6 +183,11 @@ type judged struct{}
 func (judged) Prompt(ctx context.Context, r permissions.Request) (permissions.Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return permissions.Decision{}, err
+	}
+	if r.Kind == permissions.KindChanges && !r.Routine() {
+		// What an app wrote lands only where the plan expected the write
+		// and no entry is warned: the rest stays pending, the person's.
+		return permissions.Decision{Answer: permissions.AnswerDeny, Source: permissions.SourcePolicy, Note: "left pending by --on-prompt=judged: the plan did not expect the write, or an entry is warned of (bulkhead changes)"}, nil
 	}
 	if !Declared(r) || len(r.Choices) > 0 || slices.ContainsFunc(r.Concerns, func(c permissions.Concern) bool {
 		return c == permissions.ConcernForeign || c == permissions.ConcernInstructions || c == permissions.ConcernChoice ||
@@ -297,6 +308,17 @@ func run(ctx context.Context, b Backend, query string, opts Options, p *printer)
 	if p.err != nil {
 		return p.err
 	}
+	if err == nil {
+		if n := p.pendingSets(); n > 0 {
+			// The answer stands; what the apps wrote did not land: a
+			// script sees it (exit 1) and is told where it waits.
+			msg := fmt.Sprintf("%s left pending: nothing of it is in your folders; bulkhead changes lists it (show, accept, discard)", plural(n, "change set"))
+			if !opts.JSON {
+				p.write(p.errOut, "bulkhead: "+msg+"\n")
+			}
+			return fmt.Errorf("%w: %s", ErrFailed, msg)
+		}
+	}
 	if err != nil {
 		if !p.reported {
 			p.emit(hub.Event{Kind: hub.EventError, Chat: chat.ID, Err: err})
@@ -323,6 +345,20 @@ func run(ctx context.Context, b Backend, query string, opts Options, p *printer)
 // of (no query, --retry without --chat): bad usage, exit status 2.
 var ErrUsage = errors.New("bad usage")
 
+// pendingSets counts the change sets the run left pending.
+func (p *printer) pendingSets() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.pending)
+}
+
+func plural(n int, w string) string {
+	if n == 1 {
+		return "1 " + w
+	}
+	return fmt.Sprintf("%d %ss", n, w)
+}
+
 // happened says whether the run's turn did anything worth keeping: a
 // dialog, an app call, a word of an answer.
 func (p *printer) happened() bool {
@@ -347,6 +383,28 @@ type printer struct {
 	draft strings.Builder
 	// attributed: the answer's author has been said.
 	attributed bool
+	// sets are the change sets asked (set id by request id); pending
+	// those whose last decision left them pending.
+	sets    map[string]string
+	pending map[string]bool
+}
+
+// track follows the change sets asked and what became of them.
+func (p *printer) track(e hub.Event) {
+	switch {
+	case e.Kind == hub.EventPermission && e.Permission != nil && e.Permission.Kind == permissions.KindChanges && e.Permission.Changes != nil:
+		if p.sets == nil {
+			p.sets, p.pending = map[string]string{}, map[string]bool{}
+		}
+		p.sets[e.Permission.ID] = e.Permission.Changes.ID
+	case e.Kind == hub.EventDecision && e.Decision != nil && p.sets[e.Decision.RequestID] != "":
+		id := p.sets[e.Decision.RequestID]
+		if e.Decision.Pending() {
+			p.pending[id] = true
+		} else {
+			delete(p.pending, id)
+		}
+	}
 }
 
 // attribute says, once, who writes the answer that follows: an app's
@@ -397,6 +455,7 @@ func (p *printer) emit(e hub.Event) {
 	case hub.EventPermission, hub.EventDecision, hub.EventAppCall, hub.EventToken, hub.EventDraft, hub.EventAnswer:
 		p.acted = true
 	}
+	p.track(e)
 	if p.opts.JSON {
 		p.emitJSON(e)
 		return
@@ -469,13 +528,18 @@ func (p *printer) emitJSON(e hub.Event) {
 	case hub.EventPermission:
 		r := e.Permission
 		ev = Event{Type: "permission", ID: r.ID, Kind: string(r.Kind), Subject: r.Subject, Object: r.Object, Function: r.Function,
-			Args: r.Args, Detail: r.Detail, Warning: r.Warning, Folder: r.Folder, ChatFolder: r.ChatFolder, Change: r.Change, Expected: &r.Expected, Concerns: r.Concerns, Provenance: r.Provenance, Labels: r.Labels, Choices: r.Choices}
+			Args: r.Args, Detail: r.Detail, Warning: r.Warning, Folder: r.Folder, ChatFolder: r.ChatFolder, Change: r.Change, Changes: r.Changes, Expected: &r.Expected, Concerns: r.Concerns, Provenance: r.Provenance, Labels: r.Labels, Choices: r.Choices}
 		for _, o := range r.Options() {
 			ev.Options = append(ev.Options, string(o))
 		}
+
 	case hub.EventDecision:
 		d := e.Decision
-		ev = Event{Type: "decision", ID: d.RequestID, Answer: string(d.Answer), Source: string(d.Source), Allowed: &d.Allowed, Choice: d.Choice}
+		ev = Event{Type: "decision", ID: d.RequestID, Answer: string(d.Answer), Source: string(d.Source), Allowed: &d.Allowed, Choice: d.Choice, Picks: d.Picks}
+		if d.Pending() {
+			// a change set's: neither applied nor discarded
+			ev.Pending = p.sets[d.RequestID] != ""
+		}
 	case hub.EventAppCall:
 		ev = Event{Type: "app_call", App: e.App, Function: e.Function, Args: e.Args}
 	case hub.EventAppResult:

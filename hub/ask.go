@@ -223,6 +223,11 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		}
 		tr.broker = b
 	}
+	if !o.opts.Vanilla {
+		// What the chat's apps left pending — a crash, a restart, a
+		// dialog no one answered — is offered again as the chat resumes.
+		o.settleChanges(ctx, tr, "", false)
+	}
 	var plan Plan
 	var dr *answerDraft     // the plain answer drafted while the plan is made
 	var planUsage llm.Usage // what planning cost (the plan event says)

@@ -124,6 +124,9 @@ type Activity struct {
 const (
 	maxActivity     = 100     // entries; later ones are counted, not kept
 	maxActivityArgs = 2 << 10 // bytes of one entry's arguments
+	// maxActivityEntries: the entries of a change set one entry keeps
+	// (no diff lines).
+	maxActivityEntries = 50
 )
 
 // clipArgs bounds logged arguments: longer ones become a JSON string of
@@ -152,6 +155,9 @@ func activityOf(e Event) (Activity, bool) {
 		}
 		r := *e.Permission
 		r.Args = clipArgs(r.Args)
+		if r.Changes != nil {
+			r.Changes = r.Changes.Brief(maxActivityEntries)
+		}
 		a.Permission = &r
 	case EventDecision:
 		if e.Decision == nil {

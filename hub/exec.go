@@ -220,6 +220,11 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 	if res.Logged != 0 {
 		tr.serve(app)
 	}
+	if s.App != VanillaApp {
+		// A server may write between its calls: what it left is put to
+		// the person before the turn ends, at the latest.
+		o.settleChanges(ctx, tr, app, false)
+	}
 	callMu.Lock()
 	if stream && err == nil && refused != nil && !did {
 		// The answer never hides that what was asked was not done: the

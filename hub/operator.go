@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/changes"
 	"github.com/bulkhead-dev/bulkhead/guard"
 	"github.com/bulkhead-dev/bulkhead/hub/judge"
 	"github.com/bulkhead-dev/bulkhead/llm"
@@ -61,6 +62,10 @@ type Options struct {
 	// (OpenServerOrder over a file in the data directory; nil: learned
 	// anew by this Operator).
 	Order *ServerOrder
+	// Changes keeps what apps' processes wrote into the folders they
+	// share with the user, until the person decides it (changes.go);
+	// nil: no app writes there.
+	Changes *changes.Store
 	// Workspace is the folder the apps work in: a chat started here
 	// records it (Chat.Folder), and a dialog of a chat started in another
 	// folder names both (permissions.Request.Folder).
@@ -323,7 +328,7 @@ func (o *Operator) newSpoke(st *memory.Store, chat, app string, fresh bool) (*sp
 	case app == monolithApp:
 		// The unsafe baseline: no gate, no masking; its calls are logged,
 		// a private turn's nowhere.
-		g := openGate{}
+		g := openGate{changes: o.opts.Changes}
 		if st == o.store {
 			g.broker = o.opts.Broker
 		}

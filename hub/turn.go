@@ -66,6 +66,9 @@ type turnRun struct {
 	unmet map[string]string
 	// activity is the turn's log of calls and decisions (Turn.Activity).
 	activity []Activity
+	// pendingSets are the change sets left pending in this turn: not
+	// asked again before it ends (changes.go).
+	pendingSets map[string]bool
 }
 
 // noteUnmet keeps why a call of step's function was not the expected one.
@@ -193,6 +196,7 @@ func (o *Operator) endTurn(tr *turnRun) {
 	for _, sp := range own {
 		sp.Stop()
 	}
+	o.dropPrivate(tr)
 	if o.mem != nil {
 		o.mem.turnEnded()
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/changes"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/spokes"
@@ -79,7 +80,10 @@ func (m *monolith) Call(ctx context.Context, c apps.Call) (json.RawMessage, erro
 // openGate allows everything: the baseline has no dialogs. Every call it
 // lets through goes to the action log (decided by "vanilla"), so that
 // the log shows what the baseline did.
-type openGate struct{ broker *permissions.Broker }
+type openGate struct {
+	broker  *permissions.Broker
+	changes *changes.Store
+}
 
 // vanillaWarning is what the action log says of every baseline call.
 const vanillaWarning = "--vanilla: the unsafe baseline runs every call without a dialog"

@@ -366,7 +366,8 @@ func (b *Broker) apply(r Request, in Decision) (Decision, error) {
 	}
 	if !d.Allowed {
 		d.Note = in.Note
-		d.Permanent = in.Permanent && !r.EveryTime()
+		d.Later = in.Later && r.Kind == KindChanges
+		d.Permanent = in.Permanent && !r.EveryTime() && r.Kind != KindChanges
 		if len(r.Choices) > 0 {
 			d.Permanent = false // a deny of all choices is not remembered for one
 		}

@@ -167,3 +167,44 @@ func Size(n int64) string {
 	}
 	return fmt.Sprintf("%.1f GB", float64(n)/1e9)
 }
+
+// Brief is the set as a log keeps it: at most n entries, no diff lines
+// (their counts kept), the rest counted in More.
+func (c ChangeSet) Brief(n int) *ChangeSet {
+	out := c
+	out.Entries = nil
+	for i, e := range c.Entries {
+		if i >= n {
+			out.More += len(c.Entries) - n
+			break
+		}
+		if e.Diff != nil {
+			d := *e.Diff
+			d.More += len(d.Lines)
+			d.Lines = nil
+			e.Diff = &d
+		}
+		out.Entries = append(out.Entries, e)
+	}
+	return &out
+}
+
+// ChangesWords say what d did with a change set: "accepted all",
+// "accepted 2 of 5", "discarded", "left pending".
+func (d Decision) ChangesWords(set *ChangeSet) string {
+	n := 0
+	if set != nil {
+		n = len(set.Entries)
+	}
+	switch {
+	case d.Allowed && d.Picks == nil:
+		return "accepted all"
+	case d.Allowed && len(d.Picks) == 0:
+		return "accepted none (discarded)"
+	case d.Allowed:
+		return fmt.Sprintf("accepted %d of %d", len(d.Picks), n)
+	case d.Pending():
+		return "left pending"
+	}
+	return "discarded"
+}

@@ -55,11 +55,19 @@ func (b *Broker) loadSeq() error {
 }
 
 // record numbers e and appends it to the log.
+// logEntries is how many entries of a change set the action log keeps.
+const logEntries = 200
+
 func (b *Broker) record(e Entry) error {
 	b.logMu.Lock()
 	defer b.logMu.Unlock()
 	e.Seq = b.seq + 1
 	e.Time = b.now()
+	if e.Request.Changes != nil {
+		// a set's every diff line would make the log grow with what an
+		// app writes: the log keeps what was decided, in brief
+		e.Request.Changes = e.Request.Changes.Brief(logEntries)
+	}
 	if b.store == nil {
 		b.seq = e.Seq
 		b.entries = append(b.entries, e)

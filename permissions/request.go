@@ -202,6 +202,7 @@ const (
 	ConcernFreeText     Concern = "free-text"        // it carries an app's free text to an app outside bulkhead's process
 	ConcernChoice       Concern = "choice"           // it chooses among apps the plan left open
 	ConcernRunsLater    Concern = "runs-later"       // it changes a file another program runs or trusts later (git's hooks, .envrc, …)
+	ConcernConflict     Concern = "conflict"         // it replaces a file of the user's that changed after the app started
 )
 
 // Provenance is where one value of a request came from.
@@ -331,12 +332,16 @@ type Decision struct {
 	// index in Request.Changes.Entries); none: all of them. An answer
 	// that accepts some is once: a grant covers whole sets only.
 	Picks []int `json:"picks,omitempty"`
+	// Later, with a deny of a change set: the person left it pending,
+	// to decide later (bulkhead changes), rather than discarding it.
+	Later bool `json:"later,omitempty"`
 }
 
 // Pending reports whether d leaves a change set pending — neither
-// applied nor discarded: a deny that no person gave.
+// applied nor discarded: the person chose to decide later, or no person
+// answered (a policy, a rule).
 func (d Decision) Pending() bool {
-	return !d.Allowed && d.Source != SourceUser
+	return !d.Allowed && (d.Later || d.Source != SourceUser)
 }
 
 // Prompter asks someone: the TUI dialog, or a headless policy. Prompt must
@@ -433,6 +438,20 @@ func (p Provenance) Words() string {
 // this session" ("allow in this private chat" for a private one), "allow
 // permanently", "deny". The TUI and the accessible chat say it alike.
 func (r Request) Label(a Answer) string {
+	if r.Kind == KindChanges {
+		switch a {
+		case AnswerOnce:
+			return "accept all"
+		case AnswerSession:
+			if r.Private {
+				return "accept its changes here in this private chat"
+			}
+			return "accept its changes here for this session"
+		case AnswerPermanent:
+			return "always accept its changes here"
+		}
+		return "discard"
+	}
 	switch a {
 	case AnswerOnce:
 		return "allow once"

@@ -395,6 +395,25 @@ func (c *Client) RevokeAllReport(subject string) (permissions.Revoked, error) {
 	return r, c.call(mRevokeAll, Subject{Subject: subject}, &r)
 }
 
+// Changes lists the change sets waiting for the person.
+func (c *Client) Changes() ([]hub.PendingSet, error) {
+	var out []hub.PendingSet
+	return out, c.call(mChanges, nil, &out)
+}
+
+// ChangeSet is one pending change set, as its dialog shows it.
+func (c *Client) ChangeSet(id string) (permissions.Request, error) {
+	var r permissions.Request
+	return r, c.call(mChangeSet, GrantID{ID: id}, &r)
+}
+
+// DecideChanges accepts the entries picked of a pending set (nil: all),
+// or discards it.
+func (c *Client) DecideChanges(id string, accept bool, picks []int) (hub.ChangesOutcome, error) {
+	var out hub.ChangesOutcome
+	return out, c.call(mDecide, ChangesDecision{ID: id, Accept: accept, Picks: picks}, &out)
+}
+
 // Actions is the action log, oldest first.
 func (c *Client) Actions() ([]permissions.Entry, error) {
 	var es []permissions.Entry

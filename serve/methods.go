@@ -16,6 +16,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
+	"github.com/bulkhead-dev/bulkhead/changes"
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -179,6 +180,20 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		ctx, cancel := context.WithTimeout(ss.ctx, memoryWait)
 		defer cancel()
 		return nil, op.WaitMemory(ctx)
+	case mChanges:
+		return op.PendingChanges(context.Background(), s.sees(ss)), nil
+	case mChangeSet:
+		var p GrantID
+		if err := params(req, &p); err != nil {
+			return nil, err
+		}
+		return op.ChangeSet(context.Background(), p.ID, s.sees(ss))
+	case mDecide:
+		var p ChangesDecision
+		if err := params(req, &p); err != nil {
+			return nil, err
+		}
+		return op.DecideChanges(context.Background(), ss.id, p.ID, p.Accept, p.Picks, s.sees(ss))
 	case mGrants:
 		var out []GrantView
 		for _, g := range b.Grants() {
@@ -547,7 +562,7 @@ var readOnly = map[string]bool{
 	mStatus: true, mShutdown: true, mChats: true, mChat: true, mTurns: true, mTurnsBefore: true,
 	mOwners: true, mMemory: true, mExport: true, mGrants: true, mActions: true, mTrusted: true,
 	mApps: true, mInstalled: true, mCurrent: true, mSandbox: true, mWorking: true, mBackground: true,
-	mWaitMemory: true,
+	mWaitMemory: true, mChanges: true, mChangeSet: true,
 }
 
 // modelsCtx is ctx with the models ss chose.
@@ -562,6 +577,15 @@ func (s *Server) modelsCtx(ss *session, ctx context.Context) context.Context {
 func hubIn(eng *engine.Engine, ctx context.Context) string {
 	h, _ := eng.CurrentIn(ctx)
 	return h
+}
+
+// sees says which change sets ss may see and decide: every one but
+// another session's private turn's.
+func (s *Server) sees(ss *session) func(changes.Owner) bool {
+	mine := s.privateChats(ss)
+	return func(o changes.Owner) bool {
+		return !o.Private || o.Session == ss.id || slices.Contains(mine, o.Chat)
+	}
 }
 
 // privateChats are the private chats ss opened.

@@ -15,7 +15,7 @@ import (
 // protocol is replaced when it is idle, else refused with a message that
 // says how to stop it. Bump it with any change to the methods or types
 // below that an older peer would misread.
-const Protocol = 3
+const Protocol = 4
 
 // The methods a client calls on the serving process.
 const (
@@ -54,6 +54,9 @@ const (
 	mSetModel     = "models.set"
 	mCurrent      = "models.current"
 	mSandbox      = "sandbox.report"
+	mChanges      = "changes.list"
+	mChangeSet    = "changes.get"
+	mDecide       = "changes.decide"
 )
 
 // The methods the serving process calls on a client.
@@ -210,6 +213,14 @@ type Owner struct {
 // GrantID names a grant.
 type GrantID struct {
 	ID string `json:"id"`
+}
+
+// ChangesDecision is the person's answer to a pending change set:
+// accept the entries picked (none: all), or discard it.
+type ChangesDecision struct {
+	ID     string `json:"id"`
+	Accept bool   `json:"accept"`
+	Picks  []int  `json:"picks,omitempty"`
 }
 
 // Subject names whose grants to revoke ("" every one).

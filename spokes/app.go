@@ -27,6 +27,11 @@ type Gate interface {
 	// provides (ISC). The reply is a schema-valid value or an error whose
 	// text the model may read.
 	Request(ctx context.Context, functionality string, args json.RawMessage) (json.RawMessage, error)
+	// Settle is told of every call the gate allowed, once it returned
+	// (whatever its outcome): the hub puts what the app's process wrote
+	// into the user's folders to the person. It returns words for the
+	// model on what became of those changes ("" when there were none).
+	Settle(ctx context.Context, fn apps.Function, v Verdict) string
 }
 
 // Verdict is a gate's answer to one function call.
@@ -184,7 +189,7 @@ func (s *Spoke) invoke(ctx context.Context, m apps.Manifest, name string, args j
 	if t.OnCall != nil {
 		t.OnCall(name, args)
 	}
-	out, expected, err := s.route(ctx, m, name, args, t)
+	out, expected, settled, err := s.route(ctx, m, name, args, t)
 	if t.OnResult != nil {
 		t.OnResult(name, out, err)
 	}
@@ -193,15 +198,21 @@ func (s *Spoke) invoke(ctx context.Context, m apps.Manifest, name string, args j
 		rec.Err = err.Error()
 		out, _ = json.Marshal(map[string]string{"error": rec.Err})
 	}
+	if settled != "" {
+		// What became of the files it wrote, in the hub's words: the
+		// model reads it beside the result, the typed value is the
+		// result alone.
+		out, _ = json.Marshal(map[string]any{"result": out, "your_file_changes": settled})
+	}
 	return out, rec
 }
 
 // route runs one tool call: recall, a request to the hub for another
 // app's functionality, or one of the app's own functions.
-func (s *Spoke) route(ctx context.Context, m apps.Manifest, name string, args json.RawMessage, t Task) (json.RawMessage, bool, error) {
+func (s *Spoke) route(ctx context.Context, m apps.Manifest, name string, args json.RawMessage, t Task) (json.RawMessage, bool, string, error) {
 	if name == RecallTool && s.cfg.Recall && !t.Fresh && !hasFunction(m, RecallTool) {
 		out, err := s.recall(args)
-		return out, false, err
+		return out, false, "", err
 	}
 	if name == apps.RequestFunctionality {
 		var req struct {
@@ -209,13 +220,13 @@ func (s *Spoke) route(ctx context.Context, m apps.Manifest, name string, args js
 			Arguments     json.RawMessage `json:"arguments"`
 		}
 		if err := json.Unmarshal(args, &req); err != nil || req.Functionality == "" {
-			return nil, false, errors.New("request_functionality needs {\"functionality\": name, \"arguments\": {...}}")
+			return nil, false, "", errors.New("request_functionality needs {\"functionality\": name, \"arguments\": {...}}")
 		}
 		if len(req.Arguments) == 0 || string(req.Arguments) == "null" {
 			req.Arguments = json.RawMessage("{}")
 		}
 		out, err := s.cfg.Gate.Request(ctx, req.Functionality, req.Arguments)
-		return out, false, err
+		return out, false, "", err
 	}
 	return s.call(ctx, m, name, args)
 }
@@ -240,39 +251,41 @@ func (r *Refused) Error() string {
 // a panicking, hanging or failing app fails only this call. It runs on the
 // caller's goroutine; Invoke runs it on the spoke's.
 func (s *Spoke) Call(ctx context.Context, m apps.Manifest, name string, args json.RawMessage) (json.RawMessage, error) {
-	out, _, err := s.call(ctx, m, name, args)
+	out, _, _, err := s.call(ctx, m, name, args)
 	return out, err
 }
 
 // call is Call, also saying whether the gate judged the call the one the
-// step expects.
-func (s *Spoke) call(ctx context.Context, m apps.Manifest, name string, args json.RawMessage) (json.RawMessage, bool, error) {
+// step expects, and what became of the files it wrote (Gate.Settle).
+func (s *Spoke) call(ctx context.Context, m apps.Manifest, name string, args json.RawMessage) (json.RawMessage, bool, string, error) {
 	fn, ok := m.Function(name)
 	if !ok {
 		names := make([]string, 0, len(m.Functions))
 		for _, f := range m.Functions {
 			names = append(names, f.Name)
 		}
-		return nil, false, fmt.Errorf("there is no function %q; the functions are %s and %s", name, strings.Join(names, ", "), apps.RequestFunctionality)
+		return nil, false, "", fmt.Errorf("there is no function %q; the functions are %s and %s", name, strings.Join(names, ", "), apps.RequestFunctionality)
 	}
 	if err := apps.Validate(fn.Params, args); err != nil {
-		return nil, false, fmt.Errorf("arguments of %s: %v", name, err)
+		return nil, false, "", fmt.Errorf("arguments of %s: %v", name, err)
 	}
 	v, err := s.cfg.Gate.Authorize(ctx, fn, args)
 	if err != nil {
-		return nil, false, err
+		return nil, false, "", err
 	}
 	if !v.Allowed {
-		return nil, false, &Refused{Function: name, Note: v.Note}
+		return nil, false, "", &Refused{Function: name, Note: v.Note}
 	}
 	out, err := s.run(ctx, fn, args)
+	// A call that failed may have written before it did.
+	settled := s.cfg.Gate.Settle(ctx, fn, v)
 	if err != nil {
-		return nil, false, err
+		return nil, false, settled, err
 	}
 	if err := apps.Validate(fn.Result, out); err != nil {
-		return nil, false, fmt.Errorf("%s returned malformed output (%v); it was dropped", name, err)
+		return nil, false, settled, fmt.Errorf("%s returned malformed output (%v); it was dropped", name, err)
 	}
-	return out, v.Expected, nil
+	return out, v.Expected, settled, nil
 }
 
 // run calls the app with a timeout, turning a panic into an error. Calls

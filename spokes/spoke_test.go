@@ -27,6 +27,20 @@ type fakeGate struct {
 	allow     bool
 	calls     []string
 	requested []string
+	// settles are the words Settle gives, in turn; settled the calls it
+	// was told of.
+	settles []string
+	settled []string
+}
+
+func (g *fakeGate) Settle(_ context.Context, fn apps.Function, _ spokes.Verdict) string {
+	g.settled = append(g.settled, fn.Name)
+	if len(g.settles) == 0 {
+		return ""
+	}
+	w := g.settles[0]
+	g.settles = g.settles[1:]
+	return w
 }
 
 func (g *fakeGate) Authorize(_ context.Context, fn apps.Function, _ json.RawMessage) (spokes.Verdict, error) {
@@ -207,6 +221,8 @@ func (g *expectOnce) Request(context.Context, string, json.RawMessage) (json.Raw
 	return nil, errors.New("no")
 }
 
+func (g *expectOnce) Settle(context.Context, apps.Function, spokes.Verdict) string { return "" }
+
 // A step's typed value is the result of the call the gate judged
 // expected, never another call of the same function before or after it;
 // with ValueOnly the task ends once it is made, without a prose answer.
@@ -325,4 +341,34 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// What became of the files a call wrote (the hub's Settle) reaches the
+// model beside the call's result; the step's typed value is the result
+// alone. A call the gate refused is not settled.
+func TestTheModelReadsWhatBecameOfItsChanges(t *testing.T) {
+	t.Parallel()
+	g := &fakeGate{allow: true, settles: []string{"The user discarded your changes in /w; none of them is in the folder."}}
+	sp, srv := newAppSpoke(t, g, toolCall("evaluate", map[string]any{"expression": "1+1"}), ollamatest.Text("2."))
+	res, err := sp.Do(context.Background(), spokes.Task{Chat: "c", Query: "1+1?", Functionality: "calc.evaluate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tool := lastTool(srv); !strings.Contains(tool, `"your_file_changes":"The user discarded your changes`) || !strings.Contains(tool, `"result":"2"`) {
+		t.Errorf("the model reads: %s", tool)
+	}
+	if strings.Contains(string(res.Value), "discarded") || !strings.Contains(string(res.Value), `"result":"2"`) {
+		t.Errorf("the typed value is the result alone: %s", res.Value)
+	}
+	if len(g.settled) != 1 {
+		t.Errorf("settled %v", g.settled)
+	}
+	g2 := &fakeGate{allow: false}
+	sp2, _ := newAppSpoke(t, g2, toolCall("evaluate", map[string]any{"expression": "1+1"}), ollamatest.Text("no."))
+	if _, err := sp2.Do(context.Background(), spokes.Task{Chat: "c", Query: "1+1?", Functionality: "calc.evaluate"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(g2.settled) != 0 {
+		t.Errorf("a refused call is not settled: %v", g2.settled)
+	}
 }

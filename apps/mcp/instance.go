@@ -20,6 +20,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/changes"
+	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
@@ -152,6 +154,9 @@ type conn struct {
 	leases   []apps.Lease
 	releases []func()
 	ended    atomic.Pointer[string] // why a lease ended and the process was stopped
+	// the layers it writes its folders through, held while it runs
+	changes *changes.Store
+	layers  []changes.Layer
 	// what went wrong with the stream
 	over    atomic.Bool  // a message exceeded the frame limit
 	readErr atomic.Value // the first read error that is not EOF (error text)
@@ -191,6 +196,7 @@ func (a *App) askNetwork(ctx context.Context, cfg Server) ([]sandbox.Endpoint, [
 const (
 	whyNetwork = "the app's network grant ended (revoked, or the session that allowed it left)"
 	whyConfig  = "the app's configuration changed"
+	whyChanges = "what it wrote was discarded, or accepted only in part"
 )
 
 // hold makes the process hold the leases of its network access and of
@@ -241,7 +247,8 @@ func (in *instance) connect(ctx context.Context, cfg Server, net []sandbox.Endpo
 		transport = &sdk.StreamableClientTransport{Endpoint: cfg.URL, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: c.max,
 			HTTPClient: &http.Client{Transport: capped{c}}}
 	} else {
-		t, err := c.start(cfg, net)
+		owner := changes.Owner{App: a.name, Chat: permissions.ChatOf(ctx), Session: permissions.SessionOf(ctx), Private: apps.IsPrivate(ctx)}
+		t, err := c.start(cfg, net, owner)
 		if err != nil {
 			return nil, fmt.Errorf("could not start the MCP server (%s): %v", cfg.Command, err)
 		}
@@ -279,8 +286,9 @@ func (c *conn) list(ctx context.Context) (listing, error) {
 
 // start runs the command in its own process group, talking over pipes
 // that this side owns (so waiting for the process never cuts off a reply
-// still in a pipe).
-func (c *conn) start(cfg Server, net []sandbox.Endpoint) (sdk.Transport, error) {
+// still in a pipe). The folders it may write, it writes through layers
+// of its own, made for owner and held while it runs.
+func (c *conn) start(cfg Server, net []sandbox.Endpoint, owner changes.Owner) (sdk.Transport, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -293,12 +301,16 @@ func (c *conn) start(cfg Server, net []sandbox.Endpoint) (sdk.Transport, error) 
 	}
 	pol, exe, err := policy(cfg)
 	pol.Net = net
+	if err == nil {
+		err = c.stage(&pol, cfg.Changes, owner)
+	}
 	var cmd *exec.Cmd
 	cleanup := func() {}
 	if err == nil {
 		cmd, cleanup, err = sandbox.Command(context.Background(), pol, cfg.Dir, exe, cfg.Args...)
 	}
 	if err != nil {
+		c.unstage()
 		inR.Close()
 		inW.Close()
 		outR.Close()
@@ -318,20 +330,60 @@ func (c *conn) start(cfg Server, net []sandbox.Endpoint) (sdk.Transport, error) 
 	outW.Close()
 	if err != nil {
 		cleanup()
+		c.unstage()
 		inW.Close()
 		outR.Close()
 		return nil, err
 	}
 	c.cmd, c.exited = cmd, make(chan struct{})
+	for _, l := range c.layers {
+		c.changes.Hold(l.ID, func() {
+			why := whyChanges
+			c.ended.CompareAndSwap(nil, &why)
+			c.kill()
+		})
+	}
 	c.log.Info("started MCP server", "pid", cmd.Process.Pid, "command", exe, "sandboxed", c.sandboxed)
 	go func() {
 		defer stderr.flush()
 		c.exitErr = cmd.Wait()
 		cleanup()
+		c.unstage()
 		c.log.Info("MCP server exited", "pid", cmd.Process.Pid, "status", fmt.Sprint(c.exitErr))
 		close(c.exited)
 	}()
 	return &watched{c: c, t: &sdk.IOTransport{Reader: &limited{r: outR, c: c}, Writer: inW, MaxLineLength: -1}}, nil
+}
+
+// stage gives each folder pol lets the server write a layer of its
+// own; without a store, they are read-only to it.
+func (c *conn) stage(pol *sandbox.Policy, store *changes.Store, owner changes.Owner) error {
+	if store == nil || pol.Unconfined || len(pol.ReadWrite) == 0 {
+		return nil
+	}
+	c.changes = store
+	pol.Layers = map[string]sandbox.Overlay{}
+	for _, d := range pol.ReadWrite {
+		l, err := store.New(owner, d)
+		if err != nil {
+			return fmt.Errorf("a layer for %s: %w", d, err)
+		}
+		c.layers = append(c.layers, l)
+		pol.Layers[d] = l.Overlay()
+	}
+	pol.Deny = append(slices.Clone(pol.Deny), store.Root())
+	return nil
+}
+
+// unstage lets go of the layers once the process has ended: a layer it
+// wrote nothing in goes, the others wait, as change sets, for the
+// person.
+func (c *conn) unstage() {
+	for _, l := range c.layers {
+		c.changes.Release(l.ID)
+		c.changes.Drop(l)
+	}
+	c.layers = nil
 }
 
 // stop ends the session and the process group and waits for the process.

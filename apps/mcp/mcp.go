@@ -108,6 +108,7 @@ import (
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/changes"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
@@ -141,9 +142,10 @@ type Server struct {
 	// Private are folders no grant may reach: bulkhead's data directory
 	// and config folder (empty in the server's sandbox).
 	Private []string
-	// Keep are bulkhead's files that stay read-only to the server where a
-	// folder it may write holds them (a config file given with --config).
-	Keep []string
+	// Changes keeps the layers the server writes Folders through: what
+	// it writes there reaches them only as change sets the person
+	// accepts. nil: Folders are read-only to it.
+	Changes *changes.Store
 	// Own is where bulkhead keeps the package runners' caches and
 	// install trees of apps (runner.go): a server started through npx,
 	// uvx, … gets a folder of its own in it. "": such a server's runner

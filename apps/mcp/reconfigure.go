@@ -112,7 +112,7 @@ func (a *App) current() (Server, *configLease) {
 func (a *App) Reconfigure(s Server) (stopped int, err error) {
 	a.mu.Lock()
 	old := a.cfg
-	sameCommand := cacheKey(s) == a.key && slices.Equal(s.Private, old.Private) && slices.Equal(s.Keep, old.Keep) && s.Own == old.Own
+	sameCommand := cacheKey(s) == a.key && slices.Equal(s.Private, old.Private) && s.Changes == old.Changes && s.Own == old.Own
 	if sameCommand && grantsOf(s).equal(grantsOf(old)) {
 		a.mu.Unlock()
 		return 0, nil

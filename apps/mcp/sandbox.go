@@ -78,7 +78,7 @@ func policy(cfg Server) (sandbox.Policy, string, error) {
 		return ""
 	}
 	var p sandbox.Policy
-	p.Env, p.Without, p.Deny, p.Keep = env, cfg.Without, private, cfg.Keep
+	p.Env, p.Without, p.Deny = env, cfg.Without, private
 	realHome := ""
 	if h, err := os.UserHomeDir(); err == nil {
 		realHome = realPath(h)

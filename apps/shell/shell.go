@@ -5,9 +5,11 @@
 // sandbox): a minimal environment, and on Linux a Landlock ruleset that
 // lets it read the system's folders and read and write the workspace
 // only — not bulkhead's data directory or config, not the rest of the
-// user's home. In the workspace, what the user's tools run later stays
-// read-only to it (sandbox.Protected: git's hooks and config, .envrc,
-// editors' folders, …); a commit the user approved still goes through.
+// user's home. It writes the workspace through a layer of its own
+// (package changes): it builds, tests and commits as in the folder
+// itself, and what it wrote reaches the workspace only as a change set
+// the person accepts after the call (the hub asks). Without a Store the
+// workspace is read-only to it.
 // Its stdin is /dev/null; its stdout and stderr are collected together,
 // up to Options.MaxOutput bytes. When the command outlives
 // Options.Timeout, or the caller's context ends, it is killed with every
@@ -24,12 +26,15 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/changes"
+	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
@@ -54,9 +59,9 @@ type Options struct {
 	// directory and config folder), whatever the workspace holds or
 	// links to.
 	Private []string
-	// Keep are bulkhead's files that stay read-only to a command where
-	// the workspace holds them (a config file given with --config).
-	Keep []string
+	// Changes keeps the layers its commands write the workspace
+	// through; nil: the workspace is read-only to them.
+	Changes *changes.Store
 }
 
 // App is the shell app.
@@ -111,10 +116,19 @@ func (a *App) run(ctx context.Context, command string) (result, error) {
 	defer cancel()
 	out := &capped{max: a.opts.MaxOutput}
 	// The workspace is a folder other programs of the user's run files
-	// from (git's hooks, direnv's .envrc, …): the sandbox keeps those
-	// read-only; the command may still make the commits the user
-	// approved (GitCommits).
-	cmd, cleanup, err := sandbox.Command(tctx, sandbox.Policy{ReadWrite: []string{a.workdir}, GitCommits: true, Unconfined: a.opts.Unconfined, Deny: a.opts.Private, Keep: a.opts.Keep}, a.workdir, "/bin/sh", "-c", command)
+	// from (git's hooks, direnv's .envrc, anything): the command writes
+	// it through a layer of its own, read after the call as a change set.
+	pol := sandbox.Policy{ReadWrite: []string{a.workdir}, Unconfined: a.opts.Unconfined, Deny: a.opts.Private}
+	if a.opts.Changes != nil && !a.opts.Unconfined {
+		l, err := a.opts.Changes.New(changes.Owner{App: a.man.Name, Chat: permissions.ChatOf(ctx), Session: permissions.SessionOf(ctx), Private: apps.IsPrivate(ctx)}, a.workdir)
+		if err != nil {
+			return result{}, fmt.Errorf("a layer for the workspace: %w", err)
+		}
+		defer a.opts.Changes.Drop(l) // a command that wrote nothing leaves no set
+		pol.Layers = map[string]sandbox.Overlay{a.workdir: l.Overlay()}
+		pol.Deny = append(slices.Clone(pol.Deny), a.opts.Changes.Root())
+	}
+	cmd, cleanup, err := sandbox.Command(tctx, pol, a.workdir, "/bin/sh", "-c", command)
 	if err != nil {
 		return result{}, err
 	}

@@ -191,6 +191,8 @@ func permLine(th style.Theme, a act, w int, live bool) string {
 	if a.dec != nil {
 		d := a.dec
 		switch {
+		case r.Kind == permissions.KindChanges:
+			out = fmt.Sprintf("%s (%s)", d.ChangesWords(r.Changes), d.Source)
 		case !d.Allowed && d.Note != "":
 			out = fmt.Sprintf("denied (%s): “%s”", d.Source, widget.OneLine(d.Note))
 		case !d.Allowed:

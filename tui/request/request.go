@@ -23,6 +23,12 @@ func Target(r perm.Request) string {
 			s += " " + r.Function
 		}
 		return s
+	case perm.KindChanges:
+		s := r.Subject + " → " + r.Object
+		if r.Changes != nil {
+			s += " (" + r.Changes.Count() + ")"
+		}
+		return s
 	case perm.KindSelect:
 		if len(r.Choices) > 0 {
 			return r.Function + " (" + strings.Join(r.Choices, " or ") + ")"

@@ -43,6 +43,10 @@ type Dialog struct {
 	choice     *string // the candidate it holds
 	scroll     int     // the first value line shown
 	pick       int     // for a request with choices: the one an allow chooses
+	// picksForm is a change set's multi-select of the entries to accept
+	// (a), picks what it holds.
+	picksForm *huh.Form
+	picks     *[]int
 }
 
 // dlgValue is one value of a request's arguments, as the dialog shows it.
@@ -188,7 +192,7 @@ func (p *Dialog) layout(th style.Theme, iw, room int, short bool) dlgLayout {
 func (p *Dialog) footer(th style.Theme, iw int) string {
 	var s string
 	switch {
-	case p.noting || p.caveat != nil:
+	case p.noting || p.caveat != nil || p.picksForm != nil:
 		return ""
 	case !p.armed:
 		s = fmt.Sprintf("typing goes to your message · answers once you stop typing for %.1fs", Grace.Seconds())
@@ -223,6 +227,9 @@ func (p *Dialog) answerLines(th style.Theme, iw int, short bool) []string {
 	if p.caveat != nil {
 		return p.caveat.lines(th, p.req, iw, short)
 	}
+	if p.picksForm != nil {
+		return p.picksLines(iw)
+	}
 	if p.noting && p.noteForm != nil {
 		return widget.FitLines(strings.Split(p.noteForm.View(), "\n"), iw, 4)
 	}
@@ -240,12 +247,23 @@ func (p *Dialog) answerLines(th style.Theme, iw int, short bool) []string {
 		case perm.AnswerPermanent:
 			items = append(items, item{"p", p.req.Label(a), a})
 		case perm.AnswerDeny:
+			if p.req.Kind == perm.KindChanges {
+				items = append(items, item{"a", "accept some…", perm.AnswerOnce}, item{"d", p.req.Label(a), a})
+				continue
+			}
 			items = append(items, item{"d", p.req.Label(a), a}, item{"n", "deny with a note", a})
 		}
 	}
-	items = append(items, item{"esc", "deny", perm.AnswerDeny})
+	if p.req.Kind == perm.KindChanges {
+		items = append(items, item{"l", "decide later", ""}, item{"esc", "later", ""})
+	} else {
+		items = append(items, item{"esc", "deny", perm.AnswerDeny})
+	}
 	if short {
-		words := map[string]string{"o": "once", "s": "session", "p": "always", "d": "deny", "n": "note", "esc": "deny"}
+		words := map[string]string{"o": "once", "s": "session", "p": "always", "d": "deny", "n": "note", "esc": "deny", "a": "some", "l": "later"}
+		if p.req.Kind == perm.KindChanges {
+			words["o"], words["d"], words["esc"] = "all", "discard", "later"
+		}
 		for i := range items {
 			items[i].text = words[items[i].k]
 		}
@@ -259,7 +277,7 @@ func (p *Dialog) answerLines(th style.Theme, iw int, short bool) []string {
 	for _, it := range items {
 		w := ansi.StringWidth(it.k) + 1 + ansi.StringWidth(it.text)
 		s := keySt.Render(it.k) + " " + textSt.Render(it.text)
-		if p.chosen != "" && it.a == p.chosen && it.k != "esc" && it.k != "n" {
+		if p.chosen != "" && it.a == p.chosen && it.k != "esc" && it.k != "n" && it.k != "a" {
 			s = th.Selected.Render("▸ " + it.k + " " + it.text)
 			w += 2
 		}

@@ -164,6 +164,9 @@ func (p *Dialog) key(msg tea.KeyPressMsg) (tea.Cmd, Outcome) {
 	if p.noting {
 		return p.formUpdate(msg)
 	}
+	if p.picksForm != nil {
+		return p.picksUpdate(msg)
+	}
 	if p.caveat != nil && p.armed && s != "pgup" && s != "pgdown" {
 		if cmd, out, ok := p.caveatKey(msg); ok {
 			return cmd, out
@@ -215,6 +218,11 @@ func (p *Dialog) key(msg tea.KeyPressMsg) (tea.Cmd, Outcome) {
 		p.chosen = ""
 		if s == "esc" {
 			return nil, Outcome{}
+		}
+	}
+	if p.req.Kind == perm.KindChanges {
+		if cmd, out, ok := p.changesKey(s); ok {
+			return cmd, out
 		}
 	}
 	// s and p save a grant: its limits are chosen first (caveats.go).

@@ -156,6 +156,8 @@ func (p *Dialog) title(width int) string {
 		head, withKeys = fmt.Sprintf("%s → %s", r.Subject, r.Function), true
 	case perm.KindNetwork:
 		head = fmt.Sprintf("%s wants to reach %s", r.Subject, endpointWords(r.Object))
+	case perm.KindChanges:
+		head = changesTitle(r)
 	default:
 		head = fmt.Sprintf("%s asks: %s %s", r.Subject, r.Kind, r.Object)
 	}
@@ -227,6 +229,9 @@ func (p *Dialog) valueLines(th style.Theme, iw int) []string {
 		if w := ansi.StringWidth(v.path); w <= limit {
 			pathW = max(pathW, w)
 		}
+	}
+	if p.req.Changes != nil {
+		return changeSetLines(th, p.req.Changes, iw)
 	}
 	var out []string
 	if n := len(p.req.Choices); n > 0 {

@@ -42,6 +42,7 @@ var (
 	noArgs   = json.RawMessage(`{"type":"object","properties":{}}`)
 	probeArg = json.RawMessage(`{"type":"object","properties":{"read":{"type":"string"},"write":{"type":"string"}}}`)
 	reachArg = json.RawMessage(`{"type":"object","properties":{"tcp":{"type":"string"},"unix":{"type":"string"},"find":{"type":"string"},"hello":{"type":"string"}}}`)
+	shArg    = json.RawMessage(`{"type":"object","properties":{"script":{"type":"string"},"dir":{"type":"string"}},"required":["script","dir"]}`)
 	noteArg  = json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"}},"required":["title"]}`)
 )
 
@@ -130,6 +131,18 @@ func newServer(version string, shiny bool) *sdk.Server {
 		}
 		return text(strings.Join(out, "\n")), nil
 	})
+	add("sh", "Run a /bin/sh script in a folder (what a server does to the folders it was granted: anything).", shArg, &sdk.ToolAnnotations{DestructiveHint: no(), OpenWorldHint: no()},
+		func(ctx context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var in struct{ Script, Dir string }
+			_ = json.Unmarshal(r.Params.Arguments, &in)
+			cmd := exec.CommandContext(ctx, "/bin/sh", "-c", in.Script)
+			cmd.Dir = in.Dir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				return text(fmt.Sprintf("%s\nfailed: %v", out, err)), nil
+			}
+			return text(string(out) + "ok"), nil
+		})
 	add("beacon", "Keep sending a line to a TCP endpoint, every 20 ms, in the background, while the process runs (what an app that kept its network would do between calls).", reachArg, read,
 		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var in struct{ TCP string }

@@ -20,15 +20,15 @@ func TestImportArrows(t *testing.T) {
 		"sandbox":     append([]string{mod}, ui...),
 		// What an app wrote, read and applied: the sandbox's layers and
 		// the permissions' words, nothing of the hub or the apps.
-		"changes": append([]string{mod + "hub", mod + "spokes", mod + "apps", mod + "engine", mod + "memory", mod + "llm", mod + "serve"}, ui...),
-		"apps":        append([]string{mod + "hub", mod + "spokes", mod + "memory", mod + "engine", mod + "llm"}, ui...),
-		"config":      append([]string{mod + "hub", mod + "spokes", mod + "memory", mod + "apps", mod + "permissions"}, ui...),
-		"spokes":      append([]string{mod + "hub", mod + "engine", mod + "headless"}, ui...),
-		"hub":         append([]string{mod + "engine", mod + "headless", mod + "doctor"}, ui...),
-		"engine":      append([]string{mod + "headless"}, ui...),
-		"headless":    ui,
-		"bench":       append([]string{mod + "doctor", mod + "serve"}, ui...),
-		"doctor":      append([]string{mod + "hub", mod + "spokes"}, ui...),
+		"changes":  append([]string{mod + "hub", mod + "spokes", mod + "apps", mod + "engine", mod + "memory", mod + "llm", mod + "serve"}, ui...),
+		"apps":     append([]string{mod + "hub", mod + "spokes", mod + "memory", mod + "engine", mod + "llm"}, ui...),
+		"config":   append([]string{mod + "hub", mod + "spokes", mod + "memory", mod + "apps", mod + "permissions"}, ui...),
+		"spokes":   append([]string{mod + "hub", mod + "engine", mod + "headless"}, ui...),
+		"hub":      append([]string{mod + "engine", mod + "headless", mod + "doctor"}, ui...),
+		"engine":   append([]string{mod + "headless"}, ui...),
+		"headless": ui,
+		"bench":    append([]string{mod + "doctor", mod + "serve"}, ui...),
+		"doctor":   append([]string{mod + "hub", mod + "spokes"}, ui...),
 		// The serving process and its clients speak of the engine's
 		// parts; no terminal, no command line.
 		"serve": append([]string{mod + "headless", mod + "doctor"}, ui...),

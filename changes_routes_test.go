@@ -53,18 +53,18 @@ func routes(t *testing.T) []route {
 	hard := filepath.Join(t.TempDir(), "bashrc") // a file of the user's outside the folder
 	return []route{
 		{name: "a git repository without a .git name",
-			script: "mkdir -p tools/objects tools/refs/heads && echo 'ref: refs/heads/main' > tools/HEAD && printf '[core]\\n\\tworktree = ..\\n\\tfsmonitor = touch /tmp/pwned\\n' > tools/config",
+			script:  "mkdir -p tools/objects tools/refs/heads && echo 'ref: refs/heads/main' > tools/HEAD && printf '[core]\\n\\tworktree = ..\\n\\tfsmonitor = touch /tmp/pwned\\n' > tools/config",
 			planted: "tools/config", entry: "tools/config", warned: "git repository laid out at tools/"},
 		{name: "hooks under core.hooksPath",
-			setup:  func(t *testing.T, ws string) { gitInit(t, ws, "core.hooksPath", ".githooks") },
-			script: "mkdir -p .githooks && printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit",
+			setup:   func(t *testing.T, ws string) { gitInit(t, ws, "core.hooksPath", ".githooks") },
+			script:  "mkdir -p .githooks && printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit",
 			planted: ".githooks/pre-commit", entry: ".githooks/pre-commit", warned: "core.hooksPath"},
 		{name: "a set-id bit",
 			script:  "printf '#!/bin/sh\\nid\\n' > runme && chmod 4755 runme",
 			planted: "runme", entry: "runme", warned: "set-id bit"},
 		{name: "a rebase's todo list",
-			setup:  func(t *testing.T, ws string) { gitInit(t, ws) },
-			script: "mkdir -p .git/rebase-merge && printf 'exec touch /tmp/pwned\\n' > .git/rebase-merge/git-rebase-todo",
+			setup:   func(t *testing.T, ws string) { gitInit(t, ws) },
+			script:  "mkdir -p .git/rebase-merge && printf 'exec touch /tmp/pwned\\n' > .git/rebase-merge/git-rebase-todo",
 			planted: ".git/rebase-merge/git-rebase-todo", entry: ".git/rebase-merge/git-rebase-todo", warned: "git reads this folder"},
 		{name: "a hard link to a file of yours",
 			setup: func(t *testing.T, ws string) {

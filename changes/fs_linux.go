@@ -104,7 +104,9 @@ func statAt(root int, rel string) (fingerprint, error) {
 
 // whiteout reports whether f is overlayfs's mark of a removal: a
 // character device 0:0.
-func (f fingerprint) whiteout() bool { return f.Type == "device" && f.Mode&unix.S_IFMT == unix.S_IFCHR && f.Rdev == 0 }
+func (f fingerprint) whiteout() bool {
+	return f.Type == "device" && f.Mode&unix.S_IFMT == unix.S_IFCHR && f.Rdev == 0
+}
 
 // opaque reports whether the layer's folder at rel hides the folder
 // below it whole (it was removed and made again).

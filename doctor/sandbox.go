@@ -44,6 +44,13 @@ func layerFix(name string, r sandbox.Report) string {
 		return "let your user make user namespaces" + why + ": sysctl kernel.unprivileged_userns_clone=1 (Debian), kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu), or run bulkhead outside a container that forbids them" + until
 	case "unix sockets", "keyring":
 		return "the seccomp filter is built for Linux on amd64 and arm64" + until
+	case "staged writes":
+		why := ""
+		if r.Namespaces != "" {
+			why = fmt.Sprintf(" (here: %s)", r.Namespaces)
+		}
+		return "apps write your folders through a kernel overlay in a user namespace of their own: run Linux 5.11 or later with overlayfs, and let your user make user namespaces" + why +
+			" (sysctl kernel.unprivileged_userns_clone=1 on Debian, kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu); until then the folders granted to write (the workspace, mcp.<name>.folders) are read-only to apps"
 	}
 	return "see docs/sandbox.md" + until
 }

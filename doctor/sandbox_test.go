@@ -28,6 +28,13 @@ func TestSandboxChecks(t *testing.T) {
 	if cs[2].OK || !strings.Contains(cs[2].Detail, "reached a pathname unix socket") || !strings.Contains(cs[2].Fix, "seccomp") {
 		t.Fatalf("a layer that let something through: %+v", cs[2])
 	}
+	// Where no overlay can be made the folders are read-only to apps:
+	// never a ✓, and the fix says how to get staging back.
+	staged := sandboxChecks(sandbox.Report{Namespaces: "operation not permitted", Layers: []sandbox.Layer{
+		{Name: "staged writes", By: "read-only folders", Holds: false, Detail: "no layer can be made here (permission denied): the folders granted to write are read-only to it"}}})
+	if staged[0].OK || !strings.Contains(staged[0].Detail, "read-only") || !strings.Contains(staged[0].Fix, "overlay") || !strings.Contains(staged[0].Fix, "operation not permitted") {
+		t.Fatalf("no staged writes: %+v", staged[0])
+	}
 	if c := sandboxChecks(sandbox.Report{Err: "no executable"}); len(c) != 1 || c[0].OK || !strings.Contains(c[0].Detail, "no executable") {
 		t.Fatalf("a probe that could not run: %+v", c)
 	}

@@ -236,7 +236,7 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 	r.Apply(msg.events, m.bar.working)
 	var reload tea.Cmd
 	if m.mgr != nil && slices.ContainsFunc(msg.events, func(e hub.Event) bool { return e.Kind == hub.EventDecision }) {
-		reload = permscreen.Load(m.opts.Broker) // the manager shows what was just decided
+		reload = m.mgr.Reload() // the manager shows what was just decided
 	}
 	if !msg.done {
 		return tea.Batch(r.wait, reload)

@@ -81,6 +81,9 @@ type Options struct {
 	// grants and shows its action log; ctrl+y (/trusted) toggles its
 	// trusted-session mode.
 	Broker Permissions
+	// Changes lists and decides the change sets that wait for an answer
+	// (the manager's changes tab); *serve.Client satisfies it.
+	Changes permscreen.ChangeSets
 	// Rules are the config's permission rules, listed by the manager.
 	Rules []RuleView
 	// DataDir is where the manager exports the action log ("" = the

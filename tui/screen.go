@@ -159,7 +159,7 @@ func (m *Model) openManager(tab permscreen.Tab) tea.Cmd {
 	var cmd tea.Cmd
 	m.mgr, cmd = permscreen.New(m.th, permscreen.Config{
 		Broker: m.opts.Broker, Rules: m.opts.Rules, DataDir: m.opts.DataDir,
-		Vanilla: m.opts.Vanilla, Now: func() time.Time { return m.now() },
+		Vanilla: m.opts.Vanilla, Now: func() time.Time { return m.now() }, Changes: m.opts.Changes,
 	}, tab, m.width)
 	m.show(overlayManager)
 	return cmd

@@ -16,6 +16,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/bulkhead-dev/bulkhead/hub"
 	perm "github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/tui/forms"
 	"github.com/bulkhead-dev/bulkhead/tui/screens"
@@ -47,8 +48,9 @@ type RuleView struct {
 type Tab int
 
 const (
-	Grants Tab = iota // grants and config rules (grants.go)
-	Log               // the action log (log.go)
+	Grants  Tab = iota // grants and config rules (grants.go)
+	Log                // the action log (log.go)
+	Changes            // change sets that wait for an answer (changes.go)
 )
 
 // Config is what the manager reads and where it exports.
@@ -58,6 +60,9 @@ type Config struct {
 	DataDir string // where e exports the log ("" = the system's temporary folder)
 	Vanilla bool   // --vanilla: the second line says what the log holds
 	Now     func() time.Time
+	// Changes lists and decides the pending change sets; nil: the
+	// changes tab says it is not available.
+	Changes ChangeSets
 }
 
 // Screen is the permission manager's state; the root model routes
@@ -77,18 +82,26 @@ type Screen struct {
 	rules   []RuleView
 	log     []logRow // newest first
 	trusted bool
-	cursor  [2]int // by tab, an index into what the filter lets through
+	cursor  [3]int // by tab, an index into what the filter lets through
+	// pending are the change sets that wait; sets those read for the
+	// detail pane (reading the one being read).
+	pending []hub.PendingSet
+	sets    map[string]setRead
+	reading string
 	filter  widget.FilterBox
 	confirm *revokeAs // a revoke waiting for its confirmation (form)
 	full    bool      // the detail pane has the screen
 	scroll  int       // its first line then
 }
 
-// revokeAs is a revoke waiting for its y.
+// revokeAs is a revoke — or a change set's accept or discard —
+// waiting for its y.
 type revokeAs struct {
 	question, done string
 	ids            []string // the grants to revoke; with all, every one
 	all            bool
+	set            string // a change set to decide
+	accept         bool
 }
 
 // New opens the manager on tab, width cells wide; the Cmd reads the
@@ -97,20 +110,36 @@ func New(th style.Theme, c Config, tab Tab, width int) (*Screen, tea.Cmd) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	g := &Screen{c: c, th: th, width: width, tab: tab, rules: c.Rules, vanilla: c.Vanilla, filter: widget.NewFilterBox(th)}
-	return g, Load(c.Broker)
+	g := &Screen{c: c, th: th, width: width, tab: tab, rules: c.Rules, vanilla: c.Vanilla, filter: widget.NewFilterBox(th), sets: map[string]setRead{}}
+	return g, g.load()
+}
+
+// load reads the broker, and the pending change sets.
+func (g *Screen) load() tea.Cmd {
+	b, c := g.c.Broker, g.c.Changes
+	return func() tea.Msg {
+		msg := read(b)
+		if c != nil {
+			msg.pending, msg.pendingErr = c.Changes()
+			msg.hasPending = true
+		}
+		return msg
+	}
 }
 
 // Loaded is the broker's state, read off the UI loop, and the outcome of
 // the action that led to it; the root keeps Trusted and hands the rest to
 // Update.
 type Loaded struct {
-	grants  []perm.Grant
-	actions []perm.Entry
-	Trusted bool
-	err     error
-	msg     string
-	msgErr  bool
+	grants     []perm.Grant
+	actions    []perm.Entry
+	pending    []hub.PendingSet
+	pendingErr error
+	hasPending bool // the change sets were read too
+	Trusted    bool
+	err        error
+	msg        string
+	msgErr     bool
 }
 
 func read(b Permissions) Loaded {
@@ -118,11 +147,9 @@ func read(b Permissions) Loaded {
 	return Loaded{grants: b.Grants(), actions: acts, Trusted: b.Trusted(), err: err}
 }
 
-// Load reads the broker again (the root asks it when a turn decided
-// something while the manager is open).
-func Load(b Permissions) tea.Cmd {
-	return func() tea.Msg { return read(b) }
-}
+// Reload reads the broker and the change sets again (the root asks it
+// when a turn decided something while the manager is open).
+func (g *Screen) Reload() tea.Cmd { return g.load() }
 
 // revokeCmd revokes, then reads the broker again. A grant gone meanwhile
 // (its last use spent it) is not an error.
@@ -159,6 +186,15 @@ func (g *Screen) Update(msg tea.Msg) (tea.Cmd, screens.Outcome) {
 		g.width = msg.Width
 	case Loaded:
 		g.onLoaded(msg)
+		if g.tab == Changes {
+			_, cmd := g.selectedSet()
+			return cmd, screens.Stay
+		}
+	case setRead:
+		g.sets[msg.id] = msg
+		if g.reading == msg.id {
+			g.reading = ""
+		}
 	case Exported:
 		g.onExport(msg)
 	case tea.KeyPressMsg:
@@ -197,6 +233,12 @@ func (g *Screen) onLoaded(msg Loaded) {
 	}
 	g.grants, g.trusted = msg.grants, msg.Trusted
 	g.log = logRows(msg.actions)
+	if msg.pendingErr != nil && g.err == "" {
+		g.err = "could not list the change sets: " + msg.pendingErr.Error()
+	}
+	if msg.hasPending {
+		g.pending, g.sets = msg.pending, map[string]setRead{}
+	}
 	if msg.msg != "" {
 		g.msg, g.msgErr = msg.msg, msg.msgErr
 	}
@@ -205,8 +247,11 @@ func (g *Screen) onLoaded(msg Loaded) {
 
 // rows is how many rows the current tab lists.
 func (g *Screen) rows(now time.Time) int {
-	if g.tab == Grants {
+	switch g.tab {
+	case Grants:
 		return len(g.grantItems(now))
+	case Changes:
+		return len(g.changeItems())
 	}
 	return len(g.logItems())
 }
@@ -252,8 +297,11 @@ func (g *Screen) key(msg tea.KeyPressMsg) (tea.Cmd, screens.Outcome) {
 		return nil, screens.Close
 	case "q", "ctrl+g":
 		return nil, screens.Close
-	case "tab", "shift+tab", "left", "right":
-		g.tab = 1 - g.tab
+	case "tab", "right":
+		g.tab = (g.tab + 1) % 3
+		g.clamp(now)
+	case "shift+tab", "left":
+		g.tab = (g.tab + 2) % 3
 		g.clamp(now)
 	case "up", "k":
 		*cur = max(*cur-1, 0)
@@ -286,6 +334,14 @@ func (g *Screen) key(msg tea.KeyPressMsg) (tea.Cmd, screens.Outcome) {
 		if g.tab == Log {
 			return exportLog(g.logItems(), g.c.DataDir, now), screens.Stay
 		}
+	case "a", "d":
+		if g.tab == Changes {
+			return g.askDecide(s), screens.Stay
+		}
+	}
+	if g.tab == Changes {
+		_, cmd := g.selectedSet()
+		return cmd, screens.Stay
 	}
 	return nil, screens.Stay
 }
@@ -314,6 +370,9 @@ func (g *Screen) keysHelp(w int) string {
 	case g.tab == Grants:
 		long = "↑/↓ move · / filter · r revoke · R revoke all of its app · X revoke all · enter detail · tab action log · ctrl+y trusted · esc close"
 		short = "/ filter · r revoke · R all of app · X all · enter detail · tab log · esc close"
+	case g.tab == Changes:
+		long = "↑/↓ move · / filter · a apply the set · d discard it · enter detail (its diffs) · tab grants · esc close"
+		short = "a apply · d discard · enter detail · tab grants · esc close"
 	default:
 		long = "↑/↓ move · / search · e export JSON Lines · enter detail · tab grants · ctrl+y trusted · esc close"
 		short = "/ search · e export · enter detail · tab grants · ctrl+y trusted · esc close"
@@ -340,7 +399,7 @@ func (g *Screen) View(th style.Theme, w, h int, now time.Time) string {
 			shown++
 		}
 	}
-	tabs := []string{count("Grants", shown, len(g.grants)), count("Action log", len(g.logItems()), len(g.log))}
+	tabs := []string{count("Grants", shown, len(g.grants)), count("Action log", len(g.logItems()), len(g.log)), count("Changes", len(g.changeItems()), len(g.pending))}
 	badge := th.Dim.Render("trusted session off ")
 	if g.trusted {
 		badge = th.TrustedBadge().Render(" TRUSTED SESSION ")
@@ -348,8 +407,11 @@ func (g *Screen) View(th style.Theme, w, h int, now time.Time) string {
 	title := widget.TitleBar(th, w, "Permissions", tabs, int(g.tab), badge)
 
 	second := th.Dim.Render(" Every grant (this session's and permanent), then the rules of your config.")
-	if g.tab == Log {
+	switch g.tab {
+	case Log:
 		second = th.Dim.Render(" Every request, its decision and who decided; notes of the hub. Newest first.")
+	case Changes:
+		second = th.Dim.Render(" What apps wrote in your folders and you have not answered: nothing of it is there until you apply it.")
 	}
 	if g.vanilla {
 		second = th.Unsafe.Render(" UNSAFE: vanilla ") + th.Dim.Render(" nothing is asked in this mode: every call it makes is logged here, decided by “vanilla”; grants and rules are not consulted.")
@@ -362,9 +424,12 @@ func (g *Screen) View(th style.Theme, w, h int, now time.Time) string {
 	lay := widget.SplitScreen(h, g.full)
 	var head, list, detail []string
 	var label string
-	if g.tab == Grants {
+	switch g.tab {
+	case Grants:
 		head, list, detail, label = g.grantsBody(th, w, lay, now, grants)
-	} else {
+	case Changes:
+		head, list, detail, label = g.changesBody(th, w, lay, now)
+	default:
 		head, list, detail, label = g.logBody(th, w, lay, now)
 	}
 	if !g.loaded {
@@ -435,8 +500,14 @@ func (g *Screen) answer(revoke bool) tea.Cmd {
 	q := g.confirm
 	g.ask.Close()
 	g.confirm = nil
-	if revoke && q != nil {
+	switch {
+	case revoke && q != nil && q.set != "":
+		return decideCmd(g.c.Broker, g.c.Changes, q.set, q.accept)
+	case revoke && q != nil:
 		return revokeCmd(g.c.Broker, *q)
+	case q != nil && q.set != "":
+		g.msg, g.msgErr = "nothing changed", false
+		return nil
 	}
 	g.msg, g.msgErr = "nothing revoked", false
 	return nil

@@ -78,7 +78,21 @@ func (r *reader) gitSummary(root string, files int) string {
 		case new == "":
 			parts = append(parts, "removed "+short)
 		case old == "":
-			parts = append(parts, fmt.Sprintf("new %s at %s", short, g.subject(new)))
+			// what the new branch holds that no branch held before
+			not := []string{"--not"}
+			for _, o := range before {
+				not = append(not, o)
+			}
+			if len(not) == 1 {
+				not = nil
+			}
+			count := g.run(append([]string{"rev-list", "--count", new}, not...)...)
+			subjects := g.run(append([]string{"log", "-n", "3", "--format=%s", new}, not...)...)
+			if count == "" || subjects == "" {
+				parts = append(parts, fmt.Sprintf("new %s at %s", short, g.subject(new)))
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s on the new %s: %s", plural(atoi(count), "commit"), short, strings.Join(strings.Split(subjects, "\n"), "; ")))
 		default:
 			count := g.run("rev-list", "--count", old+".."+new)
 			back := g.run("rev-list", "--count", new+".."+old)

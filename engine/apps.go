@@ -290,9 +290,12 @@ func private(cfg config.Config) []string {
 // one Store per process (changes.Shared). A change to bulkhead's own
 // config file (given with --config, in a folder an app may write) is
 // warned as such.
+//
+// Without a data directory there is no store (nil): the folders apps are
+// granted to write are read-only to them.
 func Changes(cfg config.Config) (*changes.Store, error) {
 	if cfg.DataDir == "" {
-		return nil, errors.New("no data directory: apps may not write your folders")
+		return nil, nil
 	}
 	var keep []string
 	if cfg.File != "" {

@@ -195,9 +195,13 @@ func initStage(args []string) int {
 	// is granted read-only.
 	if !s.without(Staging) {
 		for _, d := range s.RW {
+			layer, ok := s.Layers[d]
+			if !ok {
+				continue // read-only, as its caller chose: no layer was made
+			}
 			err := private
 			if err == nil {
-				err = mountOverlay(d, s.Layers[d])
+				err = mountOverlay(d, layer)
 			}
 			if err != nil {
 				if st.Staged == nil {

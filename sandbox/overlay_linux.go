@@ -23,7 +23,7 @@ import (
 // attributes (userxattr), as an overlay made in a user namespace must.
 func mountOverlay(dir string, o Overlay) error {
 	if o.Upper == "" || o.Work == "" {
-		return errors.New("no layer was made for it")
+		return errors.New("its layer names no upper or work folder")
 	}
 	open := func(p string, flags int) (int, error) {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|flags, 0)

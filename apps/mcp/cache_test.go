@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // starts counts the test server's starts logged to a file (-starts).
@@ -35,7 +37,10 @@ func counted(t *testing.T, dir string) (Server, string) {
 	if _, err := os.Stat(filepath.Join(dir, "version")); err == nil {
 		args = append(args, "-version-file", filepath.Join(dir, "version"))
 	}
-	return Server{Command: TestServer, Args: args, Folders: []string{dir}, Tools: map[string]ToolConfig{"echo": {Functionality: "test.echo"}}}, log
+	// The log is written straight into dir (staging left out): what is
+	// counted is the starts, not what reaches the folder.
+	return Server{Command: TestServer, Args: args, Folders: []string{dir}, Tools: map[string]ToolConfig{"echo": {Functionality: "test.echo"}},
+		Without: []sandbox.Mechanism{sandbox.Staging}}, log
 }
 
 func open(t *testing.T, cfg Server, cache *Cache) *App {

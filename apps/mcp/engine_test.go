@@ -71,15 +71,22 @@ func TestInstallFromTheCache(t *testing.T) {
 		"beta": {Command: mcp.TestServer, Args: []string{"-starts", log}, Folders: []string{logs}},
 	}
 	cache := engine.MCPCache(dir)
+	// Each start logs a line in its own layer of logs (the servers write
+	// their folder through layers kept in the data directory).
 	count := func() int {
-		b, _ := os.ReadFile(log)
-		return strings.Count(string(b), "\n")
+		ls, _ := filepath.Glob(filepath.Join(dir, "changes", "*", "upper", "starts"))
+		n := 0
+		for _, l := range ls {
+			b, _ := os.ReadFile(l)
+			n += strings.Count(string(b), "\n")
+		}
+		return n
 	}
-	first, err := engine.Install(config.Config{Enable: []string{"mcp"}, Workspace: dir, MCP: servers}, cache, nil)
+	first, err := engine.Install(config.Config{Enable: []string{"mcp"}, Workspace: dir, MCP: servers, DataDir: dir}, cache, nil)
 	if err != nil || count() != 2 {
 		t.Fatalf("cold: %v, %d starts", err, count())
 	}
-	second, err := engine.Install(config.Config{Enable: []string{"mcp"}, Workspace: dir, MCP: servers}, cache, nil)
+	second, err := engine.Install(config.Config{Enable: []string{"mcp"}, Workspace: dir, MCP: servers, DataDir: dir}, cache, nil)
 	if err != nil || count() != 2 {
 		t.Fatalf("warm: %v, %d starts", err, count())
 	}
@@ -116,7 +123,8 @@ func TestAConfigChangeEndsTheOldGrants(t *testing.T) {
 	t.Parallel()
 	oldDir, newDir := t.TempDir(), t.TempDir()
 	servers := map[string]config.MCPServer{"prober": {Command: mcp.TestServer, Folders: []string{oldDir}}}
-	cfg := config.Config{Enable: []string{"prober"}, Workspace: t.TempDir(), MCP: servers}
+	// a data directory: the server writes its folders through layers kept there
+	cfg := config.Config{Enable: []string{"prober"}, Workspace: t.TempDir(), MCP: servers, DataDir: t.TempDir()}
 	reg, err := engine.Install(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)

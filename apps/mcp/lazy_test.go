@@ -12,6 +12,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // Installed from a warm cache, an MCP app's server starts when the first
@@ -27,6 +28,7 @@ func TestFirstRoutedTurnStartsTheServer(t *testing.T) {
 	}
 	cfg := alpha()
 	cfg.Args, cfg.Folders = []string{"-starts", log}, []string{dir}
+	cfg.Without = []sandbox.Mechanism{sandbox.Staging} // its starts are logged straight into dir
 	cache := mcp.NewCache(filepath.Join(dir, "cache"))
 	cat := mcp.CatalogForTests(t)
 	warm, err := mcp.Open("alpha", cfg, cat, cache, nil)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
+	"github.com/bulkhead-dev/bulkhead/changes"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
@@ -29,9 +30,10 @@ func probe(t *testing.T, a *mcp.App, read, write string) string {
 
 // An MCP server runs in the sandbox: it cannot read bulkhead's grants key
 // or database files, nor write into the data directory or anywhere
-// outside the folder its config grants, where it reads and writes. The
-// same server with the sandbox off (the test-only switch) does all of
-// it, so the test can fail.
+// outside the folder its config grants, where it reads and writes — its
+// writes staged in a layer of its own, not in the folder until they are
+// accepted. The same server with the sandbox off (the test-only switch)
+// does all of it, so the test can fail.
 func TestServersAreSandboxed(t *testing.T) {
 	t.Parallel()
 	if _, err := sandbox.Status(); err != nil {
@@ -45,7 +47,11 @@ func TestServersAreSandboxed(t *testing.T) {
 		}
 	}
 	os.WriteFile(filepath.Join(folder, "mine.txt"), []byte("MY-OWN-FILE"), 0o600)
-	cfg := mcp.Server{Command: mcp.TestServer, Folders: []string{folder}, Private: []string{data}}
+	store, err := changes.Open(filepath.Join(t.TempDir(), "changes"), changes.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := mcp.Server{Command: mcp.TestServer, Folders: []string{folder}, Private: []string{data}, Changes: store}
 	try := func(unconfined bool) (denied, allowed []string) {
 		cfg := cfg
 		cfg.Unconfined = unconfined
@@ -58,6 +64,10 @@ func TestServersAreSandboxed(t *testing.T) {
 		if out := probe(t, a, filepath.Join(folder, "mine.txt"), filepath.Join(folder, "new.txt")); !strings.Contains(out, "MY-OWN-FILE") || !strings.Contains(out, "wrote") {
 			t.Fatalf("the server must read and write its own folder: %s", out)
 		}
+		if _, err := os.Stat(filepath.Join(folder, "new.txt")); (err == nil) != unconfined {
+			t.Fatalf("unconfined=%v: what the server wrote is in the folder: %v", unconfined, err == nil)
+		}
+		os.Remove(filepath.Join(folder, "new.txt"))
 		for name, content := range secrets {
 			if out := probe(t, a, filepath.Join(data, name), ""); strings.Contains(out, content) {
 				allowed = append(allowed, "read "+name)
@@ -112,7 +122,8 @@ func TestServersGetAMinimalEnvironment(t *testing.T) {
 	env := filepath.Join(dir, "env")
 	script := filepath.Join(dir, "server.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\nenv > "+env+"\nexec "+mcp.TestServer+"\n"), 0o700)
-	a, err := mcp.New("env", mcp.Server{Command: script, Env: map[string]string{"PASSED": "yes"}, Folders: []string{dir}, Read: []string{filepath.Dir(mcp.TestServer)}}, apps.Default(), nil)
+	a, err := mcp.New("env", mcp.Server{Command: script, Env: map[string]string{"PASSED": "yes"}, Folders: []string{dir}, Read: []string{filepath.Dir(mcp.TestServer)},
+		Without: []sandbox.Mechanism{sandbox.Staging}}, apps.Default(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/appstest"
+	"github.com/bulkhead-dev/bulkhead/changes"
 	"github.com/bulkhead-dev/bulkhead/internal/testenv"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
@@ -22,6 +23,19 @@ import (
 func TestMain(m *testing.M) {
 	sandbox.Launch() // commands run through this binary as their launcher
 	testenv.Main(m, true)
+}
+
+// staged is the app over dir whose commands write it through layers of a
+// store of the test's own (their sets wait there, as in bulkhead's data
+// directory).
+func staged(t *testing.T, dir string, opts Options) *App {
+	t.Helper()
+	s, err := changes.Open(filepath.Join(t.TempDir(), "changes"), changes.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Changes = s
+	return New(dir, opts)
 }
 
 func run(t *testing.T, a *App, ctx context.Context, command string) (result, error) {
@@ -165,11 +179,21 @@ func TestBackgroundLeftoversKilled(t *testing.T) {
 func TestContextCancelKillsGroup(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	a := New(dir, Options{})
+	a := staged(t, dir, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
+	// The command's pid file is in its layer (it writes the workspace
+	// through one): read there.
+	pidFile := func() string {
+		ls, _ := a.opts.Changes.Layers()
+		if len(ls) == 0 {
+			return ""
+		}
+		b, _ := os.ReadFile(filepath.Join(ls[0].Overlay().Upper, "pid"))
+		return string(b)
+	}
 	go func() {
 		for {
-			if b, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil && strings.HasSuffix(string(b), "\n") {
+			if b := pidFile(); strings.HasSuffix(b, "\n") {
 				cancel()
 				return
 			}
@@ -180,7 +204,7 @@ func TestContextCancelKillsGroup(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error = %v, want context.Canceled", err)
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, "pid"))
+	b := pidFile()
 	pgid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	if pgid == 0 || !groupGone(t, pgid) {
 		t.Errorf("process group %d still has live processes", pgid)
@@ -225,7 +249,7 @@ func TestCommandsAreSandboxed(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := "cat " + key + "; echo x > " + filepath.Join(data, "planted") + "; echo inside > in.txt; cat in.txt"
-	r, err := run(t, New(ws, Options{}), context.Background(), line)
+	r, err := run(t, staged(t, ws, Options{}), context.Background(), line)
 	if err != nil || strings.Contains(r.Output, "SECRET-KEY") || !strings.Contains(r.Output, "inside") {
 		t.Fatalf("sandboxed: %+v %v", r, err)
 	}
@@ -238,12 +262,14 @@ func TestCommandsAreSandboxed(t *testing.T) {
 	}
 }
 
-// A command's output cannot plant what the user's git runs next: in a
-// workspace that is a git work tree, a command the user approved makes
-// its commit — objects, refs, index — but neither a pre-commit hook nor
-// a core.fsmonitor in .git/config lands; the user's own next `git
-// commit` runs no code of the command's. Unconfined, the same command
-// plants the hook (the test bites).
+// A command cannot plant what the user's git runs next: in a workspace
+// that is a git work tree, a command the user approved makes its commit
+// in its layer, and plants a pre-commit hook and a core.fsmonitor there
+// too; none of it is in the workspace. The change set shows the commit
+// as a commit and the hook and the config apart, warned; accepting the
+// commit alone lands it, and the user's own next `git commit` runs no
+// code of the command's. Unconfined, the same command plants the hook
+// (the test bites).
 func TestCommandsCommitButPlantNoHook(t *testing.T) {
 	t.Parallel()
 	if _, err := sandbox.Status(); err != nil {
@@ -260,14 +286,49 @@ func TestCommandsCommitButPlantNoHook(t *testing.T) {
 			out, _ := cmd.CombinedOutput()
 			return string(out)
 		}
-		git("init", "-q")
+		git("init", "-q", "-b", "main")
 		os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
 		line := `printf '#!/bin/sh\necho PLANTED-HOOK-RAN\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit
 git config core.fsmonitor 'echo PLANTED-FSMONITOR-RAN'
 git add a.txt && git -c user.name=u -c user.email=u@example.com commit -q -m 'by the command' && echo committed`
-		r, err := run(t, New(ws, Options{Unconfined: unconfined}), context.Background(), line)
+		a := staged(t, ws, Options{Unconfined: unconfined})
+		r, err := run(t, a, context.Background(), line)
 		if err != nil || !strings.Contains(r.Output, "committed") {
-			t.Fatalf("unconfined=%v: the approved commit must go through: %+v %v", unconfined, r, err)
+			t.Fatalf("unconfined=%v: the approved commit must go through in its layer: %+v %v", unconfined, r, err)
+		}
+		if !unconfined {
+			if log := git("log", "--oneline"); !strings.Contains(log, "does not have any commits") {
+				t.Fatalf("the commit reached the workspace before it was accepted: %q", log)
+			}
+			store := a.opts.Changes
+			ls, _ := store.Layers()
+			if len(ls) != 1 {
+				t.Fatalf("one change set, not %v", ls)
+			}
+			set, err := store.Read(context.Background(), ls[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var commit []int
+			seen := map[string]bool{}
+			for i, e := range set.View.Entries {
+				seen[e.Path] = len(e.Warnings) > 0
+				if e.Op == "commits" {
+					commit = append(commit, i)
+					if !strings.Contains(e.Summary, "on the new main: by the command") {
+						t.Errorf("the commit is shown as one: %+v", e)
+					}
+				}
+			}
+			if !seen[".git/hooks/pre-commit"] || !seen[".git/config"] || len(commit) != 1 {
+				t.Fatalf("the hook and the config are shown apart, warned, beside the commit: %v", seen)
+			}
+			if _, err := store.Accept(set, commit); err != nil {
+				t.Fatal(err)
+			}
+			if log := git("log", "--format=%s"); strings.TrimSpace(log) != "by the command" {
+				t.Errorf("the accepted commit is in the workspace: %q", log)
+			}
 		}
 		os.WriteFile(filepath.Join(ws, "b.txt"), []byte("b\n"), 0o644)
 		git("add", "b.txt")

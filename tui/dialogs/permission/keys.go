@@ -277,6 +277,8 @@ func (p *Dialog) page() int {
 // stays: an allow still takes it).
 func (p *Dialog) formUpdate(msg tea.Msg) (tea.Cmd, Outcome) {
 	switch {
+	case p.picksForm != nil:
+		return p.picksUpdate(msg)
 	case p.noteForm != nil:
 		f, cmd, ended := forms.Update(p.noteForm, msg)
 		p.noteForm = f

@@ -47,6 +47,9 @@ type Dialog struct {
 	// (a), picks what it holds.
 	picksForm *huh.Form
 	picks     *[]int
+	// setLines are a change set's lines as drawn for setWidth cells.
+	setLines []string
+	setWidth int
 }
 
 // dlgValue is one value of a request's arguments, as the dialog shows it.

@@ -88,7 +88,7 @@ func (p *Dialog) Routine() bool { return p.routine() }
 func (p *Dialog) Resize(width, height int) { p.c.Width, p.c.Height = width, height }
 
 // SetTheme draws the dialog in th from now on.
-func (p *Dialog) SetTheme(th style.Theme) { p.c.Theme = th }
+func (p *Dialog) SetTheme(th style.Theme) { p.c.Theme, p.setLines = th, nil }
 
 // GraceEnd is the message that ends the grace wait in force, as its
 // timer delivers it.

@@ -231,7 +231,12 @@ func (p *Dialog) valueLines(th style.Theme, iw int) []string {
 		}
 	}
 	if p.req.Changes != nil {
-		return changeSetLines(th, p.req.Changes, iw)
+		// drawn once per width: a set may hold thousands of entries, and
+		// every frame takes its window of them
+		if p.setLines == nil || p.setWidth != iw {
+			p.setLines, p.setWidth = changeSetLines(th, p.req.Changes, iw), iw
+		}
+		return p.setLines
 	}
 	var out []string
 	if n := len(p.req.Choices); n > 0 {

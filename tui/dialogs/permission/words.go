@@ -396,11 +396,12 @@ func (p *Dialog) judgementLines(th style.Theme, iw int) []string {
 // rest indented under it, all in st.
 func markedLines(st lipgloss.Style, lead, text string, iw int) []string {
 	var out []string
-	for i, l := range strings.Split(widget.FitWidth(text, max(iw-2, 1)), "\n") {
+	lw := ansi.StringWidth(lead)
+	for i, l := range strings.Split(widget.FitWidth(text, max(iw-lw, 1)), "\n") {
 		if i == 0 {
 			out = append(out, st.Render(lead+l))
 		} else {
-			out = append(out, st.Render("  "+l))
+			out = append(out, st.Render(strings.Repeat(" ", lw)+l))
 		}
 	}
 	return out

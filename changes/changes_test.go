@@ -492,3 +492,29 @@ git commit -q -m 'Fix the parser'
 		t.Errorf("after accepting, the work tree is clean: %q", st)
 	}
 }
+
+// At start, a private turn's layers go, and empty ones; a pending set
+// of an ordinary turn stays.
+func TestSweepKeepsOnlyWhatWaits(t *testing.T) {
+	t.Parallel()
+	s := open(t)
+	dir := t.TempDir()
+	keep, _ := s.New(changes.Owner{App: "a", Chat: "c"}, dir)
+	if err := os.WriteFile(filepath.Join(keep.Overlay().Upper, "x"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	priv, _ := s.New(changes.Owner{App: "a", Chat: "p", Private: true}, dir)
+	if err := os.WriteFile(filepath.Join(priv.Overlay().Upper, "secret"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.New(changes.Owner{App: "a", Chat: "c"}, dir); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Sweep(); n != 2 {
+		t.Errorf("swept %d, want the private and the empty layer", n)
+	}
+	ls, _ := s.Layers()
+	if len(ls) != 1 || ls[0].ID != keep.ID {
+		t.Errorf("left %v", ls)
+	}
+}

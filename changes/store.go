@@ -335,3 +335,31 @@ func (s *Store) Drop(l Layer) bool {
 	s.Release(l.ID)
 	return removeAll(l.dir) == nil
 }
+
+// Sweep tidies the store when bulkhead starts, before any process holds
+// a layer: a private turn's layers go (nothing of a private turn is
+// kept, and no process of one runs any more), and so do layers their
+// process wrote nothing in. It returns how many went.
+func (s *Store) Sweep() int {
+	ls, err := s.Layers()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, l := range ls {
+		if s.Held(l.ID) {
+			continue
+		}
+		if l.Owner.Private || l.Empty() {
+			if removeAll(l.dir) == nil {
+				n++
+			}
+		}
+	}
+	// git's views of a read that did not end (git.go)
+	views, _ := filepath.Glob(filepath.Join(s.root, ".git-view-*"))
+	for _, v := range views {
+		_ = os.RemoveAll(v)
+	}
+	return n
+}

@@ -168,6 +168,8 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		}
 		meta.Activity = tr.logged()
 		meta.Author = o.author(tr)
+		parts := tr.answerParts(text, meta.Author)
+		meta.Parts = parts
 		it.Meta, _ = json.Marshal(meta)
 		stored, spans := o.masked(ctx, tr, it, meta, refusedUpFront(runErr))
 		if err := rs.ns.Update(stored); err != nil && runErr == nil {
@@ -181,7 +183,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			turn.Seq, turn.Private = 0, true
 		}
 		if runErr != nil {
-			emit(Event{Kind: EventError, Chat: chat, Turn: it.Seq, Err: runErr, Usage: meta.Usage, Status: status, Text: text})
+			emit(Event{Kind: EventError, Chat: chat, Turn: it.Seq, Err: runErr, Usage: meta.Usage, Status: status, Text: text, Parts: parts})
 			return turn, runErr
 		}
 		usage := meta.Usage
@@ -194,7 +196,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			}
 		}
 		turn.Usage.BackgroundCalls = usage.BackgroundCalls
-		emit(Event{Kind: EventAnswer, Chat: chat, Turn: it.Seq, Text: text, Usage: usage, Status: status, App: meta.Author})
+		emit(Event{Kind: EventAnswer, Chat: chat, Turn: it.Seq, Text: text, Usage: usage, Status: status, App: meta.Author, Parts: parts})
 		return turn, nil
 	}
 
@@ -379,6 +381,13 @@ func (o *Operator) masked(ctx context.Context, tr *turnRun, it memory.Interactio
 	ctx = context.WithoutCancel(ctx)
 	var found []guard.Finding
 	it.Output, found = o.maskWith(ctx, tr, hubOwner, "the answer", it.Output)
+	// The parts as stored: each app's and the assistant's masked as the
+	// answer is (the hub's own words are not read for instructions).
+	for i, p := range meta.Parts {
+		if p.By != ByHub {
+			meta.Parts[i].Text = o.mask(ctx, tr, hubOwner, "the answer", p.Text)
+		}
+	}
 	if !refused {
 		it.Error = o.mask(ctx, tr, hubOwner, "the error", it.Error)
 	}

@@ -393,14 +393,14 @@ func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
 		if c.Content != "" {
 			d.sent = true
 			d.text.WriteString(c.Content)
-			d.tr.emit(Event{Kind: EventDraft, App: VanillaApp, Text: c.Content})
+			d.tr.emit(Event{Kind: EventDraft, App: VanillaApp, By: ByAssistant, Text: c.Content})
 		}
 	case kept:
 		if c.Thinking != "" {
 			d.tr.emit(Event{Kind: EventThinking, App: VanillaApp, Text: c.Thinking})
 		}
 		if c.Content != "" {
-			d.tr.emit(Event{Kind: EventToken, App: VanillaApp, Text: c.Content})
+			d.tr.emit(Event{Kind: EventToken, App: VanillaApp, By: ByAssistant, Text: c.Content})
 		}
 	}
 }

@@ -47,11 +47,17 @@ const (
 // Event is one thing that happened during a turn. Which fields are set
 // depends on Kind.
 type Event struct {
-	Kind    EventKind
-	Chat    string
-	Turn    uint64
-	Plan    *Plan     // plan
-	App     string    // spoke, thinking, token: the app whose spoke it is
+	Kind EventKind
+	Chat string
+	Turn uint64
+	Plan *Plan  // plan
+	App  string // spoke, thinking, token: the app whose spoke it is
+	// By, of a token or a draft piece, is who wrote it (with App for an
+	// app): a change of author starts a new part of the answer.
+	By By
+	// Parts, of an answer (and of an error, what was written before it),
+	// is the answer as its authors wrote it.
+	Parts   Parts
 	Working bool      // spoke: started (true) or stopped (false)
 	Text    string    // thinking, token: the piece; answer: the whole answer
 	Usage   llm.Usage // answer, error: what the turn cost; plan: what planning cost
@@ -74,6 +80,9 @@ type StepResult struct {
 	Functionality string          `json:"functionality"`
 	Value         json.RawMessage `json:"value,omitempty"`
 	Error         string          `json:"error,omitempty"`
+	// ErrorByHub: Error is the hub's words (the step gave no value, for
+	// a reason the hub names), not the app's.
+	ErrorByHub bool `json:"error_by_hub,omitempty"`
 }
 
 // Turn is one request and its outcome, as the hub logged it.
@@ -91,7 +100,10 @@ type Turn struct {
 	Results []StepResult
 	// Author is who wrote Answer (AnsweredBy): an app's name, VanillaApp,
 	// SynthesisApp or MonolithApp; "" in turns logged before it was kept.
-	Author  string
+	Author string
+	// Parts is the answer as its authors wrote it (Answer is their text
+	// joined); a turn logged before parts were kept has one, by Author.
+	Parts   Parts
 	Usage   llm.Usage
 	Started time.Time
 	Ended   time.Time
@@ -183,4 +195,6 @@ type turnMeta struct {
 	Usage    llm.Usage    `json:"usage"`
 	// Author is who wrote the answer (Turn.AnsweredBy).
 	Author string `json:"author,omitempty"`
+	// Parts are the answer's parts, as stored (masked like the answer).
+	Parts Parts `json:"parts,omitempty"`
 }

@@ -66,10 +66,14 @@ func (o *Operator) execute(ctx context.Context, tr *turnRun) (spokes.Result, err
 				if s.App == VanillaApp {
 					sr.Value = quote(map[string]string{"text": res.Text})
 				}
-				if err != nil {
+				var hw hubWords
+				switch {
+				case errors.As(err, &hw):
+					sr.Error, sr.ErrorByHub = err.Error(), true
+				case err != nil:
 					sr.Error = err.Error()
-				} else if sr.Value == nil {
-					sr.Error = "the app produced no result"
+				case sr.Value == nil:
+					sr.Error, sr.ErrorByHub = "the app produced no result", true
 				}
 				if sr.Value != nil {
 					tr.setValue(s.ID, sr.Value)
@@ -212,7 +216,7 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 				tr.emit(Event{Kind: EventThinking, App: app, Text: c.Thinking})
 			}
 			if c.Content != "" {
-				tr.emit(Event{Kind: EventToken, App: app, Text: c.Content})
+				tr.emit(Event{Kind: EventToken, App: app, By: byOf(app), Text: c.Content})
 			}
 		}
 	}
@@ -226,17 +230,23 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 		o.settleChanges(ctx, tr, app, false)
 	}
 	callMu.Lock()
-	if stream && err == nil && refused != nil && !did {
-		// The answer never hides that what was asked was not done: the
-		// hub says so, in its own words, after the app's.
-		note := fmt.Sprintf("\n\n[bulkhead: %s.%s did not run — %s.]", app, fn, refused.Error())
-		res.Text += note
-		tr.emit(Event{Kind: EventToken, App: app, Text: note})
+	if stream {
+		var answer Parts
+		answer.Add(byOf(app), app, res.Text)
+		if err == nil && refused != nil && !did {
+			// The answer never hides that what was asked was not done: the
+			// hub says so, in a part of its own, after the app's.
+			note := fmt.Sprintf("\n\n%s.%s did not run — %s.", app, fn, refused.Error())
+			answer.Add(ByHub, "", note)
+			tr.emit(Event{Kind: EventToken, App: app, By: ByHub, Text: note})
+		}
+		res.Text = answer.Text()
+		tr.setAnswer(answer)
 	}
 	callMu.Unlock()
 	if err == nil && !stream && s.App != VanillaApp && res.Value == nil {
 		// Never silently: the step says why it has no value.
-		err = fmt.Errorf("no value: %s", tr.noValue(s, fn))
+		err = hubWords{fmt.Sprintf("no value: %s", tr.noValue(s, fn))}
 	}
 	if res.Value != nil && o.opts.Apps != nil {
 		// What crosses the bulkhead must match the catalog's schema, and
@@ -331,3 +341,9 @@ func firstLine(s string) string {
 	}
 	return line
 }
+
+// hubWords is an error in the hub's own words (a step that gave no
+// value, and why): the answer shows it as the hub's, never as an app's.
+type hubWords struct{ msg string }
+
+func (h hubWords) Error() string { return h.msg }

@@ -428,6 +428,10 @@ func turnOf(it memory.Interaction) Turn {
 		t.Thinking = m.Thinking
 		t.Activity = m.Activity
 		t.Author = m.Author
+		t.Parts = m.Parts
+	}
+	if len(t.Parts) == 0 && t.Answer != "" {
+		t.Parts = partsOf(t.Answer, t.AnsweredBy())
 	}
 	return t
 }

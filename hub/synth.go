@@ -22,19 +22,23 @@ import (
 // an enum, and every error — replaced by a reference ({{r1}}); numbers,
 // booleans, closed strings and plain dates or times stay as they are.
 // Where the answer needs a text it writes the reference, and the hub puts
-// the text in its place, verbatim, quoted and attributed to its app
-// (masked where it is instruction-like, clipped when long); the results
-// card shows every value in full. So text in one app's result can change
-// neither what the answer says about another app's value nor what it says
-// about the request: the model that writes it never read that text.
+// the text in its place as a part of the answer by that app (parts.go:
+// masked where it is instruction-like, clipped when long), never inside
+// the assistant's words; the results card shows every value in full. So
+// text in one app's result can change neither what the answer says about
+// another app's value nor what it says about the request: the model that
+// writes it never read that text, and its own words are a part no app's
+// text can enter or end.
 
 // refText is one free-text value the synthesis refers to; about names
 // another app of the plan, or a value another step produced, that the
-// text speaks of: such a text is not quoted into the answer.
+// text speaks of: such a text is not put into the answer. hub: the text
+// is the hub's own (an error the hub wrote of a step).
 type refText struct {
 	app   string
 	text  string
 	about string
+	hub   bool
 }
 
 // refs numbers the free texts of a synthesis.
@@ -44,6 +48,12 @@ type refs struct {
 
 func (r *refs) add(app, text string) string {
 	return r.addAbout(app, text, "")
+}
+
+// addHub refers to the hub's own words (an error it wrote of a step).
+func (r *refs) addHub(text string) string {
+	r.texts = append(r.texts, refText{text: text, hub: true})
+	return fmt.Sprintf("{{r%d}}", len(r.texts))
 }
 
 func (r *refs) addAbout(app, text, about string) string {
@@ -58,44 +68,51 @@ var reRef = lazyRegexp(`\{\{\s*r(\d+)\s*\}\}`)
 // results card has the rest.
 const maxRefRunes = 300
 
-// render is the text a reference stands for, as the answer shows it.
-func (r *refs) render(n int) string {
+// render is the part a reference stands for, as the answer shows it:
+// the app's text, by the app; or the hub's words where the text is
+// withheld or there is none.
+func (r *refs) render(n int) Part {
 	if n < 1 || n > len(r.texts) {
-		return "[no such text]"
+		return Part{By: ByHub, Text: "(no such text)"}
 	}
 	t := r.texts[n-1]
 	if t.about != "" {
 		// One app's claim about another step's value, another app or the
 		// user's request: withheld, with the reason; the results card
 		// has it in full, beside the other's own typed value.
-		return fmt.Sprintf("[withheld: %s's text %s — see the results card]", t.app, t.about)
+		return Part{By: ByHub, Text: fmt.Sprintf("withheld: %s's text %s — see the results", t.app, t.about)}
 	}
-	// On one line, and with every control an app wrote made a visible
-	// escape: the answer is stored and shown by every client. No quote
-	// mark of its own can close the quotation it stands in.
+	// On one line, with every control an app wrote made a visible
+	// escape, masked where instruction-like, bounded. Its quote marks
+	// are its own: the part is drawn as the app's, whatever it holds.
 	text := termtext.OneLine(strings.Join(strings.Fields(t.text), " "))
-	text = unquote.Replace(text)
 	text, _ = guard.Mask(text)
 	if utf8.RuneCountInString(text) > maxRefRunes {
 		text = string([]rune(text)[:maxRefRunes]) + "… (in full in the results)"
 	}
-	if strings.EqualFold(text, t.app) {
-		return text
+	if t.hub {
+		return Part{By: ByHub, Text: text}
 	}
-	return fmt.Sprintf("“%s” (%s)", text, t.app)
+	return Part{By: ByApp, App: t.app, Text: text}
 }
 
-// unquote turns the quotation marks of an app's text into a mark that
-// closes nothing.
-var unquote = strings.NewReplacer(`"`, "'", "“", "'", "”", "'", "„", "'", "«", "'", "»", "'", "〝", "'", "〞", "'", "＂", "'")
-
-// substitute replaces every reference in s.
-func (r *refs) substitute(s string) string {
-	return reRef().ReplaceAllStringFunc(s, func(m string) string {
+// parts splits s, the synthesis' answer, into the assistant's words and
+// the parts its references stand for.
+func (r *refs) parts(s string) Parts {
+	var ps Parts
+	for {
+		loc := reRef().FindStringSubmatchIndex(s)
+		if loc == nil {
+			ps.Add(ByAssistant, "", s)
+			return ps
+		}
+		ps.Add(ByAssistant, "", s[:loc[0]])
 		var n int
-		fmt.Sscanf(reRef().FindStringSubmatch(m)[1], "%d", &n)
-		return r.render(n)
-	})
+		fmt.Sscanf(s[loc[2]:loc[3]], "%d", &n)
+		p := r.render(n)
+		ps.Add(p.By, p.App, p.Text)
+		s = s[loc[1]:]
+	}
 }
 
 // reSafeScalar is a string that cannot carry words: a number, a date, a
@@ -116,7 +133,11 @@ func (o *Operator) synthesisView(results []StepResult) ([]map[string]any, *refs)
 			}
 		}
 		if r.Error != "" {
-			step["error"] = rf.add(r.App, r.Error)
+			if r.ErrorByHub {
+				step["error"] = rf.addHub(r.Error)
+			} else {
+				step["error"] = rf.add(r.App, r.Error)
+			}
 		}
 		out = append(out, step)
 	}
@@ -162,13 +183,13 @@ func refValue(s map[string]any, v any, app string, rf *refs, o judge.Others) any
 	return v
 }
 
-// refStream puts texts in place of references in a streamed answer: it
-// holds back a piece that may be the start of a reference until it is
-// complete.
+// refStream puts the parts references stand for in place of them in a
+// streamed answer: it holds back a piece that may be the start of a
+// reference until it is complete.
 type refStream struct {
 	rf   *refs
 	held string
-	emit func(string)
+	emit func(Part)
 }
 
 func (s *refStream) write(piece string) {
@@ -198,7 +219,9 @@ func (s *refStream) write(piece string) {
 			s.held = text
 			return
 		}
-		s.out(s.rf.substitute(text[:j+2]))
+		for _, p := range s.rf.parts(text[:j+2]) {
+			s.emit(p)
+		}
 		text = text[j+2:]
 	}
 }
@@ -210,9 +233,10 @@ func (s *refStream) flush() {
 	}
 }
 
+// out is the assistant's own words.
 func (s *refStream) out(t string) {
 	if t != "" {
-		s.emit(t)
+		s.emit(Part{By: ByAssistant, Text: t})
 	}
 }
 
@@ -228,7 +252,13 @@ func (o *Operator) synthesize(ctx context.Context, tr *turnRun, results []StepRe
 	view, rf := o.synthesisView(results)
 	tr.emit(Event{Kind: EventSpoke, App: "synthesis", Working: true})
 	defer tr.emit(Event{Kind: EventSpoke, App: "synthesis", Working: false})
-	stream := &refStream{rf: rf, emit: func(t string) { tr.emit(Event{Kind: EventToken, App: VanillaApp, Text: t}) }}
+	stream := &refStream{rf: rf, emit: func(p Part) {
+		app := VanillaApp
+		if p.By == ByApp {
+			app = p.App
+		}
+		tr.emit(Event{Kind: EventToken, App: app, By: p.By, Text: p.Text})
+	}}
 	res, err := sp.Do(ctx, spokes.Task{Chat: tr.chat, Query: tr.query, Data: quote(view), Fresh: true, NoLog: true,
 		OnChunk: func(c llm.Chunk) {
 			if c.Content != "" {
@@ -236,7 +266,9 @@ func (o *Operator) synthesize(ctx context.Context, tr *turnRun, results []StepRe
 			}
 		}})
 	stream.flush()
-	res.Text = rf.substitute(res.Text)
+	answer := rf.parts(res.Text)
+	res.Text = answer.Text()
+	tr.setAnswer(answer)
 	return res, err
 }
 

@@ -69,6 +69,9 @@ type turnRun struct {
 	// pendingSets are the change sets left pending in this turn: not
 	// asked again before it ends (changes.go).
 	pendingSets map[string]bool
+	// answer is the answer's parts, as the step that answers wrote them
+	// (parts.go).
+	answer Parts
 }
 
 // noteUnmet keeps why a call of step's function was not the expected one.

@@ -190,9 +190,11 @@ type exportedTurn struct {
 	Error  string   `json:"error,omitempty"`
 	Apps   []string `json:"apps,omitempty"`
 	// Author is who wrote the answer: an app's name or "assistant";
-	// AuthorWords says so as every channel does.
+	// AuthorWords says so as every channel does; Parts is the answer by
+	// its authors (hub.Parts).
 	Author      string    `json:"author"`
 	AuthorWords string    `json:"author_words"`
+	Parts       hub.Parts `json:"parts,omitempty"`
 	Started     time.Time `json:"started"`
 	Ended       time.Time `json:"ended,omitzero"`
 	// Fallback says why the plan fell back to the plain model.
@@ -207,7 +209,7 @@ func exportOf(c hub.Chat, turns []hub.Turn) exported {
 	out := exported{ID: c.ID, Title: c.Title, Created: c.Created}
 	for _, t := range turns {
 		et := exportedTurn{Seq: t.Seq, Query: t.Query, Answer: t.Answer, Status: string(t.Status), Error: t.Error, Started: t.Started, Ended: t.Ended,
-			Author: "assistant", AuthorWords: hub.Author(t.AnsweredBy())}
+			Author: "assistant", AuthorWords: hub.Author(t.AnsweredBy()), Parts: t.AnswerParts()}
 		if by := t.AnsweredBy(); hub.AuthorIsApp(by) || by == hub.MonolithApp {
 			et.Author = by
 		}
@@ -251,10 +253,10 @@ func writeMarkdown(w io.Writer, c hub.Chat, turns []hub.Turn) error {
 			fmt.Fprintln(w)
 		}
 		if t.Answer != "" {
-			// Who wrote it, in every channel: an app's words are never the
-			// assistant's.
-			fmt.Fprintf(w, "**%s:**\n\n", oneLineText(hub.Author(t.AnsweredBy())))
-			fmt.Fprintln(w, strings.TrimRight(t.Answer, "\n"))
+			// Who wrote each word, in every channel: the answer part by
+			// part, the assistant's labelled, an app's quoted and framed,
+			// every line of it marked.
+			fmt.Fprintln(w, strings.TrimRight(t.AnswerParts().Markdown(), "\n"))
 		}
 		if t.Status != "ok" {
 			note := string(t.Status)

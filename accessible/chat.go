@@ -505,7 +505,9 @@ func (l *chatLoop) chatsCmd() error {
 		for _, t := range turns {
 			fmt.Fprintf(l.out, "  you: %s\n", plain(t.Query, 200))
 			if t.Answer != "" {
-				fmt.Fprintf(l.out, "  %s: %s\n", t.AnsweredBy(), plain(t.Answer, 400))
+				for _, line := range strings.Split(strings.TrimRight(t.AnswerParts().Plain("", true), "\n"), "\n") {
+					fmt.Fprintf(l.out, "  %s\n", plain(line, 400))
+				}
 			}
 		}
 	} else {

@@ -77,6 +77,11 @@ type Event struct {
 	// every channel does.
 	Author      string `json:"author,omitempty"`
 	AuthorWords string `json:"author_words,omitempty"`
+	// Parts, of an answer, are its words by author (docs/events.md):
+	// the assistant's, the hub's ("hub"), each app's ("app", with its
+	// name). By, of a token, is its part's author (with App for an app).
+	Parts hub.Parts `json:"parts,omitempty"`
+	By    string    `json:"by,omitempty"`
 
 	// permission and decision
 	ID      string `json:"id,omitempty"`
@@ -381,8 +386,10 @@ type printer struct {
 	// draft holds a streamed draft until the plan says it is the answer:
 	// text on a pipe cannot be withdrawn.
 	draft strings.Builder
-	// attributed: the answer's author has been said.
+	// attributed: the answer's author has been said (--json).
 	attributed bool
+	// pw writes the streamed answer's parts (text mode).
+	pw *hub.PartWriter
 	// sets are the change sets asked (set id by request id); pending
 	// those whose last decision left them pending.
 	sets    map[string]string
@@ -404,18 +411,6 @@ func (p *printer) track(e hub.Event) {
 		} else {
 			delete(p.pending, id)
 		}
-	}
-}
-
-// attribute says, once, who writes the answer that follows: an app's
-// name always, the assistant where every answer is labelled.
-func (p *printer) attribute(by string) {
-	if p.attributed {
-		return
-	}
-	p.attributed = true
-	if hub.AuthorIsApp(by) || p.opts.Attribute {
-		p.write(p.out, "["+hub.Author(by)+"]\n")
 	}
 }
 
@@ -468,32 +463,49 @@ func (p *printer) emit(e hub.Event) {
 	case hub.EventPlan:
 		if p.opts.Stream && p.draft.Len() > 0 {
 			p.streamed = true
-			p.attribute(hub.VanillaApp)
-			p.write(p.out, p.draft.String())
+			p.parts().Write(hub.ByAssistant, "", p.draft.String())
 		}
 		p.draft.Reset()
 	case hub.EventToken:
 		if p.opts.Stream {
 			p.streamed = true
-			p.attribute(e.App)
-			p.write(p.out, e.Text)
+			by, app := hub.TokenBy(e)
+			p.parts().Write(by, app, e.Text)
 		}
 	case hub.EventAnswer:
 		if p.streamed {
-			p.write(p.out, "\n")
+			p.parts().Close()
 		} else {
-			p.attribute(e.App)
-			p.write(p.out, strings.TrimRight(e.Text, "\n")+"\n")
+			p.write(p.out, strings.TrimRight(answerParts(e).Plain("", p.opts.Attribute), "\n")+"\n")
 		}
 	case hub.EventError:
 		p.reported = true
 		if p.streamed {
-			p.write(p.out, "\n")
+			p.parts().Close()
 		} else if e.Text != "" {
-			p.write(p.out, strings.TrimRight(e.Text, "\n")+"\n")
+			p.write(p.out, strings.TrimRight(answerParts(e).Plain("", p.opts.Attribute), "\n")+"\n")
 		}
 		p.write(p.errOut, "bulkhead: "+message(e.Err)+"\n")
 	}
+}
+
+// parts is the writer of the streamed answer's parts: each author's
+// words as hub.Parts.Plain draws them.
+func (p *printer) parts() *hub.PartWriter {
+	if p.pw == nil {
+		p.pw = hub.NewPartWriter(func(s string) { p.write(p.out, s) }, "", p.opts.Attribute)
+	}
+	return p.pw
+}
+
+// answerParts are an answer's (or a cut answer's) parts: as the event
+// carries them, or its text by its author from a serving process that
+// sent none.
+func answerParts(e hub.Event) hub.Parts {
+	if len(e.Parts) > 0 {
+		return e.Parts
+	}
+	return hub.Turn{Answer: e.Text, Author: e.App}.AnswerParts()
 }
 
 func (p *printer) emitJSON(e hub.Event) {
@@ -509,6 +521,8 @@ func (p *printer) emitJSON(e hub.Event) {
 			return
 		}
 		ev = Event{Type: "token", Text: e.Text}
+		by, app := hub.TokenBy(e)
+		ev.By, ev.App = string(by), app
 		if !p.attributed {
 			p.attributed = true
 			ev.Author, ev.AuthorWords = author(e.App), hub.Author(e.App)
@@ -524,7 +538,7 @@ func (p *printer) emitJSON(e hub.Event) {
 		}
 		ev = Event{Type: "draft_withdrawn", Chat: p.chat}
 	case hub.EventAnswer:
-		ev = Event{Type: "answer", Chat: p.chat, Text: e.Text, Usage: usageOf(e.Usage), Author: author(e.App), AuthorWords: hub.Author(e.App)}
+		ev = Event{Type: "answer", Chat: p.chat, Text: e.Text, Usage: usageOf(e.Usage), Author: author(e.App), AuthorWords: hub.Author(e.App), Parts: answerParts(e)}
 	case hub.EventPermission:
 		r := e.Permission
 		ev = Event{Type: "permission", ID: r.ID, Kind: string(r.Kind), Subject: r.Subject, Object: r.Object, Function: r.Function,

@@ -90,8 +90,13 @@ func (r *refs) render(n int) Part {
 	if utf8.RuneCountInString(text) > maxRefRunes {
 		text = string([]rune(text)[:maxRefRunes]) + "… (in full in the results)"
 	}
-	if t.hub {
+	switch {
+	case t.hub:
 		return Part{By: ByHub, Text: text}
+	case text == t.app:
+		// The app's own name and nothing else (a "service" field): the
+		// hub's word for the app, which carries no word of the app's.
+		return Part{By: ByAssistant, Text: text}
 	}
 	return Part{By: ByApp, App: t.app, Text: text}
 }

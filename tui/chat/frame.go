@@ -191,7 +191,7 @@ func (c *Pane) lines(d Draw, it item) []string {
 		tv := viewOfTurn(t)
 		tv.RetryHint = hint
 		tv.Extras = x
-		ls := frameLines(renderTurn(tv, w, d, c.ExpandThinking, d.MD.Render(tv.Answer, w, d.Theme.Dark)), w)
+		ls := frameLines(renderTurn(tv, w, d, c.ExpandThinking, drawParts(d, tv.Parts, w)), w)
 		c.cache.put(key, ls)
 		return ls
 	case itemKept:

@@ -24,7 +24,7 @@ func (c *Pane) keptLines(d Draw, w, k int) []string {
 	tv := viewOfTurn(t)
 	tv.Private = true
 	tv.Extras = withResults(kt.Extras, t)
-	ls := frameLines(renderTurn(tv, w, d, c.ExpandThinking, d.MD.Render(tv.Answer, w, d.Theme.Dark)), w)
+	ls := frameLines(renderTurn(tv, w, d, c.ExpandThinking, drawParts(d, tv.Parts, w)), w)
 	c.cache.put(key, ls)
 	return ls
 }

@@ -24,8 +24,10 @@ type Live struct {
 	// turn 0 and the hub keeps nothing of it.
 	Private bool
 
-	Extras     Extras // app calls, permissions, the results card
-	Answer     strings.Builder
+	Extras Extras // app calls, permissions, the results card
+	Answer strings.Builder
+	// Parts is the answer so far by its authors, as its tokens said.
+	Parts      hub.Parts
 	Thinking   strings.Builder
 	App        string
 	Status     memory.Status // pending while running
@@ -65,14 +67,18 @@ func (r *Live) Apply(evs []hub.Event, working map[string]bool) {
 		case hub.EventDraft:
 			r.Drafting = true
 			r.Answer.WriteString(e.Text)
+			r.Parts.Add(hub.ByAssistant, "", e.Text)
 			r.Tokens++
 		case hub.EventDraftWithdrawn:
 			r.Drafting = false
 			r.Answer.Reset()
+			r.Parts = nil
 			r.Tokens = 0
 		case hub.EventToken:
 			r.Drafting = false
 			r.Answer.WriteString(e.Text)
+			by, app := hub.TokenBy(e)
+			r.Parts.Add(by, app, e.Text)
 			r.Tokens++
 			if r.Extras.results == nil {
 				r.App = e.App
@@ -94,6 +100,7 @@ func (r *Live) Apply(evs []hub.Event, working map[string]bool) {
 			}
 			r.Answer.Reset()
 			r.Answer.WriteString(e.Text)
+			r.Parts = hub.Turn{Answer: e.Text, Author: e.App, Parts: e.Parts}.AnswerParts()
 		case hub.EventError:
 			r.Status = e.Status
 			if e.Err != nil {
@@ -101,6 +108,7 @@ func (r *Live) Apply(evs []hub.Event, working map[string]bool) {
 			}
 			if r.Answer.Len() == 0 && e.Text != "" {
 				r.Answer.WriteString(e.Text) // the partial answer
+				r.Parts = hub.Turn{Answer: e.Text, Author: e.App, Parts: e.Parts}.AnswerParts()
 			}
 		}
 	}
@@ -109,7 +117,7 @@ func (r *Live) Apply(evs []hub.Event, working map[string]bool) {
 // View is the run as the chat draws it.
 func (r *Live) View() TurnView {
 	return TurnView{
-		Query: r.Query, Answer: r.Answer.String(), Thinking: r.Thinking.String(),
+		Query: r.Query, Answer: r.Answer.String(), Parts: r.Parts, Thinking: r.Thinking.String(),
 		Status: r.Status, Error: r.ErrText, App: r.App, Live: true, Cancelling: r.Cancelling,
 		Extras: &r.Extras, Private: r.Private, Started: r.Started, Tokens: r.Tokens, Fallback: r.Fallback, Drafting: r.Drafting,
 	}

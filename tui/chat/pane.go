@@ -93,13 +93,15 @@ func NewPane(private bool) Pane {
 // TurnView is one turn as drawn, logged or live.
 type TurnView struct {
 	Query, Answer, Thinking string
-	Status                  memory.Status
-	Error                   string
-	App                     string
-	Live, Cancelling        bool
-	RetryHint               bool    // this is the turn ctrl+r would retry
-	Extras                  *Extras // activity and results
-	Private                 bool    // a private query: badged, kept nowhere
+	// Parts is the answer by its authors (hub.Parts): how it is drawn.
+	Parts            hub.Parts
+	Status           memory.Status
+	Error            string
+	App              string
+	Live, Cancelling bool
+	RetryHint        bool    // this is the turn ctrl+r would retry
+	Extras           *Extras // activity and results
+	Private          bool    // a private query: badged, kept nowhere
 	// Started and Ended bound the turn (Ended zero while it runs);
 	// Tokens is what the model wrote (eval tokens, or streamed chunks
 	// while it runs).
@@ -114,7 +116,7 @@ type TurnView struct {
 
 func viewOfTurn(t hub.Turn) TurnView {
 	app := t.AnsweredBy()
-	tv := TurnView{Query: t.Query, Answer: t.Answer, Thinking: t.Thinking, Status: t.Status, Error: t.Error, App: app, Private: t.Private,
+	tv := TurnView{Query: t.Query, Answer: t.Answer, Parts: t.AnswerParts(), Thinking: t.Thinking, Status: t.Status, Error: t.Error, App: app, Private: t.Private,
 		Started: t.Started, Ended: t.Ended, Tokens: t.Usage.EvalTokens}
 	if t.Plan != nil && t.Plan.Fallback {
 		tv.Fallback = fallbackWords(t.Plan.Reason)
@@ -347,7 +349,7 @@ func (c *Pane) liveAnswer(d Draw, w int) string {
 			return lc.out
 		}
 	}
-	out := d.MD.Render(src, w, d.Theme.Dark)
+	out := drawParts(d, d.Live.Parts, w)
 	*lc = liveCache{run: d.Live.ID, n: len(src), width: w, dark: d.Theme.Dark, out: out, at: d.Now}
 	return out
 }

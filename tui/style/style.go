@@ -24,6 +24,8 @@ type Theme struct {
 	UserBar   lipgloss.Style // the bar left of the user's words
 	UserText  lipgloss.Style
 	Label     lipgloss.Style // "◆ vanilla" above an answer
+	AppBar    lipgloss.Style // the frame of an app's part of an answer
+	HubWords  lipgloss.Style // a part of an answer in bulkhead's own words
 	Thinking  lipgloss.Style
 	Warn      lipgloss.Style // cut / cancelled markers
 	Err       lipgloss.Style
@@ -68,6 +70,8 @@ func New(dark bool) Theme {
 		UserBar:   lipgloss.NewStyle().Foreground(accent),
 		UserText:  lipgloss.NewStyle().Foreground(fg),
 		Label:     lipgloss.NewStyle().Foreground(blue).Bold(true),
+		AppBar:    lipgloss.NewStyle().Foreground(yellow),
+		HubWords:  lipgloss.NewStyle().Foreground(accent),
 		Thinking:  lipgloss.NewStyle().Foreground(muted).Italic(true),
 		Warn:      lipgloss.NewStyle().Foreground(yellow).Bold(true),
 		Err:       lipgloss.NewStyle().Foreground(red).Bold(true),

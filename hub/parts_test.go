@@ -34,3 +34,25 @@ func TestEveryLineOfAnAppsPartIsMarked(t *testing.T) {
 		}
 	}
 }
+
+// Streamed a rune at a time, the parts draw as they do whole: a token
+// boundary never lets an app's line go unmarked.
+func TestStreamedPartsDrawAsWhole(t *testing.T) {
+	t.Parallel()
+	var text strings.Builder
+	for _, r := range hostile() {
+		text.WriteString("word" + string(r))
+	}
+	ps := Parts{{By: ByAssistant, Text: "Here: "}, {By: ByApp, App: "weather", Text: text.String()}, {By: ByHub, Text: "withheld: x\nsecond"}, {By: ByAssistant, Text: "Enjoy."}}
+	var b strings.Builder
+	w := NewPartWriter(func(s string) { b.WriteString(s) }, "", false)
+	for _, p := range ps {
+		for _, r := range p.Text {
+			w.Write(p.By, p.App, string(r))
+		}
+	}
+	w.Close()
+	if whole := ps.Plain("", false); b.String() != whole {
+		t.Errorf("streamed:\n%s\nwhole:\n%s", b.String(), whole)
+	}
+}

@@ -75,25 +75,29 @@ for --idle (env ` + idleEnv + `). See docs/architecture.md.`,
 			}
 			// A config edit applies to the sessions that start after it
 			// (engine.Apply), and ends what the old config granted apps
-			// (folders, network) before their next call.
+			// (folders, network, allow rules) before their next call. An
+			// edit that does not load (or apply) cannot confirm the
+			// network the file grants: the apps' network stops until
+			// one does (engine.LoadFailed), which then applies even when
+			// the file is as it was.
 			file := cfg.File
 			if file == "" {
 				file = config.DefaultFile()
 			}
 			var mu sync.Mutex
-			applied := cfg
+			applied, failed := cfg, false
 			reload := func() (map[string]string, error) {
 				next, err := g.load(cmd)
-				if err != nil {
-					return nil, err
-				}
 				mu.Lock()
 				defer mu.Unlock()
-				if serve.Fingerprint(next, g.vanilla) != serve.Fingerprint(applied, g.vanilla) {
-					if err := eng.Apply(next); err != nil {
-						return nil, err
+				if err == nil && (failed || serve.Fingerprint(next, g.vanilla) != serve.Fingerprint(applied, g.vanilla)) {
+					if err = eng.Apply(next); err == nil {
+						applied = engine.Applied(applied, next)
 					}
-					applied = engine.Applied(applied, next)
+				}
+				if failed = err != nil; failed {
+					eng.LoadFailed(err)
+					return nil, fmt.Errorf("%w (the MCP apps have no network until it loads)", err)
 				}
 				return serve.Keys(applied, g.vanilla), nil
 			}

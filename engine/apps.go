@@ -213,7 +213,8 @@ func installMCP(names []string, cfg config.Config, cache *mcp.Cache, log *slog.L
 // the catalog: the built-in one plus the entries they declare. A nil
 // catalog means none could be built. No server's sandbox may reach
 // bulkhead's own folders (private), and a server started through a
-// package runner keeps its cache in the config's AppsCache.
+// package runner keeps its cache in the config's AppsCache; no grant
+// may reach the cache folder, which holds every app's.
 func mcpServers(names []string, cfg config.Config) (map[string]mcp.Server, *apps.Catalog, error) {
 	servers := cfg.MCP
 	builtin := map[string]bool{"files": true, "notes": true, "shell": true, "clock": true, "calc": true}
@@ -251,6 +252,7 @@ func mcpServers(names []string, cfg config.Config) (map[string]mcp.Server, *apps
 		s.Changes = store
 		if cfg.CacheDir != "" {
 			s.Own = filepath.Join(cfg.AppsCache(), n)
+			s.Reserved = []string{cfg.CacheDir}
 		}
 		for t, tc := range c.Tools {
 			s.Tools[t] = mcp.ToolConfig{Functionality: tc.Functionality, Effect: apps.Effect(tc.Effect), Key: tc.Key}
@@ -367,6 +369,51 @@ func (e *Engine) ReloadMCP(cfg config.Config) []Reconfigured {
 	}
 	for _, r := range out {
 		e.Log.Info("config changed: an MCP app's processes were stopped", "app", r.App, "stopped", r.Stopped, "err", fmt.Sprint(r.Err))
+	}
+	return out
+}
+
+// Unconfirmed stops the network of the MCP apps installed in reg: the
+// config file does not load (why), so the network its net grants
+// allowed can no longer be confirmed. Each app with any has its
+// processes stopped, and starts the next without network until a
+// config loads again (mcp.App.Unconfirmed); the apps whose processes
+// were stopped are returned.
+func Unconfirmed(reg *apps.Registry, why error) []Reconfigured {
+	var out []Reconfigured
+	for _, n := range reg.Names() {
+		a, _ := reg.App(n)
+		if m, ok := a.(*mcp.App); ok {
+			if stopped := m.Unconfirmed(); stopped > 0 {
+				out = append(out, Reconfigured{App: n, Stopped: stopped, Err: why})
+			}
+		}
+	}
+	return out
+}
+
+// LoadFailed is ReloadMCP for a config file that does not load (why):
+// the MCP apps of every profile, running or started before the next
+// Apply, have no network until a config loads again (Unconfirmed); the
+// log says so, and names the apps whose processes were stopped.
+func (e *Engine) LoadFailed(why error) []Reconfigured {
+	e.pmu.Lock()
+	first := e.unloaded == nil
+	e.unloaded = why
+	var regs []*apps.Registry
+	for _, p := range e.profiles {
+		regs = append(regs, p.Apps)
+	}
+	e.pmu.Unlock()
+	var out []Reconfigured
+	for _, r := range regs {
+		out = append(out, Unconfirmed(r, why)...)
+	}
+	if first {
+		e.Log.Warn("the config file does not load: the MCP apps have no network until it does", "err", fmt.Sprint(why))
+	}
+	for _, r := range out {
+		e.Log.Warn("the config file does not load: an MCP app's processes were stopped, and start without network", "app", r.App, "stopped", r.Stopped)
 	}
 	return out
 }

@@ -71,6 +71,9 @@ type Engine struct {
 	cur      config.Config
 	gen      int
 	profiles map[string]*Profile // by Profile.key; the engine's own among them
+	// unloaded is why the config file last failed to load (LoadFailed),
+	// until Apply: while set, a profile's MCP apps start without network.
+	unloaded error
 }
 
 // Options tunes Open.

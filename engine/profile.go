@@ -72,6 +72,11 @@ func (e *Engine) Profile(spec ProfileSpec) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.unloaded != nil {
+		// The config file does not load: its net grants are not
+		// confirmed for this profile's apps either.
+		Unconfirmed(p.Apps, e.unloaded)
+	}
 	p.refs, p.key = 1, key
 	e.profiles[key] = p
 	e.Log.Info("profile started", "workspace", spec.Workspace, "apps", strings.Join(spec.Enable, ","))

@@ -62,8 +62,10 @@ func Applied(start, next config.Config) config.Config {
 // session that starts after it gets a profile built with them; the
 // permission rules and the models' settings change at once; the MCP
 // servers whose entries changed are stopped and start again as next
-// says (ReloadMCP). Sessions open keep their profile. Nothing changes
-// when next's rules are not valid.
+// says (ReloadMCP); what an allow rule that next lacks allowed ends
+// (permissions.Broker.SetRules), and the network a config that did not
+// load stopped (LoadFailed) is as next says again. Sessions open keep
+// their profile. Nothing changes when next's rules are not valid.
 func (e *Engine) Apply(next config.Config) error {
 	next = Applied(e.settings(), next)
 	rules := brokerRules(next.Rules)
@@ -79,6 +81,7 @@ func (e *Engine) Apply(next config.Config) error {
 	e.pmu.Lock()
 	e.cur = next
 	e.gen++
+	e.unloaded = nil
 	e.pmu.Unlock()
 	e.ReloadMCP(next)
 	e.Log.Info("the config file changed: its settings apply to sessions from now on")

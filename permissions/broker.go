@@ -112,7 +112,9 @@ func NewBroker(o Options) (*Broker, error) {
 
 // SetRules makes rules the user's rules from now on (the config file
 // changed); a request being decided keeps the rules it started with.
-// Nothing changes when they are not valid.
+// What an allow rule allowed that the new rules no longer allow ends:
+// the processes that held it are stopped before SetRules returns
+// (leases). Nothing changes when the rules are not valid.
 func (b *Broker) SetRules(rules []Rule) error {
 	if err := ValidateRules(rules); err != nil {
 		return fmt.Errorf("permission rules: %w", err)
@@ -123,8 +125,11 @@ func (b *Broker) SetRules(rules []Rule) error {
 		rs = append(rs, ru)
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.rules = rs
+	b.mu.Unlock()
+	if stopped := b.endRuled(rs); len(stopped) > 0 {
+		b.log.Info("the rules changed: what an allow rule allowed and the rules no longer allow has ended", "stopped", stopped)
+	}
 	return nil
 }
 

@@ -156,7 +156,8 @@ func (b *Broker) askRule(r Request, _ time.Time) (verdict, Decision) {
 
 func (b *Broker) allowRule(r Request, _ time.Time) (verdict, Decision) {
 	if ru, ok := firstRule(b.rules, EffectAllow, r); ok {
-		return allow, Decision{Answer: AnswerOnce, Allowed: true, Source: SourceRule, Rule: ru.Where}
+		ruled := &Request{Kind: r.Kind, Subject: r.Subject, Object: r.Object, Function: r.Function}
+		return allow, Decision{Answer: AnswerOnce, Allowed: true, Source: SourceRule, Rule: ru.Where, ruled: ruled}
 	}
 	return next, Decision{}
 }

@@ -18,8 +18,11 @@ import (
 //   - a grant (session or stored): when it is revoked, or expires;
 //   - the session that answered — an "allow once", or a session grant:
 //     when the session ends (EndSession);
-//   - an allow rule, a policy or the --vanilla baseline: never by itself
-//     (config is read again when bulkhead starts).
+//   - an allow rule: when the rules no longer allow what it allowed —
+//     the rule removed from the config, or a deny or ask rule now
+//     covering it (SetRules); a private turn's broker's, by the main
+//     broker's rules;
+//   - a policy or the --vanilla baseline: never by itself.
 //
 // Whoever uses the access holds the lease with a stop function (the MCP
 // instance, which kills the process): ending the lease calls every
@@ -34,8 +37,9 @@ import (
 // concurrent use.
 type Lease struct {
 	set     *leaseSet
-	grant   string // the grant that allowed it ("" for none)
-	session string // the session it is bound to ("" for none)
+	grant   string   // the grant that allowed it ("" for none)
+	session string   // the session it is bound to ("" for none)
+	ruled   *Request // what an allow rule allowed (nil for none): it lasts while the rules allow it
 
 	mu      sync.Mutex
 	ended   bool
@@ -166,6 +170,15 @@ func (b *Broker) Lease(session string, d Decision) *Lease {
 		// as long as that process.
 		l.session = session
 	}
+	if d.Source == SourceRule {
+		// A rule's allow lasts while the rules allow it: a change of
+		// them since the decision ends it at once.
+		l.ruled = d.ruled
+		if !b.addRuled(l) {
+			l.ended = true
+		}
+		return l
+	}
 	b.leases.add(l)
 	if !expires.IsZero() {
 		wait := time.Until(expires)
@@ -176,6 +189,31 @@ func (b *Broker) Lease(session string, d Decision) *Lease {
 		l.mu.Unlock()
 	}
 	return l
+}
+
+// addRuled adds a lease an allow rule gave, if the rules (the main
+// broker's, which SetRules changes) still allow what it allowed; the
+// check and the add are one step under the rules' lock, so a SetRules
+// either sees the lease or is seen by it. A rule's decision that does
+// not say what it allowed (not made by a broker) is not added.
+func (b *Broker) addRuled(l *Lease) bool {
+	rb := b
+	if b.parent != nil {
+		rb = b.parent
+	}
+	rb.mu.Lock()
+	defer rb.mu.Unlock()
+	if l.ruled == nil || !rulesAllow(rb.rules, *l.ruled) {
+		return false
+	}
+	b.leases.add(l)
+	return true
+}
+
+// endRuled ends the leases of allow rules that rules no longer allow,
+// and returns their holders' names.
+func (b *Broker) endRuled(rules []Rule) []string {
+	return b.leases.endWhere(func(l *Lease) bool { return l.ruled != nil && !rulesAllow(rules, *l.ruled) })
 }
 
 // grantByID finds a valid grant this broker (or its parent) holds.

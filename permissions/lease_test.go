@@ -144,3 +144,98 @@ func TestLeasesEndWithWhatAllowedThem(t *testing.T) {
 		}
 	})
 }
+
+// What an allow rule allowed lasts while the rules allow it: the rule's
+// removal from the config (SetRules) ends it and stops its holders, as
+// does a deny or ask rule that now covers it; a change that leaves it
+// allowed ends nothing. A private turn's broker's rule lease ends by
+// the main broker's rules, and a lease made after the rules changed
+// under its decision is ended from the start.
+func TestARulesRemovalEndsWhatItAllowed(t *testing.T) {
+	t.Parallel()
+	ctxA := permissions.WithSession(context.Background(), "a")
+	ctxB := permissions.WithSession(context.Background(), "b")
+	allowSock := permissions.Rule{Effect: permissions.EffectAllow, Kind: "network", Subject: "sock", Object: "api.example.com:443"}
+	allowOther := permissions.Rule{Effect: permissions.EffectAllow, Kind: "network", Subject: "other"}
+	// ruled is a broker with rules, whose network request is decided by
+	// allowSock, and the lease of that decision, held.
+	ruled := func(t *testing.T) (*permissions.Broker, *permissions.Lease, *atomic.Int32) {
+		t.Helper()
+		b := newEnv(t).broker(t, permissionstest.NewPrompter(permissions.AnswerDeny), allowSock)
+		d, err := b.Request(ctxA, netRequest)
+		if err != nil || !d.Allowed || d.Source != permissions.SourceRule {
+			t.Fatalf("the allow rule must decide: %+v %v", d, err)
+		}
+		l := b.Lease("a", d)
+		return b, l, held(l)
+	}
+
+	t.Run("removed", func(t *testing.T) {
+		t.Parallel()
+		b, l, stops := ruled(t)
+		if !l.For(ctxB) {
+			t.Fatal("a rule's allow is no session's")
+		}
+		// Another rule first: allowSock still allows it.
+		if err := b.SetRules([]permissions.Rule{allowOther, allowSock}); err != nil {
+			t.Fatal(err)
+		}
+		b.EndSession("a")
+		if l.Ended() || stops.Load() != 0 {
+			t.Fatal("a change that keeps the rule, or a session's end, ended it")
+		}
+		if err := b.SetRules([]permissions.Rule{allowOther}); err != nil {
+			t.Fatal(err)
+		}
+		if !l.Ended() || stops.Load() != 1 {
+			t.Fatalf("the rule's removal must end what it allowed: ended %v, %d stops", l.Ended(), stops.Load())
+		}
+	})
+
+	t.Run("denied now", func(t *testing.T) {
+		t.Parallel()
+		for _, effect := range []permissions.Effect{permissions.EffectDeny, permissions.EffectAsk} {
+			b, l, stops := ruled(t)
+			over := permissions.Rule{Effect: effect, Kind: "network", Object: "api.example.com:*"}
+			if err := b.SetRules([]permissions.Rule{allowSock, over}); err != nil {
+				t.Fatal(err)
+			}
+			if !l.Ended() || stops.Load() != 1 {
+				t.Fatalf("an %s rule that now covers it must end it: ended %v, %d stops", effect, l.Ended(), stops.Load())
+			}
+		}
+	})
+
+	t.Run("private broker", func(t *testing.T) {
+		t.Parallel()
+		main := newEnv(t).broker(t, permissionstest.NewPrompter(permissions.AnswerDeny), allowSock)
+		priv, err := permissions.NewBroker(permissions.Options{Grants: main, Rules: main.Rules(), Prompter: permissionstest.NewPrompter(permissions.AnswerDeny)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := priv.Request(ctxA, netRequest)
+		if err != nil || d.Source != permissions.SourceRule {
+			t.Fatalf("the private turn decides by the rule: %+v %v", d, err)
+		}
+		stops := held(priv.Lease("a", d))
+		if err := main.SetRules(nil); err != nil || stops.Load() != 1 {
+			t.Fatalf("the main broker's rule removal must stop the private turn's process: %v, %d stops", err, stops.Load())
+		}
+	})
+
+	t.Run("removed before the lease", func(t *testing.T) {
+		t.Parallel()
+		b := newEnv(t).broker(t, permissionstest.NewPrompter(permissions.AnswerDeny), allowSock)
+		d, err := b.Request(ctxA, netRequest)
+		if err != nil || d.Source != permissions.SourceRule {
+			t.Fatalf("%+v %v", d, err)
+		}
+		if err := b.SetRules(nil); err != nil {
+			t.Fatal(err)
+		}
+		l := b.Lease("a", d)
+		if stops := held(l); !l.Ended() || stops.Load() != 1 {
+			t.Fatalf("a lease of a rule gone since its decision must end at once: ended %v, %d stops", l.Ended(), stops.Load())
+		}
+	})
+}

@@ -335,6 +335,10 @@ type Decision struct {
 	// Later, with a deny of a change set: the person left it pending,
 	// to decide later (bulkhead changes), rather than discarding it.
 	Later bool `json:"later,omitempty"`
+	// ruled, with an allow by a rule, is what the rule allowed (kind,
+	// subject, object, function): the access it gives lasts while the
+	// rules allow that (Broker.Lease).
+	ruled *Request
 }
 
 // Pending reports whether d leaves a change set pending — neither

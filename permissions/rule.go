@@ -88,3 +88,16 @@ func firstRule(rules []Rule, e Effect, r Request) (Rule, bool) {
 	}
 	return Rule{}, false
 }
+
+// rulesAllow reports whether rules allow r by themselves: an allow rule
+// covers it, and no deny or ask rule (which come first) does.
+func rulesAllow(rules []Rule, r Request) bool {
+	if _, ok := firstRule(rules, EffectDeny, r); ok {
+		return false
+	}
+	if _, ok := firstRule(rules, EffectAsk, r); ok {
+		return false
+	}
+	_, ok := firstRule(rules, EffectAllow, r)
+	return ok
+}

@@ -437,7 +437,7 @@ func (s *Server) Reload() {
 	defer s.reloadMu.Unlock()
 	keys, err := s.opts.Reload()
 	if err != nil {
-		s.log.Warn("the config file does not load; the process runs with what it had", "err", err)
+		s.log.Warn("the config file does not load; the process keeps what it had, but the MCP apps have no network until it loads", "err", err)
 		return
 	}
 	s.mu.Lock()

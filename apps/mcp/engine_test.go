@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
 // engine.Install installs a configured server when enable names it or
@@ -206,5 +208,105 @@ func TestAnUnlistableServerDoesNotStopTheStart(t *testing.T) {
 	}
 	if _, err := engine.Install(cfg, nil, nil); err == nil {
 		t.Error("Install, which takes every app or none, must fail")
+	}
+}
+
+// A config file that does not load cannot confirm the network it
+// grants: the serving process (engine.LoadFailed) stops every process
+// of an app that has network, before its next call, and the next runs
+// without network and asks for none — in a profile already running and
+// in one a session starts while the file is broken. Once a config
+// applies again (engine.Apply), even the one the process had, the
+// network is as it says: the next process asks, and reaches it.
+func TestAConfigThatDoesNotLoadStopsTheNetwork(t *testing.T) {
+	t.Parallel()
+	if _, err := sandbox.Status(); err != nil {
+		t.Skipf("no Landlock here: %v", err)
+	}
+	dest := echoListener(t)
+	cfg := config.Config{DataDir: t.TempDir(), Workspace: t.TempDir(), Enable: []string{"netter"},
+		Ollama: config.Ollama{Host: "http://127.0.0.1:9"}, Hub: config.Owner{Model: "m", History: 4}, Spokes: config.Owner{Model: "m", History: 4},
+		MCP: map[string]config.MCPServer{"netter": {Command: mcp.TestServer, Net: []string{dest}}}}
+	eng, err := engine.Open(context.Background(), cfg, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	instance := func(reg *apps.Registry) apps.App {
+		t.Helper()
+		a, ok := reg.App("netter")
+		if !ok {
+			t.Fatal("netter is not installed")
+		}
+		in := a.(*mcp.App).NewInstance()
+		t.Cleanup(func() { in.(interface{ Close() error }).Close() })
+		return in
+	}
+	yes := &asker{allow: true}
+	ctx := apps.WithNetwork(context.Background(), yes)
+	in := instance(eng.Apps)
+	if out := reach(t, ctx, in, map[string]string{"tcp": dest}); !strings.Contains(out, "tcp ok") || len(yes.calls()) != 1 {
+		t.Fatalf("before: the allowed endpoint (asked %v): %s", yes.calls(), out)
+	}
+
+	broken := errors.New("config.yaml: yaml: line 3: mapping values are not allowed in this context")
+	rs := eng.LoadFailed(broken)
+	if len(rs) != 1 || rs[0].App != "netter" || rs[0].Stopped != 1 || !errors.Is(rs[0].Err, broken) {
+		t.Fatalf("a config that does not load must stop the process that has network: %+v", rs)
+	}
+	if out := reach(t, ctx, in, map[string]string{"tcp": dest}); !strings.Contains(out, "tcp failed") {
+		t.Fatalf("while the file does not load, the next process reached the endpoint: %s", out)
+	}
+	p, err := eng.Profile(engine.ProfileSpec{Workspace: t.TempDir(), Enable: []string{"netter"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Release(p)
+	if out := reach(t, ctx, instance(p.Apps), map[string]string{"tcp": dest}); !strings.Contains(out, "tcp failed") {
+		t.Fatalf("a session started while the file does not load reached the endpoint: %s", out)
+	}
+	if got := yes.calls(); len(got) != 1 {
+		t.Fatalf("no network is asked for while the file does not load: %v", got)
+	}
+
+	if err := eng.Apply(cfg); err != nil { // the file loads again, as it was
+		t.Fatal(err)
+	}
+	if out := reach(t, ctx, in, map[string]string{"tcp": dest}); !strings.Contains(out, "tcp ok") {
+		t.Fatalf("once the file loads, its network: %s", out)
+	}
+	if got := yes.calls(); len(got) != 2 {
+		t.Fatalf("the process after the file loads must ask again: %v", got)
+	}
+}
+
+// No folders or read grant reaches another app's runner cache, nor
+// bulkhead's cache folder that holds them all, wherever cache_dir lies
+// (here outside the home, where no home tree guards it): an app that
+// could write another's cache could run code as it. A folder beside the
+// cache is granted.
+func TestGrantsNeverReachTheAppsCaches(t *testing.T) {
+	t.Parallel()
+	cache := t.TempDir()
+	cfg := config.Config{CacheDir: cache}
+	other := filepath.Join(cfg.AppsCache(), "other")
+	if err := os.MkdirAll(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	install := func(s config.MCPServer) error {
+		_, err := engine.Install(config.Config{Enable: []string{"wide"}, Workspace: t.TempDir(), DataDir: t.TempDir(), CacheDir: cache,
+			MCP: map[string]config.MCPServer{"wide": s}}, nil, nil)
+		return err
+	}
+	for _, folder := range []string{other, filepath.Join(other, "node_modules"), cfg.AppsCache(), cache, filepath.Dir(cache)} {
+		if err := install(config.MCPServer{Command: mcp.TestServer, Folders: []string{folder}}); err == nil || !strings.Contains(err.Error(), "bulkhead's") {
+			t.Errorf("folders: [%s] must be refused: %v", folder, err)
+		}
+		if err := install(config.MCPServer{Command: mcp.TestServer, Read: []string{folder}}); err == nil || !strings.Contains(err.Error(), "bulkhead's") {
+			t.Errorf("read: [%s] must be refused: %v", folder, err)
+		}
+	}
+	if err := install(config.MCPServer{Command: mcp.TestServer, Folders: []string{t.TempDir()}}); err != nil {
+		t.Errorf("a folder beside the cache: %v", err)
 	}
 }

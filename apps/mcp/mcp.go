@@ -151,6 +151,10 @@ type Server struct {
 	// uvx, … gets a folder of its own in it. "": such a server's runner
 	// caches nothing (its HOME is temporary). No grant may reach it.
 	Own string
+	// Reserved are more of bulkhead's folders no grant may reach, which
+	// its sandbox does not hide: bulkhead's cache folder (cache_dir),
+	// which holds every app's runner cache, wherever it lies.
+	Reserved []string
 	// Unconfined runs a stdio server without the sandbox, with bulkhead's
 	// full environment: for tests that show the sandbox bites.
 	Unconfined bool

@@ -27,8 +27,10 @@ type asker struct {
 	// decision says what allowed it (a grant, a session's answer).
 	broker   *permissions.Broker
 	decision permissions.Decision
-	mu       sync.Mutex
-	asked    []string
+	// request, with broker, has the broker decide (its rules) instead.
+	request bool
+	mu      sync.Mutex
+	asked   []string
 }
 
 func (a *asker) AllowNetwork(ctx context.Context, app, endpoint string) (apps.Lease, bool) {
@@ -37,6 +39,14 @@ func (a *asker) AllowNetwork(ctx context.Context, app, endpoint string) (apps.Le
 	a.asked = append(a.asked, app+" "+endpoint)
 	if !a.allow {
 		return nil, false
+	}
+	if a.broker != nil && a.request {
+		d, err := a.broker.Request(ctx, permissions.Request{Kind: permissions.KindNetwork, Subject: app, Object: endpoint,
+			Detail: app + " may connect to " + endpoint, Warning: "Network: " + app + " could send anything it has read."})
+		if err != nil || !d.Allowed {
+			return nil, false
+		}
+		return a.broker.Lease(permissions.SessionOf(ctx), d), true
 	}
 	if a.broker != nil {
 		return a.broker.Lease(permissions.SessionOf(ctx), a.decision), true
@@ -224,7 +234,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // A grant's end ends its access before the next call, with a real
 // sandboxed server that keeps connecting to its endpoint between calls:
-// when the grant is revoked — or the session that allowed it ends —
+// when the grant is revoked — or the session that allowed it ends, or
+// the allow rule that allowed it leaves the rules —
 // its process is stopped at once (the revoke says so), no line reaches
 // the endpoint after, and the next call starts a fresh process that
 // asks again (here: denied, so nothing reaches it). A session's answer
@@ -235,7 +246,7 @@ func TestAGrantsEndStopsItsProcess(t *testing.T) {
 	if _, err := sandbox.Status(); err != nil {
 		t.Skipf("no Landlock here: %v", err)
 	}
-	for _, how := range []string{"revoked", "session ended", "other session"} {
+	for _, how := range []string{"revoked", "session ended", "other session", "rule removed"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			sink := countingListener(t)
@@ -249,8 +260,15 @@ func TestAGrantsEndStopsItsProcess(t *testing.T) {
 				t.Fatal(err)
 			}
 			yes := &asker{allow: true, broker: b, decision: permissions.Decision{Answer: permissions.AnswerOnce, Allowed: true, Source: permissions.SourceUser}}
-			if how == "revoked" {
+			switch how {
+			case "revoked":
 				yes.decision = permissions.Decision{Answer: permissions.AnswerPermanent, Allowed: true, Source: permissions.SourceGrant, GrantID: grant.ID}
+			case "rule removed":
+				// an allow rule decides, with no grant
+				if b, err = permissions.NewBroker(permissions.Options{Rules: []permissions.Rule{{Effect: permissions.EffectAllow, Kind: "network", Subject: "beaconer"}}}); err != nil {
+					t.Fatal(err)
+				}
+				yes = &asker{allow: true, broker: b, request: true}
 			}
 			a, err := mcp.New("beaconer", mcp.Server{Command: mcp.TestServer, Net: []sandbox.Endpoint{ep}}, apps.Default(), nil)
 			if err != nil {
@@ -294,6 +312,10 @@ func TestAGrantsEndStopsItsProcess(t *testing.T) {
 				b.EndSession("s1")
 			case "other session":
 				next = apps.WithNetwork(permissions.WithSession(context.Background(), "s2"), no)
+			case "rule removed":
+				if err := b.SetRules(nil); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if how != "other session" {
 				// Stopped already: not one line more, with no call at all.

@@ -112,7 +112,7 @@ func (a *App) current() (Server, *configLease) {
 func (a *App) Reconfigure(s Server) (stopped int, err error) {
 	a.mu.Lock()
 	old := a.cfg
-	sameCommand := cacheKey(s) == a.key && slices.Equal(s.Private, old.Private) && s.Changes == old.Changes && s.Own == old.Own
+	sameCommand := cacheKey(s) == a.key && slices.Equal(s.Private, old.Private) && s.Changes == old.Changes && s.Own == old.Own && slices.Equal(s.Reserved, old.Reserved)
 	if sameCommand && grantsOf(s).equal(grantsOf(old)) {
 		a.mu.Unlock()
 		return 0, nil
@@ -131,6 +131,29 @@ func (a *App) Reconfigure(s Server) (stopped int, err error) {
 	}
 	a.log.Info("the server's configuration changed: its processes were stopped", "stopped", stopped, "grants only", sameCommand)
 	return stopped, err
+}
+
+// Unconfirmed is what a config file that does not load does to the
+// app: the network its config grants (net) can no longer be confirmed,
+// so an app that has any has its processes stopped, and starts the
+// next without network until a config loads again (Reconfigure, which
+// asks again). Its folders stay as they were. It says how many
+// processes were stopped.
+func (a *App) Unconfirmed() (stopped int) {
+	a.mu.Lock()
+	if len(a.cfg.Net) == 0 {
+		a.mu.Unlock()
+		return 0
+	}
+	a.cfg.Net = nil
+	ending := a.cfgLease
+	a.cfgLease = &configLease{}
+	a.mu.Unlock()
+	if ending != nil {
+		stopped = ending.end()
+	}
+	a.log.Warn("the config file does not load: the server's network was stopped until it does", "stopped", stopped)
+	return stopped
 }
 
 // Retire ends the app in this process: its processes are stopped and

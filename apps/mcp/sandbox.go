@@ -32,8 +32,9 @@ import (
 //     working folder (Dir) nor the workspace unless they are listed there.
 //
 // No grant reaches into a Server.Private folder (bulkhead's data
-// directory and config folder, which are empty in its sandbox) or into
-// Server.Own (the package caches of every app), or holds one; a folder
+// directory and config folder, which are empty in its sandbox), into
+// Server.Own, or into a Server.Reserved folder (bulkhead's cache folder,
+// which holds the package caches of every app), or holds one; a folder
 // granted to write is never in one of the user's sandbox.HomeTrees
 // (~/.npm, ~/.local/bin, ~/.ssh, …), nor holds the home folder: a configured grant that would is refused (the
 // server does not start); an automatic one is narrowed to the executable
@@ -66,8 +67,10 @@ func policy(cfg Server) (sandbox.Policy, string, error) {
 		}
 	}
 	reserved := slices.Clone(private)
-	if cfg.Own != "" {
-		reserved = append(reserved, realPath(cfg.Own))
+	for _, r := range append([]string{cfg.Own}, cfg.Reserved...) {
+		if r != "" {
+			reserved = append(reserved, realPath(r))
+		}
 	}
 	overlaps := func(d string) string {
 		for _, p := range reserved {
@@ -93,7 +96,7 @@ func policy(cfg Server) (sandbox.Policy, string, error) {
 				return p, "", fmt.Errorf("%s: %q is not an absolute path", g.key, d)
 			}
 			if o := overlaps(realPath(d)); o != "" {
-				return p, "", fmt.Errorf("%s: %s would reach %s, which is bulkhead's (its data directory, its config folder or the apps' package caches); grant a folder that neither holds it nor lies in it", g.key, d, o)
+				return p, "", fmt.Errorf("%s: %s would reach %s, which is bulkhead's (its data directory, its config folder, or its cache folder, where the apps' package caches lie); grant a folder that neither holds it nor lies in it", g.key, d, o)
 			}
 			if g.key == "folders" {
 				if tree := sandbox.InHomeTree(realPath(d), realHome); tree != "" {

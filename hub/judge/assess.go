@@ -76,15 +76,35 @@ type Assessment struct {
 	// or trust later, each with who does ("…: git runs this file before
 	// every commit"): the hub's words, from sandbox.Protected.
 	RunsLater []string
+	// args are the request's arguments (Apply takes them from the
+	// request): a value of them not the user's is shown as Shown shows it
+	// where it is not plain ASCII.
+	args json.RawMessage
 }
 
 // foreign lists the decisive values that did not come from the user
-// (typed, planned or allowed), as "to ← from mail.read".
+// (typed, planned or allowed), as "to ← from mail.read"; a value outside
+// plain ASCII with how it shows: "to written by a model, from nothing
+// you typed — bob@xn--exmple-4nf.com (U+0430 CYRILLIC SMALL LETTER A)".
 func (a Assessment) foreign() []string {
 	var out []string
+	var leaves map[string]any
 	for _, p := range a.Provenance {
 		if p.Key && !p.Trusted() {
-			out = append(out, fmt.Sprintf("%s %s", pathName(p.Path), DescribeSource(p)))
+			w := fmt.Sprintf("%s %s", pathName(p.Path), DescribeSource(p))
+			if leaves == nil {
+				leaves = map[string]any{}
+				var v any
+				if json.Unmarshal(a.args, &v) == nil {
+					WalkLeaves(v, "", func(path, _ string, leaf any) { leaves[path] = leaf })
+				}
+			}
+			if s, ok := leaves[p.Path].(string); ok {
+				if sh := Shown(s); sh != "" {
+					w += " — " + sh
+				}
+			}
+			out = append(out, w)
 		}
 	}
 	if len(out) > 4 {
@@ -199,6 +219,9 @@ func (a Assessment) settled() Assessment {
 // apply writes the judgement into r.
 func (a Assessment) Apply(r *permissions.Request) {
 	a = a.settled()
+	if a.args == nil {
+		a.args = r.Args
+	}
 	r.Warning = a.String()
 	r.Expected = a.Expected
 	r.Irreversible = r.Irreversible || a.Irreversible

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -195,41 +196,51 @@ func schemaHas(schema json.RawMessage, path []string) bool {
 	return true
 }
 
-// inRequest reports whether v stands whole in the request, compared as
-// provenance compares values (an address or a URL without regard to case
-// where case does not matter, a number as a whole token, any other text
-// exactly, spaces collapsed), and returns the words around it.
+// inRequest reports whether v stands whole in the request, by the rule
+// of its kind (equal.go) — an address, a URL or a path as the same value
+// of its kind among those the request holds (atomKey), a number as a
+// whole token of it, any other text as written (or in the same PRECIS
+// form) between value boundaries — and returns the words around it. The
+// literal is compared as the planner wrote it: nothing around it is
+// trimmed, no space collapsed ("./docs/plan.md", "bob@example.com." and
+// "\"bob@example.com\"" are not in "email bob@example.com about
+// docs/plan.md").
 func inRequest(query, v string) (string, bool) {
-	text, n := NormSpace(query), NormValue(v)
-	if n == "" {
+	text := NormSpace(query)
+	if NormValue(v) == "" {
 		return "", false
 	}
-	if k, ok := atomKey(n); ok {
-		for _, a := range atomsOf(text) {
+	if k, ok := atomKey(v); ok {
+		for _, a := range atomsOf(query) {
 			if ak, ok := atomKey(a); ok && ak == k {
 				return around(text, a), true
 			}
 		}
-		if !strings.HasPrefix(k, "path:") {
-			return "", false
+		if !strings.HasPrefix(k, "path:") || strings.ContainsAny(v[:1], "/~.") {
+			return "", false // "/secret/key" is not in "../secret/key"
 		}
 		// A relative value like Asia/Tokyo or docs/plan.md: as text.
+	} else if wrapsAtom(v) {
+		return "", false
 	}
-	if ContainsValue(text, n) {
-		return around(text, n), true
+	if textIn(query, v) {
+		return around(text, v), true
 	}
-	if f, err := strconv.ParseFloat(n, 64); err == nil && slices.Contains(TokenNumbers(text), CanonNumber(f)) {
-		return around(text, n), true
+	if f, ok := number(v); ok && slices.Contains(TokenNumbers(query), CanonNumber(f)) {
+		return around(text, v), true
 	}
 	return "", false
 }
 
-// atomsOf lists the addresses, URLs and paths of a text, relative paths
-// with a slash (docs/plan.md) included.
+// atomsOf lists the addresses, URLs and paths of a text as its writer
+// meant them (reAtoms), relative paths with a slash (docs/plan.md)
+// included: a word's quotes and brackets and a sentence's punctuation
+// are not part of one, and its leading dots are ("../secret/key" is not
+// /secret/key).
 func atomsOf(text string) []string {
-	out := reAtom().FindAllString(text, 64)
+	out := reAtoms(text, 64)
 	for _, tok := range strings.Fields(text) {
-		tok = strings.Trim(tok, `.,;:!?()[]{}<>"'`)
+		tok = trimAtom(strings.TrimLeft(tok, openers))
 		if strings.Contains(tok, "/") && rePath().MatchString(tok) {
 			out = append(out, tok)
 		}
@@ -240,7 +251,12 @@ func atomsOf(text string) []string {
 // around is the words of text around its first occurrence of v, for a
 // dialog: "email bob@example.com saying hello".
 func around(text, v string) string {
-	i := strings.Index(strings.ToLower(text), strings.ToLower(v))
+	i := strings.Index(text, v)
+	if i < 0 {
+		if nt, nv := norm.NFC.String(text), norm.NFC.String(v); strings.Contains(nt, nv) {
+			text, v, i = nt, nv, strings.Index(nt, nv)
+		}
+	}
 	if i < 0 || i+len(v) > len(text) {
 		return clip(text, 80)
 	}

@@ -36,7 +36,8 @@ func TestCheckBindings(t *testing.T) {
 		why   string
 	}{
 		{"Email bob@example.com saying hi", "mail.send", Binding{Arg: "to", Value: "bob@example.com"}, true, ""},
-		{"Email BOB@Example.com saying hi", "mail.send", Binding{Arg: "to", Value: "bob@example.com"}, true, ""},
+		{"Email bob@Example.com saying hi", "mail.send", Binding{Arg: "to", Value: "bob@example.com"}, true, ""},
+		{"Email BOB@Example.com saying hi", "mail.send", Binding{Arg: "to", Value: "bob@example.com"}, false, "not in your request"}, // a local part's case
 		{"Email bob@example.com saying hi", "mail.send", Binding{Arg: "to", Value: "b@example.com"}, false, "not in your request"},
 		{"Email bob@example.com saying hi", "mail.send", Binding{Arg: "to", Value: "bob@example.com.evil"}, false, "not in your request"},
 		{"Email bob@example.com saying hi", "mail.send", Binding{Arg: "cc", Value: "bob@example.com"}, false, "takes no argument"},

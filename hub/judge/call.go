@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
-	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
@@ -109,7 +108,9 @@ func ExpectRequest(r Request, l *Ledger, vals Values) (bool, string) {
 // typed in an earlier turn, or for another step, or a value of data the
 // user let flow, is not a binding; each boolean or null must be the
 // function's default (false or null when it declares none), and an empty
-// string counts as none, unless the step binds the argument.
+// string counts as none, unless the step binds the argument. A value
+// outside plain ASCII is said as Shown shows it, and what of the request
+// it imitates (Ledger.LookAlike).
 func Unbound(args json.RawMessage, keys []string, params json.RawMessage, s Step, app string, l *Ledger, vals Values) string {
 	var v map[string]any
 	if json.Unmarshal(args, &v) != nil {
@@ -142,7 +143,10 @@ func Unbound(args json.RawMessage, keys []string, params json.RawMessage, s Step
 					}
 				}
 				src, via := l.SourceOf(leaf, app)
-				why = fmt.Sprintf("%s has no binding in the plan (the value came %s)", path, DescribeSource(permissions.Provenance{Source: src, Via: via}))
+				why = fmt.Sprintf("%s has no binding in the plan (the value came %s)", path, l.describeValue(leaf, src, via))
+				if s, ok := leaf.(string); ok && Shown(s) != "" {
+					why += fmt.Sprintf("; %s is %s", path, ValueWords(s, 80))
+				}
 				return
 			}
 			for _, b := range bound {
@@ -151,7 +155,7 @@ func Unbound(args json.RawMessage, keys []string, params json.RawMessage, s Step
 				}
 			}
 			src, via := l.SourceOf(leaf, app)
-			why = fmt.Sprintf("%s is %s, not what the plan bound (%s); the value came %s", path, clip(fmt.Sprint(leaf), 80), bound[0].Words(), DescribeSource(permissions.Provenance{Source: src, Via: via}))
+			why = fmt.Sprintf("%s is %s, not what the plan bound (%s); the value came %s", path, ValueWords(leaf, 80), bound[0].Words(), l.describeValue(leaf, src, via))
 		})
 	}
 	return why

@@ -20,6 +20,19 @@
 //     free text, instruction-like text, a file other programs run) is a
 //     concern of its own (Assessment), and irreversible asks every time.
 //
+// What "equal" means (equal.go; DESIGN.md invariant 13): each kind of
+// value has one rule, and SameValue, inRequest and the Ledger all use it.
+// A number equals a number; an address's local part and a URL's path,
+// query and fragment compare byte for byte; a domain by IDNA
+// (idna.Registration), folding ASCII case alone, a domain written in
+// Unicode never equal to its punycode; a path (anything with a slash, a
+// file name with an extension) by its bytes — two canonically equivalent
+// names are two files, NFC "café.md" is not NFD "cafe\u0301.md"; any
+// other text by PRECIS, NFC and nothing else. A value outside plain ASCII
+// never equals one in it: no look-alike letter of any script, no
+// invisible character, no fullwidth form is what the user typed, and a
+// dialog shows such a value with its punycode and code points (Shown).
+//
 // Everything here is a pure function of its inputs (the request, the
 // plan's step, the call, the Ledger of the turn's values, the Values its
 // references bind to), with no IO; a Ledger is safe for concurrent use,

@@ -10,6 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/bulkhead-dev/bulkhead/permissions"
 )
 
@@ -25,15 +27,19 @@ import (
 // (bind.go). It is safe for concurrent use: spokes of one turn record
 // into it at once.
 //
-// Values are matched whole: a string is held by an origin when one of its
-// texts contains it between value boundaries ("b@example.com" is not in
-// "bob@example.com"); addresses and URLs compare case-insensitively only
-// where case does not matter (an address, a URL's scheme and host), every
-// other text exactly; a JSON number matches a number that stands as a
-// whole token of a text ("2024" is not in "2024-05-12"), a string never
-// matches numerically ("020" is not "20"). A value no origin holds whole
-// is composed: it is attributed to an app whose text it embeds, else
-// unknown — never to the user.
+// Values are matched whole and by equality's rules (equal.go): an
+// address, a URL or a path is held by an origin when one of its texts
+// holds the same value of its kind (atomKey: an address's local part
+// and a URL's path as written, a domain by IDNA, a path by its bytes);
+// any other string when one of its texts contains it between value
+// boundaries ("b@example.com" is not in "bob@example.com"), as written or
+// in the same PRECIS (NFC) form, runs of spaces aside; a value that is an
+// address, a URL or a path with something around it (a sentence's dot,
+// quotes, "mailto:") is none the user typed. A JSON number matches a
+// number that stands as a whole token of a text ("2024" is not in
+// "2024-05-12"), a string never matches numerically ("020" is not "20").
+// A value no origin holds whole is composed: it is attributed to an app
+// whose text it embeds, else unknown — never to the user.
 type Ledger struct {
 	mu      sync.Mutex
 	origins []*origin
@@ -50,8 +56,8 @@ type origin struct {
 	// values, the app they were allowed to.
 	scope string
 	texts []string
-	atoms map[string]bool // addresses, URLs and paths in the texts, normalised
-	nums  map[string]bool // numbers standing as whole tokens (or whole JSON numbers)
+	atoms map[string]string // addresses, URLs and paths in the texts: atomKey -> as first written
+	nums  map[string]bool   // numbers standing as whole tokens (or whole JSON numbers)
 	// wholeOnly: only whole fields count (allowed data: a value found
 	// inside one of its texts is the data's choice, not the user's).
 	wholeOnly bool
@@ -142,7 +148,7 @@ func (l *Ledger) addValues(source, via, scope string, rank int, texts []string, 
 		}
 	}
 	if o == nil {
-		o = &origin{source: source, via: via, scope: scope, rank: rank, atoms: map[string]bool{}, nums: map[string]bool{}, wholeOnly: rank == rankAllowed}
+		o = &origin{source: source, via: via, scope: scope, rank: rank, atoms: map[string]string{}, nums: map[string]bool{}, wholeOnly: rank == rankAllowed}
 		l.origins = append(l.origins, o)
 		sort.SliceStable(l.origins, func(i, j int) bool { return l.origins[i].rank < l.origins[j].rank })
 	}
@@ -157,19 +163,25 @@ func (l *Ledger) addValues(source, via, scope string, rank int, texts []string, 
 		l.size += len(n)
 		o.texts = append(o.texts, n)
 		if k, ok := atomKey(n); ok {
-			o.atoms[k] = true // the whole text is an address, a URL or a path
+			o.addAtom(k, n) // the whole text is an address, a URL or a path
 		}
 		if o.wholeOnly {
 			continue
 		}
 		for _, a := range atomsOf(n) { // relative paths with a slash too
 			if k, ok := atomKey(a); ok {
-				o.atoms[k] = true
+				o.addAtom(k, a)
 			}
 		}
 		for _, num := range TokenNumbers(n) {
 			o.nums[num] = true
 		}
+	}
+}
+
+func (o *origin) addAtom(key, written string) {
+	if _, ok := o.atoms[key]; !ok {
+		o.atoms[key] = written
 	}
 }
 
@@ -179,15 +191,19 @@ func (o *origin) holds(leaf any) bool {
 	case float64:
 		return o.nums[CanonNumber(t)]
 	case string:
-		n := NormValue(t)
-		if n == "" {
+		if NormValue(t) == "" {
 			return false
 		}
-		if k, ok := atomKey(n); ok {
-			return o.atoms[k]
+		if k, ok := atomKey(t); ok {
+			_, held := o.atoms[k]
+			return held
 		}
+		if wrapsAtom(t) {
+			return false // "bob@example.com.", "mailto:bob@example.com", " /etc/passwd"
+		}
+		n := NormSpace(t)
 		for _, text := range o.texts {
-			if text == n || !o.wholeOnly && ContainsValue(text, n) {
+			if sameString(text, n) || !o.wholeOnly && textIn(text, n) {
 				return true
 			}
 		}
@@ -203,8 +219,8 @@ func (o *origin) embedded(n string) bool {
 			return true
 		}
 	}
-	for _, a := range reAtom().FindAllString(n, 16) {
-		if k, ok := atomKey(a); ok && o.atoms[k] {
+	for _, a := range reAtoms(n, 16) {
+		if k, ok := atomKey(a); ok && o.atoms[k] != "" {
 			return true
 		}
 	}
@@ -275,7 +291,7 @@ func (l *Ledger) SourceOf(leaf any, app string) (source, via string) {
 		}
 	}
 	if s, ok := leaf.(string); ok {
-		n := NormValue(s)
+		n := NormSpace(s)
 		for i := len(l.origins) - 1; i >= 0; i-- {
 			if o := l.origins[i]; o.rank == rankApp && o.embedded(n) {
 				return o.source, ""
@@ -289,9 +305,12 @@ func (l *Ledger) SourceOf(leaf any, app string) (source, via string) {
 // that are not in this request or the plan's texts (an earlier turn's
 // words do not count), with where each came from: what a message, a file
 // or a command would carry to a place the user never named.
+//
+// An atom outside plain ASCII is shown as Shown shows it, and, where it
+// differs from one the user typed only in such characters, says so.
 func (l *Ledger) UntypedAtoms(s, app string) []string {
 	var out []string
-	for _, a := range reAtom().FindAllString(NormSpace(s), 16) {
+	for _, a := range reAtoms(NormSpace(s), 16) {
 		k, ok := atomKey(a)
 		if !ok {
 			continue
@@ -299,14 +318,14 @@ func (l *Ledger) UntypedAtoms(s, app string) []string {
 		typed := false
 		l.mu.Lock()
 		for _, o := range l.origins {
-			if (o.rank == rankUser && o.scope == ScopeQuery || o.rank == rankPlan) && o.atoms[k] {
+			if (o.rank == rankUser && o.scope == ScopeQuery || o.rank == rankPlan) && o.atoms[k] != "" {
 				typed = true
 			}
 		}
 		l.mu.Unlock()
 		if !typed {
 			src, _ := l.SourceOf(a, app)
-			out = append(out, fmt.Sprintf("%s (%s)", a, DescribeSource(permissions.Provenance{Source: src})))
+			out = append(out, fmt.Sprintf("%s (%s%s)", ValueWords(a, 120), DescribeSource(permissions.Provenance{Source: src}), l.lookAlikeWords(a)))
 		}
 	}
 	return out
@@ -355,29 +374,99 @@ var (
 	rePath  = lazyRegexp(`^(?:~|\.{1,2})?/[^\s]*$|^[\p{L}\p{N}._\-]+(?:/[\p{L}\p{N}._\-]+)+$`)
 )
 
-// atomKey is the normalised form of an address, a URL or a path: an
-// address in lower case, a URL with its scheme and host in lower case, a
-// path as written; ok is false for anything else.
+// atomKey is the one form of an address, a URL or a path that equality
+// compares (equal.go): two atoms have one key exactly when SameValue
+// calls them equal — an address's local part and a URL's path, query and
+// fragment as written, a domain by IDNA (domainKey), a path by its bytes.
+// Nothing around the value is trimmed (a trailing dot, a slash, a "./"
+// are the value's own: atomsOf takes a sentence's punctuation off what
+// it finds in a text); ok is false for anything else.
 func atomKey(s string) (string, bool) {
-	s = strings.TrimRight(s, ".,;:!?)")
-	switch {
-	case reEmail().MatchString(s):
-		return "mail:" + strings.ToLower(s), true
-	case reURL().MatchString(s):
-		m := reURL().FindStringSubmatch(s)
-		return "url:" + strings.ToLower(m[1]+m[2]) + strings.TrimSuffix(m[3], "/"), true
-	case rePath().MatchString(s):
-		return "path:" + strings.TrimPrefix(s, "./"), true
+	if k, ok := mailKey(s); ok {
+		return "mail:" + k, true
+	}
+	if k, ok := urlKey(s); ok {
+		return "url:" + k, true
+	}
+	if rePath().MatchString(s) {
+		return "path:" + s, true
 	}
 	return "", false
+}
+
+// wrapsAtom reports whether s is an address, a URL or a path with
+// something around it — spaces, quotes, brackets, a sentence's closing
+// punctuation, a mailto: — and so not that value.
+func wrapsAtom(s string) bool {
+	t := s
+	for {
+		u := strings.TrimSpace(t)
+		u = strings.TrimPrefix(u, "mailto:")
+		u = strings.TrimLeft(u, openers)
+		u = trimAtom(u)
+		if u == t {
+			break
+		}
+		t = u
+	}
+	if t == s {
+		return false
+	}
+	_, ok := atomKey(t)
+	return ok
+}
+
+// openers and closers are the quotes and brackets around a value.
+const (
+	openers = "\"'`“‘«([{<"
+	closers = "\"'`”’»]}>"
+)
+
+// trimAtom takes off what follows an atom in a sentence: its closing
+// punctuation, quotes and brackets (a closing parenthesis only where the
+// atom opens none: a URL's "(bar)" is its own).
+func trimAtom(a string) string {
+	for {
+		b := strings.TrimRight(a, ".,;:!?"+closers)
+		if strings.HasSuffix(b, ")") && strings.Count(b, ")") > strings.Count(b, "(") {
+			b = b[:len(b)-1]
+		}
+		if b == a {
+			return a
+		}
+		a = b
+	}
+}
+
+// reAtoms finds at most n addresses, URLs and paths in a text, as its
+// writer meant them: a sentence's punctuation after one is not part of
+// it, and a path is found from the start of its word (the "/plan.md" of
+// docs/plan.md is not one).
+func reAtoms(text string, n int) []string {
+	var out []string
+	for _, ix := range reAtom().FindAllStringIndex(text, n) {
+		start, a := ix[0], text[ix[0]:ix[1]]
+		if !reEmail().MatchString(a) && !reURL().MatchString(a) {
+			for start > 0 {
+				r, size := utf8.DecodeLastRuneInString(text[:start])
+				if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("._-~", r) {
+					break
+				}
+				start -= size
+			}
+		}
+		out = append(out, trimAtom(text[start:ix[1]]))
+	}
+	return out
 }
 
 // NormSpace collapses runs of spaces.
 func NormSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// NormValue is a value as provenance compares it: spaces collapsed,
-// surrounding space and quotes trimmed, a mailto: or ./ prefix dropped.
-// Case is kept: atomKey folds it where it does not matter.
+// NormValue is a value with spaces collapsed, surrounding space and
+// quotes trimmed, a mailto: or ./ prefix dropped: what decides whether a
+// value is empty, and what a claim or an exclusion reads. Never what
+// decides equality (equal.go): "./docs/plan.md" is not docs/plan.md.
 func NormValue(s string) string {
 	s = strings.Trim(NormSpace(s), " \"'`")
 	s = strings.TrimPrefix(s, "mailto:")
@@ -406,6 +495,24 @@ func ContainsValue(text, v string) bool {
 		off = start + size
 	}
 	return false
+}
+
+// textIn reports whether text holds v whole, as written or — for a value
+// that compares as text (textForm) — in the same PRECIS (NFC) form: the
+// containment that agrees with SameValue. A text with a character NFC
+// replaces on its own (U+212A for K) is searched as written only.
+func textIn(text, v string) bool {
+	if ContainsValue(text, v) {
+		return true
+	}
+	if isASCII(v) || norm.NFC.IsNormalString(text) && norm.NFC.IsNormalString(v) {
+		return false
+	}
+	f, ok := textForm(v)
+	if !ok || !composable(text) {
+		return false
+	}
+	return ContainsValue(norm.NFC.String(text), f)
 }
 
 // valueRune reports whether r can be part of a value: a letter, a digit,

@@ -18,7 +18,8 @@ func TestProvenanceWholeValues(t *testing.T) {
 		name, args, path, want string
 	}{
 		{"typed address", `{"to":"bob@example.com"}`, "to", permissions.ProvenanceUser},
-		{"typed, other case", `{"to":"Bob@Example.com"}`, "to", permissions.ProvenanceUser},
+		{"typed, the domain's case", `{"to":"bob@Example.COM"}`, "to", permissions.ProvenanceUser},
+		{"a local part's case is not typed", `{"to":"Bob@Example.com"}`, "to", permissions.ProvenanceUnknown},
 		{"a substring of a typed address is not typed", `{"to":"b@example.com"}`, "to", permissions.ProvenanceUnknown},
 		{"a longer address around a typed one is not typed", `{"to":"bob@example.com.evil"}`, "to", permissions.ProvenanceUnknown},
 		{"a look-alike of a typed address is not typed", `{"to":"bоb@example.com"}`, "to", permissions.ProvenanceUnknown},

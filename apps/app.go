@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"time"
 )
 
 // Effect is what calling a function does to the world.
@@ -237,6 +238,22 @@ func WithPrivate(ctx context.Context) context.Context {
 func IsPrivate(ctx context.Context) bool {
 	p, _ := ctx.Value(privateKey{}).(bool)
 	return p
+}
+
+type zoneKey struct{}
+
+// WithZone marks ctx as the work of a turn asked by a person in zone
+// loc: an app that reads the time, or "today", reads it there.
+func WithZone(ctx context.Context, loc *time.Location) context.Context {
+	return context.WithValue(ctx, zoneKey{}, loc)
+}
+
+// ZoneOf is the asking person's zone (WithZone), or time.Local.
+func ZoneOf(ctx context.Context) *time.Location {
+	if l, ok := ctx.Value(zoneKey{}).(*time.Location); ok && l != nil {
+		return l
+	}
+	return time.Local
 }
 
 // Network asks whether an out-of-process app may connect to an endpoint

@@ -37,6 +37,9 @@ type AskOptions struct {
 	// wait for the draft's first words: the two go to the server at once,
 	// and the plan's kind — what such a caller waits for — comes sooner.
 	Undrafted bool `json:",omitempty"`
+	// Clock is the asking client's (LocalClock): relative dates in the
+	// request are the person's (clock.go).
+	Clock Clock `json:",omitzero"`
 }
 
 // Ask runs one request in a chat: it logs the request, plans it, runs the
@@ -49,7 +52,7 @@ func (o *Operator) Ask(ctx context.Context, chat, query string, emit func(Event)
 
 // AskWith is Ask with options (a private query).
 func (o *Operator) AskWith(ctx context.Context, chat, query string, opts AskOptions, emit func(Event)) (Turn, error) {
-	ctx = permissions.WithChat(ctx, chat)
+	ctx = WithClock(permissions.WithChat(ctx, chat), opts.Clock)
 	if err := o.beforeTurn(); err != nil {
 		return Turn{}, err
 	}
@@ -204,6 +207,10 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		// Out-of-process apps keep a private turn out of bulkhead's log.
 		ctx = apps.WithPrivate(ctx)
 	}
+	if c, ok := clockOf(ctx); ok {
+		// The apps read "now" and "today" where the person is.
+		ctx = apps.WithZone(ctx, c.Location())
+	}
 	tr = o.startTurn(rs, it, emit)
 	tr.session = permissions.SessionOf(ctx)
 	defer o.endTurn(tr)
@@ -236,7 +243,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	if o.opts.Vanilla {
 		plan = vanillaPlan()
 	} else {
-		in := PlanInput{Query: it.Input, Functionalities: o.catalogNow(), NamedApps: o.namedApps(it.Input), Private: rs.private, Now: o.now()}
+		in := PlanInput{Query: it.Input, Functionalities: o.catalogNow(), NamedApps: o.namedApps(it.Input), Private: rs.private, Now: o.nowIn(ctx)}
 		if o.opts.Apps != nil {
 			in.Catalog = o.opts.Apps.Catalog()
 		}

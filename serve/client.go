@@ -224,12 +224,15 @@ func (c *Client) Ask(ctx context.Context, chat, query string, emit func(hub.Even
 // emit in order, before it returns. Cancelling ctx cancels the turn
 // there, and the turn it returns is the one logged.
 func (c *Client) AskWith(ctx context.Context, chat, query string, opts hub.AskOptions, emit func(hub.Event)) (hub.Turn, error) {
+	if !opts.Clock.Set {
+		opts.Clock = hub.LocalClock() // the person's day is this client's
+	}
 	return c.turn(ctx, mAsk, AskParams{Chat: chat, Query: query, Opts: opts}, emit)
 }
 
 // Retry runs a turn that did not finish again.
 func (c *Client) Retry(ctx context.Context, chat string, seq uint64, emit func(hub.Event)) (hub.Turn, error) {
-	return c.turn(ctx, mRetry, AskParams{Chat: chat, Seq: seq}, emit)
+	return c.turn(ctx, mRetry, AskParams{Chat: chat, Seq: seq, Opts: hub.AskOptions{Clock: hub.LocalClock()}}, emit)
 }
 
 func (c *Client) turn(ctx context.Context, method string, p AskParams, emit func(hub.Event)) (hub.Turn, error) {

@@ -362,7 +362,7 @@ func (s *Server) turn(ss *session, method string, p AskParams) AskResult {
 		err error
 	)
 	if method == mRetry {
-		t, err = op.Retry(ctx, p.Chat, p.Seq, emit)
+		t, err = op.Retry(hub.WithClock(ctx, p.Opts.Clock), p.Chat, p.Seq, emit)
 	} else {
 		t, err = op.AskWith(ctx, p.Chat, p.Query, p.Opts, emit)
 	}

@@ -59,13 +59,15 @@ func (a *App) Manifest() apps.Manifest { return a.man }
 // Call runs one function.
 func (a *App) Call(ctx context.Context, c apps.Call) (json.RawMessage, error) {
 	return apps.Dispatch(ctx, a.man, map[string]apps.Handler{
-		"now": apps.Typed(func(_ context.Context, _ apps.Call, p struct{ Timezone string }) (any, error) {
-			return a.current(p.Timezone)
+		"now": apps.Typed(func(ctx context.Context, _ apps.Call, p struct{ Timezone string }) (any, error) {
+			return a.current(p.Timezone, apps.ZoneOf(ctx))
 		}),
 		"convert": apps.Typed(func(_ context.Context, _ apps.Call, p struct{ Time, From, To string }) (any, error) {
 			return convert(p.Time, p.From, p.To)
 		}),
-		"date_add": apps.Typed(func(_ context.Context, _ apps.Call, p dateAddArgs) (any, error) { return a.dateAdd(p) }),
+		"date_add": apps.Typed(func(ctx context.Context, _ apps.Call, p dateAddArgs) (any, error) {
+			return a.dateAdd(p, apps.ZoneOf(ctx))
+		}),
 	}, c)
 }
 
@@ -75,7 +77,7 @@ func zone(name string, def *time.Location) (*time.Location, error) {
 	case "":
 		return def, nil
 	case "Local", "local":
-		return time.Local, nil
+		return def, nil
 	case "UTC", "utc", "Z":
 		return time.UTC, nil
 	}
@@ -118,8 +120,8 @@ func describe(t time.Time) moment {
 	return moment{Time: t.Format(time.RFC3339), Timezone: t.Location().String(), Weekday: t.Weekday().String(), Abbreviation: abbr}
 }
 
-func (a *App) current(tz string) (moment, error) {
-	loc, err := zone(tz, time.Local)
+func (a *App) current(tz string, here *time.Location) (moment, error) {
+	loc, err := zone(tz, here)
 	if err != nil {
 		return moment{}, err
 	}
@@ -176,8 +178,8 @@ type dateResult struct {
 // dateAdd adds years and months (clamping the day to the month's end),
 // then weeks and days; with until it counts the days from the result to
 // until.
-func (a *App) dateAdd(p dateAddArgs) (dateResult, error) {
-	d, err := a.parseDate(p.Date)
+func (a *App) dateAdd(p dateAddArgs, here *time.Location) (dateResult, error) {
+	d, err := a.parseDate(p.Date, here)
 	if err != nil {
 		return dateResult{}, err
 	}
@@ -202,7 +204,7 @@ func (a *App) dateAdd(p dateAddArgs) (dateResult, error) {
 	}
 	res := dateResult{Date: r.Format(dateLayout), Weekday: r.Weekday().String()}
 	if p.Until != "" {
-		u, err := a.parseDate(p.Until)
+		u, err := a.parseDate(p.Until, here)
 		if err != nil {
 			return dateResult{}, err
 		}
@@ -212,11 +214,12 @@ func (a *App) dateAdd(p dateAddArgs) (dateResult, error) {
 	return res, nil
 }
 
-// parseDate reads YYYY-MM-DD, or "today" in the local zone, as midnight UTC.
-func (a *App) parseDate(s string) (time.Time, error) {
+// parseDate reads YYYY-MM-DD, or "today" in the asking person's zone
+// (here), as midnight UTC.
+func (a *App) parseDate(s string, here *time.Location) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if strings.EqualFold(s, "today") {
-		y, m, d := a.now().In(time.Local).Date()
+		y, m, d := a.now().In(here).Date()
 		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC), nil
 	}
 	t, err := time.Parse(dateLayout, s)

@@ -255,6 +255,9 @@ func values(r permissions.Request) []string {
 		l := fmt.Sprintf("  %s: %s", plain(name, 60), plain(f.val, 300))
 		if p, ok := prov[f.path]; ok {
 			l += " (" + plain(p.Words(), 80) + ")"
+			if p.Shown != "" {
+				l += "; shown as " + plain(p.Shown, 300)
+			}
 		}
 		out = append(out, l)
 	}

@@ -221,6 +221,11 @@ type Provenance struct {
 	// Key marks a decisive argument (a recipient, a path, a command, an
 	// amount, a target).
 	Key bool `json:"key,omitempty"`
+	// Shown is how a value with characters outside plain ASCII is shown
+	// beside itself, as browsers show a suspicious host: its punycode
+	// form and its code points ("bob@xn--exmple-4nf.com (U+0430 CYRILLIC
+	// SMALL LETTER A)"), with the value you typed it imitates, if any.
+	Shown string `json:"shown,omitempty"`
 }
 
 // Provenance sources that are not an app.

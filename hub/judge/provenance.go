@@ -261,6 +261,12 @@ func (l *Ledger) Trace(args json.RawMessage, keys []string, app string, params j
 				return
 			}
 			p = permissions.Provenance{Path: path, Source: source, Via: via}
+			if str, ok := leaf.(string); ok {
+				p.Shown = Shown(str)
+				if typed := l.LookAlike(str); typed != "" {
+					p.Shown = strings.TrimSpace(p.Shown + "; not " + clip(typed, 80) + ", which you typed")
+				}
+			}
 		}
 		if key {
 			p.Key = true

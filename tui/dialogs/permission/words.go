@@ -318,6 +318,14 @@ func (p *Dialog) valueLines(th style.Theme, iw int) []string {
 				}
 			}
 		}
+		if v.prov != nil && v.prov.Shown != "" {
+			// A value with characters outside plain ASCII, shown as a
+			// browser shows a suspicious host: its punycode, its code
+			// points, the typed value it imitates.
+			for _, l := range markedLines(th.Warn, "⚠ shown as ", widget.Clean(v.prov.Shown), vw) {
+				rendered = append(rendered, l)
+			}
+		}
 		for i, w := range rendered {
 			if i == 0 && !own {
 				out = append(out, th.Dim.Render(lead+name)+" "+w)

@@ -47,6 +47,12 @@ func newRig(t *testing.T, script ollamatest.Script, p *permissionstest.Prompter,
 	if p != nil {
 		c.Prompter = p
 	}
+	for _, cfg := range servers {
+		if store := cfg.Changes; store != nil {
+			// the hub puts what the servers wrote to the prompter
+			c.Modify = func(o *hub.Options) { o.Changes = store }
+		}
+	}
 	r := hubtest.New(t, c)
 	return &rig{reg: r.Apps, srv: r.Srv, op: r.Op, p: p, broker: r.Broker}
 }

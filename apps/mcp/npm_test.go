@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/changes"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
@@ -50,13 +51,18 @@ const contentResult = `{"type":"object","properties":{"content":{"type":"string"
 
 // @modelcontextprotocol/server-filesystem over a temporary folder: its
 // tools are listed with their effects, a read runs after the exec grant,
-// and a write asks an irreversible dialog every time.
+// and a write asks an irreversible dialog every time — then its change
+// set, which lands once accepted.
 func TestNPMFilesystem(t *testing.T) {
 	bin := npmServer(t, "mcp-server-filesystem")
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	file := filepath.Join(dir, "hello.txt")
 	os.WriteFile(file, []byte("hello from npm"), 0o600)
-	cfg := mcp.Server{Command: bin, Args: []string{dir}, Folders: []string{dir}, // its sandbox grants the folder it serves
+	store, err := changes.Open(filepath.Join(t.TempDir(), "changes"), changes.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := mcp.Server{Command: bin, Args: []string{dir}, Folders: []string{dir}, Changes: store, // its sandbox grants the folder it serves, staged
 		Tools: map[string]mcp.ToolConfig{"read_text_file": {Functionality: "fs.read"}, "write_file": {Functionality: "fs.write"}},
 		Catalog: []mcp.CatalogEntry{
 			entry("fs.read", apps.EffectRead, `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`, contentResult),
@@ -106,6 +112,9 @@ func TestNPMFilesystem(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(file); string(b) != "written by bulkhead" {
 		t.Fatalf("file holds %q", b)
+	}
+	if sets := prompts(p, permissions.KindChanges); len(sets) == 0 || sets[0].Changes == nil || sets[0].Changes.Entries[0].Path != "hello.txt" {
+		t.Fatalf("want the write's change set asked, got %+v", sets)
 	}
 }
 

@@ -89,7 +89,7 @@ func TestAccessibleModeIsTheSameProduct(t *testing.T) {
 	for _, want := range []string{
 		"/private [REQUEST]", "/model [NAME]", "/permissions", "/chats", "/quit", // /help
 		"There is no command /modle; did you mean /model? Nothing was sent.",
-		"1. m (now)", "2. m2", "This chat now uses m2",
+		"1. m (now)", "2. m2", "The hub and the spokes now use m2",
 		"Which chat should be opened?", "hello there",
 		"Which grant should be revoked?", "allow exec: hub to clock", // the default grant
 		"exec hub to clock clock.now: allowed", // /log
@@ -225,7 +225,7 @@ func TestAModelChoiceIsRemembered(t *testing.T) {
 		{"request: ", 1, false, "/model"},
 		{"Enter a number between", 1, true, "2"},
 	}, args...)
-	if code != 0 || !strings.Contains(out, "This chat now uses m2") {
+	if code != 0 || !strings.Contains(out, "The hub and the spokes now use m2, here and in the bulkheads started later") {
 		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
 	}
 	modelOf := func(q string, extra ...string) string {

@@ -87,7 +87,7 @@ See docs/benchmarks.md.`,
 					return fmt.Errorf("%w (bulkhead doctor says how to fix it)", err)
 				}
 				if digest == "" {
-					return fmt.Errorf("model %q is not installed on %s: ollama pull %s", m, cli.Host(), m)
+					return &llm.ModelMissingError{Model: m, Host: cli.Host()}
 				}
 				report.Models = append(report.Models, bench.Model{Name: m, Digest: digest})
 				// Loaded once before it is timed, so that the first run

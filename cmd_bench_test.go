@@ -74,7 +74,7 @@ func TestBenchCommand(t *testing.T) {
 	}
 
 	_, errOut, code = run(t, "bench", "--ollama-host", srv.Host(), "--data-dir", data, "--model", "nope")
-	if code != 1 || !strings.Contains(errOut, "ollama pull nope") {
+	if code != 2 || !strings.Contains(errOut, "ollama pull nope") {
 		t.Fatalf("a model that is not installed fails the bench and says how to fix it: exit %d %q", code, errOut)
 	}
 	_, errOut, code = run(t, "bench", "--ollama-host", srv.Host(), "--data-dir", data, "--model", "m", "--policy", "sometimes")

@@ -24,6 +24,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/mcpconfig"
+	"github.com/bulkhead-dev/bulkhead/serve"
 )
 
 // newMCP is `bulkhead mcp`: add, list and remove MCP servers.
@@ -40,7 +41,7 @@ func newMCP(g *globals) *cobra.Command {
 		Long: `Add an MCP server to the config file (mcp.NAME, and NAME in enable),
 start it once in its sandbox, and list its tools with their effects. Its
 tool list is cached, so bulkhead starts from it without starting the
-server.
+server; a process serving the data directory takes it at once.
 
 --folder grants a folder to read and write (repeatable), --read one to
 read, --net an endpoint its process may reach, each asked on the
@@ -94,6 +95,7 @@ package first: with no --net, the registry your npm is configured for
 				return &exitError{1, fmt.Errorf("%w\nits stderr is in %s; `bulkhead mcp add` again once it is fixed, or `bulkhead mcp rm %s`", err, filepath.Join(cfg.DataDir, "bulkhead.log"), name)}
 			}
 			printTools(out, name, a)
+			tellServing(cmd, g, cfg, name, out)
 			return nil
 		},
 	}
@@ -137,6 +139,30 @@ package first: with no --net, the registry your npm is configured for
 	}
 	cmd.AddCommand(add, list, rm)
 	return cmd
+}
+
+// tellServing has the process serving cfg's data directory, if one
+// does, take the tool list just cached for name (serve.Client.Relist):
+// its open sessions use the server from their next request, those that
+// start later from their first.
+func tellServing(cmd *cobra.Command, g *globals, cfg config.Config, name string, out io.Writer) {
+	cli, err := g.served(cmd, cfg, "mcp")
+	if err != nil {
+		return // none serves it (the next one starts from the cache), or none this one can talk to
+	}
+	defer cli.Close()
+	pid := cli.Welcome().Pid
+	if _, err := cli.Relist(); err != nil {
+		fmt.Fprintf(out, "the bulkhead serving %s (pid %d) could not be told: %s; it takes the list once it starts again\n", cfg.DataDir, pid, termtext.OneLine(err.Error()))
+		return
+	}
+	// This session's apps are those of a session started here now.
+	as, _ := cli.Apps()
+	if slices.ContainsFunc(as, func(a serve.AppInfo) bool { return a.Manifest.Name == name && a.Unlisted == "" }) {
+		fmt.Fprintf(out, "the bulkhead serving %s (pid %d) runs %s now: open sessions that enable it use it from their next request\n", cfg.DataDir, pid, termtext.OneLine(name))
+		return
+	}
+	fmt.Fprintf(out, "the bulkhead serving %s (pid %d) installs %s in the sessions that start from now on (open ones keep the apps they started with)\n", cfg.DataDir, pid, termtext.OneLine(name))
 }
 
 func absAll(dirs []string) []string {

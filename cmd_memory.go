@@ -33,12 +33,15 @@ text masked. Private chats and private queries leave nothing here.`,
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return memoryClient(cmd, g, func(cfg config.Config, c *serve.Client) error {
+				known, err := c.MemoryOwners()
+				if err != nil {
+					return err
+				}
 				owners := args
 				if len(owners) == 0 {
-					var err error
-					if owners, err = c.MemoryOwners(); err != nil {
-						return err
-					}
+					owners = known
+				} else if ow := owners[0]; !memoryOwner(ow, known, c.Names()) {
+					return &exitError{exitUsage, fmt.Errorf("no memory owner %q: bulkhead memory show lists whose memory there is (%s)", termtext.OneLine(ow), strings.Join(known, ", "))}
 				}
 				var all []hub.OwnerMemory
 				for _, ow := range owners {
@@ -103,6 +106,15 @@ text masked. Private chats and private queries leave nothing here.`,
 	}
 	cmd.AddCommand(show, forget, export)
 	return cmd
+}
+
+// memoryOwner reports whether name can own memory: one that does
+// (known), the hub, the plain chat's spoke, the --vanilla baseline's, or
+// an installed app (apps), whose memory may be empty yet. Any other is a
+// name that is not there.
+func memoryOwner(name string, known, apps []string) bool {
+	return slices.Contains(known, name) || slices.Contains(apps, name) ||
+		name == "hub" || name == hub.VanillaApp || name == hub.MonolithApp
 }
 
 func writeJSON(w io.Writer, v any) error {

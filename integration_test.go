@@ -161,7 +161,7 @@ func TestRealOllama(t *testing.T) {
 
 	t.Run("missing model", func(t *testing.T) {
 		_, errOut, code := run(t, "ask", "--ollama-host", real.Host, "--model", "no-such-model:1b", "--data-dir", t.TempDir(), "hello")
-		if code != 1 || !strings.Contains(errOut, "ollama pull no-such-model:1b") {
+		if code != 2 || !strings.Contains(errOut, "ollama pull no-such-model:1b") {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 	})

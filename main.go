@@ -63,9 +63,15 @@ func main() {
 
 // The exit statuses of every command (README, "Exit status").
 const (
-	exitOK          = 0 // done: answered, listed, changed
-	exitFailed      = 1 // it ran and failed: Ollama, a model, an app, the disk
-	exitUsage       = 2 // bad flags or arguments, a configuration error, a name that is not there
+	exitOK = 0 // done: answered, listed, changed
+	// exitFailed: it ran and failed or was refused — Ollama, a model, an
+	// app, the disk, a request the turn needed denied by a rule or a
+	// policy (headless.ErrRefused), a change set left pending.
+	exitFailed = 1
+	// exitUsage: bad flags or arguments, a configuration error, a name
+	// that is not there (a chat, a grant, a model, an MCP server, a
+	// memory owner).
+	exitUsage       = 2
 	exitInterrupted = 130
 )
 
@@ -101,7 +107,9 @@ func report(err error, w io.Writer, interrupted bool) int {
 // usage reports whether err is a mistake in what was asked: bad flags or
 // arguments, the configuration (an app that cannot be installed, a data
 // directory that is not safely the user's, one in use under another
-// configuration), or a name that is not there (a chat, a grant, a model).
+// configuration), or a name that is not there (a chat, a grant, a model
+// the server does not have, whether /model, a flag or the config named
+// it).
 func usage(err error) bool {
 	for _, e := range []error{config.ErrInvalid, engine.ErrApps, datadir.ErrUnsafe, headless.ErrUsage,
 		serve.ErrInUse, hub.ErrNoChat, permissions.ErrUnknownGrant, engine.ErrNotInstalled} {
@@ -109,7 +117,8 @@ func usage(err error) bool {
 			return true
 		}
 	}
-	return false
+	var missing *llm.ModelMissingError
+	return errors.As(err, &missing)
 }
 
 // vanillaWarning is the first line `ask --vanilla` writes (to stderr).
@@ -184,13 +193,20 @@ Run without a command to open the chat.`,
 				Workspace:  cfg.Workspace,
 				Registry:   cli,
 				Sandbox:    cli.SandboxReport,
-				// An app's own model, if the config gives it one; the
-				// others follow the spokes' (and /model).
+				// An app's own model, if the config gives it one — apps.NAME
+				// before mcp.NAME, as config.LLM reads them — and the key
+				// that gives it; the others follow the spokes' (and /model).
 				AppModel: func(app string) string {
-					if m := cfg.MCP[app].Model; m != "" {
+					if m := cfg.Apps[app].Model; m != "" {
 						return m
 					}
-					return cfg.Apps[app].Model
+					return cfg.MCP[app].Model
+				},
+				AppModelKey: func(app string) string {
+					if cfg.Apps[app].Model == "" && cfg.MCP[app].Model != "" {
+						return "mcp." + app + ".model"
+					}
+					return "apps." + app + ".model"
 				},
 				AppSource: map[string]string{},
 				Apps:      cli,
@@ -221,7 +237,7 @@ Run without a command to open the chat.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.configFile, "config", "", "config file (default "+config.DefaultFile()+")")
 	pf.StringVar(&g.ollamaHost, "ollama-host", "", "Ollama server URL (config ollama.host, env OLLAMA_HOST)")
-	pf.StringVar(&g.model, "model", "", "model for the hub and every spoke (config hub.model, spokes.model)")
+	pf.StringVar(&g.model, "model", "", "model for the hub and the spokes (config hub.model, spokes.model); an app with a model of its own (apps.NAME.model, mcp.NAME.model) keeps it")
 	pf.StringVar(&g.dataDir, "data-dir", "", "where chats and memory live (default "+config.DefaultDataDir()+")")
 	pf.String("apps", "", "apps to enable, comma-separated names or packs: builtin, demo (config enable)")
 	pf.String("workspace", "", "folder the files and shell apps work in (default: the current folder)")
@@ -349,10 +365,12 @@ func newAsk(g *globals) *cobra.Command {
 With --json, print one JSON object per line: plan, token (with --stream),
 permission, decision, app_call, app_result, results, answer {text, usage},
 error {message}. See docs/events.md.
-Exit status: 0 answered; 1 the request failed or was refused; 2 bad flags,
-configuration or a name that is not there (a chat); 3 a dialog needed an
-answer and none could be given: nothing was done past it, and the turn is
-kept for --retry with --on-prompt; 130 interrupted.`,
+Exit status: 0 answered; 1 the request failed, or a request it needed was
+denied by a rule or a policy (the answer says what did not run), or a
+change set was left pending; 2 bad flags, configuration or a name that is
+not there (a chat, a model); 3 a dialog needed an answer and none could be
+given: nothing was done past it, and the turn is kept for --retry with the
+--on-prompt policy the message names; 130 interrupted.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if opts.Retry {
 				return cobra.NoArgs(cmd, args)
@@ -412,7 +430,8 @@ MCP servers, and say how to fix what fails.
 Every enabled MCP server is started, its tools are listed, and it is
 stopped: this refreshes the tool list bulkhead caches for it (in the data
 directory, mcp-cache/), which is what bulkhead starts from without
-starting the server. Run it after updating an MCP server.`,
+starting the server; a process serving the data directory takes the
+new lists at once. Run it after updating an MCP server.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load(cmd)
@@ -429,6 +448,8 @@ starting the server. Run it after updating an MCP server.`,
 			if cli, err := g.served(cmd, cfg, "doctor"); err == nil {
 				defer cli.Close()
 				dopts.Served = func(ctx context.Context) (string, bool) { return servedDetail(ctx, cli) }
+				// What it just listed reaches the serving process at once.
+				dopts.Relist = func(context.Context) ([]string, error) { return cli.Relist() }
 			} else if !errors.Is(err, serve.ErrNotServed) {
 				// A serving process this one cannot talk to: the database
 				// check says why, not "another bulkhead".

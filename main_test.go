@@ -141,8 +141,9 @@ func TestAskFailures(t *testing.T) {
 		t.Fatalf("cut stream: exit %d\n%s", code, out)
 	}
 
+	// A model that is not there is a name that is not there: 2.
 	out, errOut, code := run(t, "ask", "--ollama-host", srv.Host(), "--model", "absent:1b", "--data-dir", dir, "hi")
-	if code != 1 || !strings.Contains(errOut, "ollama pull absent:1b") {
+	if code != 2 || !strings.Contains(errOut, "ollama pull absent:1b") {
 		t.Fatalf("missing model: exit %d out %q err %q", code, out, errOut)
 	}
 

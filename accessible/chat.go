@@ -68,7 +68,7 @@ func init() {
 		{"/new", "", "a new chat", func(l *chatLoop, _ string) (bool, error) { return false, l.newChat(false) }},
 		{"/private", "[REQUEST]", "one private request, with no prior context and nothing of it kept; alone, a new private chat (nothing of it reaches the disk)", (*chatLoop).privateCmd},
 		{"/retry", "", "run the last request again, if it did not finish", func(l *chatLoop, _ string) (bool, error) { return false, l.retry() }},
-		{"/model", "[NAME]", "the installed models, to choose this chat's (a missing one can be pulled)", (*chatLoop).modelCmd},
+		{"/model", "[NAME]", "the installed models, to choose the hub's and the spokes' (kept for later bulkheads; a missing one can be pulled)", (*chatLoop).modelCmd},
 		{"/chats", "", "the chats, to open one", func(l *chatLoop, _ string) (bool, error) { return false, l.chatsCmd() }},
 		{"/permissions", "", "the grants, to revoke one", func(l *chatLoop, _ string) (bool, error) { return false, l.permissionsCmd() }},
 		{"/log", "", "the last entries of the action log", func(l *chatLoop, _ string) (bool, error) { return false, l.logCmd() }},
@@ -194,6 +194,9 @@ func (l *chatLoop) ask(q string, private bool) error {
 	if err == nil || l.ctx.Err() != nil {
 		return err
 	}
+	if errors.Is(err, headless.ErrRefused) {
+		return nil // it finished: its answer says what did not run
+	}
 	if model, ok := llm.IsModelMissing(err); ok {
 		pulled, perr := l.offerPull(model, "to answer this request")
 		if perr != nil || !pulled {
@@ -223,7 +226,7 @@ func (l *chatLoop) retry() error {
 		return nil
 	}
 	fmt.Fprintln(l.out, "working…")
-	if err := headless.Run(l.ctx, l.c, "", headless.Options{Chat: l.chat, Retry: true, Attribute: true}, l.out, l.out); err != nil && l.ctx.Err() == nil {
+	if err := headless.Run(l.ctx, l.c, "", headless.Options{Chat: l.chat, Retry: true, Attribute: true}, l.out, l.out); err != nil && l.ctx.Err() == nil && !errors.Is(err, headless.ErrRefused) {
 		fmt.Fprintln(l.out, "The request did not finish; /retry runs it again.")
 	}
 	return nil
@@ -393,7 +396,8 @@ func (l *chatLoop) pull(model string) error {
 	return nil
 }
 
-// switchTo makes name this session's model when it is not already.
+// switchTo makes name the hub's and the spokes' model when it is not
+// already.
 func (l *chatLoop) switchTo(name string) error {
 	if h, s := l.c.Current(); llm.SameModel(h, name) && llm.SameModel(s, name) {
 		return nil
@@ -401,8 +405,10 @@ func (l *chatLoop) switchTo(name string) error {
 	return l.setModel(name)
 }
 
-// setModel makes name the model of the hub and the spokes of this
-// session; one that is not installed is offered for a pull.
+// setModel makes name the model of the hub and the spokes — here, and,
+// as the client remembers it (main's remembering), in the bulkheads
+// started later on the data directory; one that is not installed is
+// offered for a pull.
 func (l *chatLoop) setModel(name string) error {
 	err := l.c.SetModel(l.ctx, name)
 	var inc *llm.IncapableError
@@ -419,7 +425,7 @@ func (l *chatLoop) setModel(name string) error {
 	case err != nil:
 		return err
 	}
-	fmt.Fprintf(l.out, "This chat now uses %s, for the hub and the spokes (an app with a model of its own in the config keeps it).\n", plain(name, 80))
+	fmt.Fprintf(l.out, "The hub and the spokes now use %s, here and in the bulkheads started later on this data directory (ask and doctor too), until the config's hub.model or spokes.model changes or --model names another (the config file is unchanged; an app with a model of its own in the config keeps it).\n", plain(name, 80))
 	return nil
 }
 
@@ -458,7 +464,7 @@ func (l *chatLoop) chooseModel() (chosen bool, err error) {
 		fmt.Fprintln(l.out, "No installed model can call tools; /model NAME pulls one (qwen3:1.7b, say).")
 		return false, nil
 	}
-	pick, err := l.choose("Which model should this chat use?", options, "keep "+plain(hubM, 60))
+	pick, err := l.choose("Which model should the hub and the spokes use?", options, "keep "+plain(hubM, 60))
 	if err != nil || pick < 0 {
 		return false, err
 	}

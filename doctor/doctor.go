@@ -51,6 +51,10 @@ type Options struct {
 	// ServedErr is why a process that serves the data directory could
 	// not be asked ("" when none serves it, or it answered).
 	ServedErr string
+	// Relist, when a process serves the data directory, has it take the
+	// tool lists the MCP checks just cached (serve.Client.Relist), once
+	// they ran: it names the apps it installed from a new listing.
+	Relist func(ctx context.Context) ([]string, error)
 	// Sandbox probes the sandbox of out-of-process apps (nil:
 	// sandbox.Probe with no grant).
 	Sandbox func(ctx context.Context) sandbox.Report
@@ -129,6 +133,9 @@ func Run(ctx context.Context, cfg config.Config, opts Options) []Check {
 	}
 	if opts.MCP != nil {
 		out = append(out, mcpChecks(opts.MCP(ctx, cfg), cfg)...)
+		if opts.Relist != nil {
+			out = append(out, relisted(opts.Relist(ctx)))
+		}
 	}
 	return append(out, notEnabled(cfg)...)
 }
@@ -284,13 +291,27 @@ func mcpChecks(rs []mcp.Refreshed, cfg config.Config) []Check {
 		cache := "tool list cached"
 		switch {
 		case r.Changed:
-			cache = "tool list changed since it was cached; cache refreshed (a running bulkhead uses it once it starts again)"
+			cache = "tool list changed since it was cached; cache refreshed"
 		case r.Cached:
 			cache = "cached tool list up to date"
 		}
 		out = append(out, Check{Name: name, OK: true, Detail: fmt.Sprintf("%s %s, %d tools; %s", r.Server, r.Version, r.Tools, cache)})
 	}
 	return out
+}
+
+// relisted says what the serving process did with the tool lists the
+// MCP checks cached (Options.Relist).
+func relisted(apps []string, err error) Check {
+	const name = "serving process's MCP apps"
+	switch {
+	case err != nil:
+		return Check{Name: name, OK: true, Note: true, Detail: "it could not be told of the tool lists just cached: " + err.Error(),
+			Fix: "its sessions take them once it starts again: close the bulkhead windows and scripts on this data directory (it exits once unused)"}
+	case len(apps) == 0:
+		return Check{Name: name, OK: true, Detail: "up to date with the tool lists cached"}
+	}
+	return Check{Name: name, OK: true, Detail: "installed " + strings.Join(apps, ", ") + " from the tool lists just cached: open sessions use them from their next request"}
 }
 
 // servedBy asks opts.Served, if set.

@@ -64,12 +64,24 @@ type Unlisted struct {
 	// Why is Err's text, and Fix how to list it.
 	Why string `json:"why"`
 	Fix string `json:"fix"`
+	// cached names the listing the cache held for it when it was left
+	// out (mcp.Cache.Listed; "" for none): one it could not be built
+	// from. Relist takes only another.
+	cached string
 }
 
 // InstallAll is Install, which leaves an enabled MCP server that could
 // not be listed out (Unlisted) instead of failing: bulkhead starts
 // without it, and says how to list it.
 func InstallAll(cfg config.Config, cache *mcp.Cache, log *slog.Logger) (*apps.Registry, []Unlisted, error) {
+	return installAll(cfg, cache, log, nil)
+}
+
+// installAll is InstallAll, or, with again (a profile started again:
+// Relist), InstallAll from the cache alone: no MCP server is started,
+// and one of the servers left out before (was) stays as it was unless
+// the cache lists it now otherwise than when it was left out.
+func installAll(cfg config.Config, cache *mcp.Cache, log *slog.Logger, again *[]Unlisted) (*apps.Registry, []Unlisted, error) {
 	enable, workspace, servers := cfg.Enable, cfg.Workspace, cfg.MCP
 	names := enabled(enable, servers)
 	demos := map[string]apps.App{}
@@ -78,7 +90,7 @@ func InstallAll(cfg config.Config, cache *mcp.Cache, log *slog.Logger) (*apps.Re
 	}
 	var list []apps.App
 	var errs []error
-	mcpApps, cat, unlisted, err := installMCP(names, cfg, cache, log)
+	mcpApps, cat, unlisted, err := installMCP(names, cfg, cache, log, again)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -174,8 +186,9 @@ func enabled(enable []string, servers map[string]config.MCPServer) []string {
 }
 
 // installMCP installs the enabled MCP servers as apps (from cache where it
-// can), over the built-in catalog extended by their entries.
-func installMCP(names []string, cfg config.Config, cache *mcp.Cache, log *slog.Logger) ([]apps.App, *apps.Catalog, []Unlisted, error) {
+// can), over the built-in catalog extended by their entries; with again,
+// from the cache alone (installAll).
+func installMCP(names []string, cfg config.Config, cache *mcp.Cache, log *slog.Logger, again *[]Unlisted) ([]apps.App, *apps.Catalog, []Unlisted, error) {
 	cfgs, cat, err := mcpServers(names, cfg)
 	if cat == nil {
 		return nil, nil, nil, err
@@ -185,15 +198,42 @@ func installMCP(names []string, cfg config.Config, cache *mcp.Cache, log *slog.L
 	var wg sync.WaitGroup
 	var out []apps.App
 	var unlisted []Unlisted
+	listed := func(n string, s mcp.Server) (string, bool) {
+		if cache == nil {
+			return "", false
+		}
+		return cache.Listed(n, s)
+	}
+	open := mcp.Open
+	var was []Unlisted
+	if again != nil {
+		// Started again: from the cache alone, no server is started.
+		open, was = mcp.OpenCached, *again
+	}
 	for n, s := range cfgs {
+		if i := slices.IndexFunc(was, func(u Unlisted) bool { return u.App == n }); i >= 0 {
+			if sum, ok := listed(n, s); !ok || sum == was[i].cached {
+				unlisted = append(unlisted, was[i])
+				continue
+			}
+		}
 		wg.Go(func() {
-			a, err := mcp.Open(n, s, cat, cache, log)
+			tried, had := listed(n, s) // what open finds in the cache
+			a, err := open(n, s, cat, cache, log)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case errors.Is(err, mcp.ErrUnlisted):
-				unlisted = append(unlisted, Unlisted{App: n, Err: err, Why: err.Error(),
-					Fix: fmt.Sprintf("run `bulkhead mcp add %s` (or `bulkhead doctor`) to start and list it once — asking, on the terminal, for the network it needs (npx downloads the server) — then start bulkhead again; its stderr is in bulkhead.log", n)})
+				u := Unlisted{App: n, Err: err, Why: err.Error(),
+					Fix: fmt.Sprintf("run `bulkhead mcp add %s` (or `bulkhead doctor`) to start and list it once — asking, on the terminal, for the network it needs (npx downloads the server); the running bulkhead takes the listing at once; its stderr is in bulkhead.log", n)}
+				if had {
+					// Listed, and left out all the same: not built from
+					// that listing again (a listing saved meanwhile is
+					// another).
+					u.cached = tried
+					u.Fix = "run `bulkhead doctor`: it lists the server again and says what does not fit the config"
+				}
+				unlisted = append(unlisted, u)
 				if log != nil {
 					log.Warn("an MCP server could not be listed; bulkhead runs without it", "app", n, "err", err)
 				}

@@ -44,15 +44,25 @@ type Engine struct {
 	Log    *slog.Logger
 	// Apps are the installed apps of the engine's own profile, Hub its
 	// hub (a serving process runs a profile per folder and app set:
-	// Profile); Broker decides permissions.
+	// Profile) — as they were at Open: sessions of that profile move to
+	// its successor once Relist starts it again, and these stay, for the
+	// store's chats and the process's own model switch; Broker decides
+	// permissions.
 	Apps   *apps.Registry
 	Broker *permissions.Broker
 	// OllamaErr is why the Ollama server could not be reached or started,
 	// if so; the engine still opens so the UI can say it.
 	OllamaErr error
 
-	models   *models // the hub and spoke models (models.go)
-	server   *llm.Server
+	models *models // the hub and spoke models (models.go)
+	server *llm.Server
+	// What is known of the sessions' Ollama servers (OllamaErrIn):
+	// whether the process's own answered since OllamaErr, and the
+	// `ollama serve` started for a session's other host, by host.
+	omu      sync.Mutex
+	ollamaUp bool
+	starts   map[string]*hostStart
+	start    bool // Options.StartOllama
 	logFile  io.Closer
 	prompter *switchPrompter // the one Broker and every private broker ask
 
@@ -71,6 +81,11 @@ type Engine struct {
 	cur      config.Config
 	gen      int
 	profiles map[string]*Profile // by Profile.key; the engine's own among them
+	// retired are the profiles Relist replaced that a session or a call
+	// still holds (the engine's own among them, once replaced: Apps and
+	// Hub stay its).
+	retired  map[*Profile]bool
+	relistMu sync.Mutex // one Relist at a time
 	// unloaded is why the config file last failed to load (LoadFailed),
 	// until Apply: while set, a profile's MCP apps start without network.
 	unloaded error
@@ -106,7 +121,7 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(lf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	e := &Engine{Config: cfg, Log: log, logFile: lf, prompter: &switchPrompter{}, order: opts.Order}
+	e := &Engine{Config: cfg, Log: log, logFile: lf, prompter: &switchPrompter{}, order: opts.Order, start: opts.StartOllama, starts: map[string]*hostStart{}}
 	if e.order == nil {
 		e.order = hub.OpenServerOrder(filepath.Join(cfg.DataDir, "servers.json"))
 	}
@@ -159,8 +174,8 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 	e.models = newModels(cfg, e.Ollama)
 	e.hubNS, e.keyFile, e.vanilla = hubNS, keyFile, opts.Vanilla
 	e.cur = cfg
-	e.profiles = map[string]*Profile{}
-	def, err := e.newProfile(cfg, ProfileSpec{Workspace: cfg.Workspace, Enable: cfg.Enable})
+	e.profiles, e.retired = map[string]*Profile{}, map[*Profile]bool{}
+	def, err := e.newProfile(cfg, ProfileSpec{Workspace: cfg.Workspace, Enable: cfg.Enable}, nil)
 	if err != nil {
 		e.Close()
 		return nil, err
@@ -210,6 +225,12 @@ func memoryOptions(m config.Memory, hubModel hub.Model) hub.MemoryOptions {
 	if m.LLMDetector {
 		o.Detector = hub.NewModelDetector(hubModel)
 	}
+	// A chat's upkeep goes to the models and the Ollama host of the
+	// session whose turn brought it due, as the turn's own calls did.
+	o.CallsOf = func(turn context.Context) func(context.Context) context.Context {
+		m := modelsOf(turn)
+		return func(ctx context.Context) context.Context { return WithModels(ctx, m) }
+	}
 	return o
 }
 
@@ -249,8 +270,9 @@ func (s *switchPrompter) Prompt(ctx context.Context, r permissions.Request) (per
 func (e *Engine) Close() error {
 	var errs []error
 	e.pmu.Lock()
-	ps := e.profiles
-	e.profiles = nil
+	ps := slices.Collect(maps.Values(e.profiles))
+	ps = append(ps, slices.Collect(maps.Keys(e.retired))...)
+	e.profiles, e.retired = nil, nil
 	e.pmu.Unlock()
 	for _, p := range ps {
 		errs = append(errs, p.close())
@@ -259,6 +281,15 @@ func (e *Engine) Close() error {
 		errs = append(errs, e.Store.Close())
 	}
 	e.server.Stop()
+	e.omu.Lock()
+	starts := e.starts
+	e.starts = nil
+	e.omu.Unlock()
+	for _, h := range starts {
+		h.mu.Lock()
+		h.server.Stop()
+		h.mu.Unlock()
+	}
 	if e.logFile != nil {
 		errs = append(errs, e.logFile.Close())
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/hub"
@@ -398,4 +399,71 @@ func (e *Engine) ResolveModel(ctx context.Context, name string) (string, error) 
 		return "", &llm.IncapableError{Model: m.Name, Role: "the hub and spokes' model", Capability: "tool calling", Alternatives: alts}
 	}
 	return list[i].Name, nil
+}
+
+// hostStart is what the engine did for one session's Ollama host: the
+// `ollama serve` it started there, if any. Its lock makes sessions that
+// name the host at once wait for one start.
+type hostStart struct {
+	mu     sync.Mutex
+	server *llm.Server
+}
+
+// OllamaErrIn is why the Ollama server that calls under ctx go to (the
+// session's host: WithModels) cannot be used now; nil when it answers.
+// The process's own host is as its start found it (OllamaErr) until it
+// answers. A session's other host is asked now and, when nothing answers
+// there, started as the process's own was (Options.StartOllama: a host
+// on this machine, Ollama installed), once, and stopped with the engine
+// — so that one session's host, unreachable or not, never decides
+// another's.
+func (e *Engine) OllamaErrIn(ctx context.Context) error {
+	host := e.models.otherHost(modelsOf(ctx))
+	if host == "" {
+		e.omu.Lock()
+		up := e.ollamaUp
+		e.omu.Unlock()
+		if e.OllamaErr == nil || up {
+			return nil
+		}
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		if _, err := e.Ollama.Version(cctx); err != nil {
+			return e.OllamaErr
+		}
+		e.omu.Lock()
+		e.ollamaUp = true
+		e.omu.Unlock()
+		return nil
+	}
+	if !e.start {
+		c, err := e.models.client(host, e.Ollama.Model())
+		if err != nil {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err = c.Version(cctx)
+		return err
+	}
+	e.omu.Lock()
+	if e.starts == nil { // closed
+		e.omu.Unlock()
+		return fmt.Errorf("ollama %s: %w", host, context.Canceled)
+	}
+	h := e.starts[host]
+	if h == nil {
+		h = &hostStart{}
+		e.starts[host] = h
+	}
+	e.omu.Unlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	srv, err := llm.EnsureServer(ctx, host, llm.EnsureOptions{Log: logWriter{e.Log.With("component", "ollama-serve", "host", host)}})
+	if srv != nil {
+		e.Log.Info("started ollama serve for a session's host", "host", host)
+		h.server.Stop() // one that ran there before and stopped answering
+		h.server = srv
+	}
+	return err
 }

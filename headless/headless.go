@@ -122,6 +122,9 @@ type Event struct {
 	Args     json.RawMessage  `json:"args,omitempty"`
 	Result   json.RawMessage  `json:"result,omitempty"`
 	Results  []hub.StepResult `json:"results,omitempty"`
+	// Refused, of an answer, are the steps that did not run because a
+	// request they needed was denied (hub.Event.Refused): the run exits 1.
+	Refused []string `json:"refused,omitempty"`
 }
 
 // PlanStep is one step of a plan event.
@@ -240,6 +243,9 @@ func (e needsPrompt) Is(target error) bool {
 type Unanswered struct {
 	Chat string
 	Err  error
+	// Request is the dialog no one answered, when the run saw it: the
+	// hint names a policy that allows it.
+	Request *permissions.Request
 }
 
 // ExitUnanswered is the exit status of a run that ended at a dialog no
@@ -249,12 +255,61 @@ const ExitUnanswered = 3
 func (u *Unanswered) Error() string { return u.Err.Error() + "\n" + u.Hint() }
 
 // Hint says what was done and what to do (the error itself was reported
-// with the turn).
+// with the turn): the retry with the most careful policy that allows the
+// dialog no one answered — expected, else judged, else once — or, where
+// no policy allows it, what does.
 func (u *Unanswered) Hint() string {
-	if u.Chat == "" {
-		return "nothing was done past it, and a private request is not kept: run it again with a policy to answer its dialogs, --on-prompt=expected (allows only what the hub judged routine; or deny, judged, once, session), or add a rule to the config"
+	again, retry := "run it again", "run it again with"
+	if u.Chat != "" {
+		again = "run bulkhead ask --retry --chat " + u.Chat
+		retry = again
 	}
-	return fmt.Sprintf("nothing was done past it; the turn is kept: run it again with a policy to answer its dialogs, bulkhead ask --retry --chat %s --on-prompt=expected (allows only what the hub judged routine; or deny, judged, once, session), or add a rule to the config", u.Chat)
+	done := "nothing was done past it; the turn is kept: "
+	if u.Chat == "" {
+		done = "nothing was done past it, and a private request is not kept: "
+	}
+	if u.Request == nil {
+		return done + retry + " --on-prompt=POLICY, the one that answers its dialogs as you would: expected allows only what the hub judged routine, judged what the plan declared (irreversible actions included) and nothing the hub warned of, once every dialog; or add a rule to the config"
+	}
+	r := *u.Request
+	policy, note := RetryPolicy(r)
+	concerns := make([]string, len(r.Concerns))
+	for i, c := range r.Concerns {
+		concerns[i] = string(c)
+	}
+	rule := ", or add a rule to the config that allows it"
+	if r.IsIrreversible() {
+		rule = " (no rule can allow an irreversible action)"
+	}
+	switch policy {
+	case "expected":
+		return done + retry + " --on-prompt=expected: it allows what the hub judged routine, as it judged this request, and denies the rest" + rule
+	case "judged":
+		return done + retry + " --on-prompt=judged: this request is not routine (" + strings.Join(concerns, ", ") + "), so --on-prompt=expected would deny it; judged allows what the plan declared, irreversible actions included, and nothing the hub warned of" + rule
+	case "once":
+		return done + retry + " --on-prompt=once: the hub warned about this request (" + strings.Join(concerns, ", ") + "), so expected and judged would deny it; once allows every dialog of the turn, whatever asked for it (irreversible actions once)" + rule
+	}
+	return done + "no --on-prompt policy allows this request (" + note + "): add a rule to the config that allows it, then " + again
+}
+
+// RetryPolicy is the most careful --on-prompt policy that allows r —
+// "expected", "judged" or "once" — or "" with the reason none does (a
+// choice among apps, a change set that is not routine).
+func RetryPolicy(r permissions.Request) (policy, why string) {
+	for _, mode := range []string{"expected", "judged", "once"} {
+		p, _ := OnPrompt(mode)
+		d, err := p.Prompt(context.Background(), r)
+		if err != nil {
+			return "", err.Error()
+		}
+		// A prompter answers; the broker makes every answer but a denial
+		// an allow (a choice among apps: one that names its app).
+		if d.Answer != permissions.AnswerDeny && d.Answer != "" && (len(r.Choices) == 0 || slices.Contains(r.Choices, d.Choice)) {
+			return mode, ""
+		}
+		why = d.Note
+	}
+	return "", why
 }
 
 func (u *Unanswered) Unwrap() error { return u.Err }
@@ -285,7 +340,7 @@ func run(ctx context.Context, b Backend, query string, opts Options, p *printer)
 	}
 	if opts.Unavailable != nil {
 		p.emit(hub.Event{Kind: hub.EventError, Err: opts.Unavailable})
-		return fmt.Errorf("%w: %v", ErrFailed, opts.Unavailable)
+		return fmt.Errorf("%w: %w", ErrFailed, opts.Unavailable)
 	}
 	var chat hub.Chat
 	var err error
@@ -314,6 +369,15 @@ func run(ctx context.Context, b Backend, query string, opts Options, p *printer)
 		return p.err
 	}
 	if err == nil {
+		var failed []error
+		if refused, unsaid := p.refusedSteps(); len(refused) > 0 {
+			// The answer stands, and says what did not run; a script sees
+			// it (exit 1). What the answer does not say is said here.
+			if !opts.JSON && len(unsaid) > 0 {
+				p.write(p.errOut, "bulkhead: not done: "+strings.Join(unsaid, "; ")+"\n")
+			}
+			failed = append(failed, fmt.Errorf("%w: %s", ErrRefused, strings.Join(refused, "; ")))
+		}
 		if n := p.pendingSets(); n > 0 {
 			// The answer stands; what the apps wrote did not land: a
 			// script sees it (exit 1) and is told where it waits.
@@ -321,7 +385,10 @@ func run(ctx context.Context, b Backend, query string, opts Options, p *printer)
 			if !opts.JSON {
 				p.write(p.errOut, "bulkhead: "+msg+"\n")
 			}
-			return fmt.Errorf("%w: %s", ErrFailed, msg)
+			failed = append(failed, errors.New(msg))
+		}
+		if len(failed) > 0 {
+			return fmt.Errorf("%w: %w", ErrFailed, errors.Join(failed...))
 		}
 	}
 	if err != nil {
@@ -335,7 +402,7 @@ func run(ctx context.Context, b Backend, query string, opts Options, p *printer)
 			_ = d.DeleteChat(chat.ID)
 		}
 		if errors.Is(err, permissions.ErrUnanswerable) {
-			u := &Unanswered{Chat: chat.ID, Err: err}
+			u := &Unanswered{Chat: chat.ID, Err: err, Request: p.unansweredRequest()}
 			if opts.Private {
 				u.Chat = ""
 			}
@@ -349,6 +416,34 @@ func run(ctx context.Context, b Backend, query string, opts Options, p *printer)
 // ErrUsage is matched by Run's error for a request it cannot make sense
 // of (no query, --retry without --chat): bad usage, exit status 2.
 var ErrUsage = errors.New("bad usage")
+
+// ErrRefused is matched by Run's error when the turn answered but a step
+// of it did not run because a request it needed was denied — by a rule,
+// a policy or a remembered denial (hub.Event.Refused). Like every error
+// of a turn that ran, it wraps ErrFailed: exit status 1. A denial the
+// turn did without — an extra call refused, a step that ran without data
+// it was denied — fails nothing.
+var ErrRefused = errors.New("a request the turn needed was denied")
+
+// refusedSteps are the answer's refused steps, and those of them its
+// text does not say.
+func (p *printer) refusedSteps() (all, unsaid []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.refused {
+		if !strings.Contains(p.answer, r) {
+			unsaid = append(unsaid, r)
+		}
+	}
+	return p.refused, unsaid
+}
+
+// unansweredRequest is the dialog the run's turn ended at, if it saw it.
+func (p *printer) unansweredRequest() *permissions.Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.unanswered
+}
 
 // pendingSets counts the change sets the run left pending.
 func (p *printer) pendingSets() int {
@@ -394,10 +489,30 @@ type printer struct {
 	// those whose last decision left them pending.
 	sets    map[string]string
 	pending map[string]bool
+	// asked are the requests put to the prompter by id; unanswered the
+	// first a policy denied: without --on-prompt, the dialog no one
+	// could answer (every later one is cancelled with the turn).
+	asked      map[string]*permissions.Request
+	unanswered *permissions.Request
+	// refused and answer are the answer's refused steps and its text.
+	refused []string
+	answer  string
 }
 
-// track follows the change sets asked and what became of them.
+// track follows the requests and change sets asked and what became of
+// them, and what the answer says was refused.
 func (p *printer) track(e hub.Event) {
+	switch {
+	case e.Kind == hub.EventPermission && e.Permission != nil:
+		if p.asked == nil {
+			p.asked = map[string]*permissions.Request{}
+		}
+		p.asked[e.Permission.ID] = e.Permission
+	case e.Kind == hub.EventDecision && e.Decision != nil && !e.Decision.Allowed && e.Decision.Source == permissions.SourcePolicy && p.unanswered == nil:
+		p.unanswered = p.asked[e.Decision.RequestID]
+	case e.Kind == hub.EventAnswer:
+		p.refused, p.answer = e.Refused, e.Text
+	}
 	switch {
 	case e.Kind == hub.EventPermission && e.Permission != nil && e.Permission.Kind == permissions.KindChanges && e.Permission.Changes != nil:
 		if p.sets == nil {
@@ -538,7 +653,7 @@ func (p *printer) emitJSON(e hub.Event) {
 		}
 		ev = Event{Type: "draft_withdrawn", Chat: p.chat}
 	case hub.EventAnswer:
-		ev = Event{Type: "answer", Chat: p.chat, Text: e.Text, Usage: usageOf(e.Usage), Author: author(e.App), AuthorWords: hub.Author(e.App), Parts: answerParts(e)}
+		ev = Event{Type: "answer", Chat: p.chat, Text: e.Text, Usage: usageOf(e.Usage), Author: author(e.App), AuthorWords: hub.Author(e.App), Parts: answerParts(e), Refused: e.Refused}
 	case hub.EventPermission:
 		r := e.Permission
 		ev = Event{Type: "permission", ID: r.ID, Kind: string(r.Kind), Subject: r.Subject, Object: r.Object, Function: r.Function,

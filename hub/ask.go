@@ -193,13 +193,13 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		if !rs.private && o.mem != nil {
 			// The upkeep this turn brings due runs in the background; its
 			// calls are counted apart from the turn's own.
-			usage.BackgroundCalls += o.mem.due("", chat)
+			usage.BackgroundCalls += o.mem.due(ctx, "", chat)
 			for _, app := range tr.servedApps() {
-				usage.BackgroundCalls += o.mem.due(app, chat)
+				usage.BackgroundCalls += o.mem.due(ctx, app, chat)
 			}
 		}
 		turn.Usage.BackgroundCalls = usage.BackgroundCalls
-		emit(Event{Kind: EventAnswer, Chat: chat, Turn: it.Seq, Text: text, Usage: usage, Status: status, App: meta.Author, Parts: parts})
+		emit(Event{Kind: EventAnswer, Chat: chat, Turn: it.Seq, Text: text, Usage: usage, Status: status, App: meta.Author, Parts: parts, Refused: tr.refusedSteps()})
 		return turn, nil
 	}
 

@@ -71,6 +71,14 @@ type Event struct {
 	Args       json.RawMessage       // app_call
 	Result     json.RawMessage       // app_result (nil on failure, with Err set)
 	Results    []StepResult          // results
+	// Refused, of an answer, are the steps that did not do their work
+	// because a request they needed was denied — by a rule, a policy, a
+	// remembered denial or the person — each as "app.function did not
+	// run — why" (a single step's answer says it in a part of the hub's,
+	// a step of several in its result's error). A step that did its
+	// work in the end — a call allowed after one denied, an app that ran
+	// without the data it was refused — is not among them.
+	Refused []string
 }
 
 // StepResult is the typed outcome of one plan step.

@@ -154,6 +154,9 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 	}
 	data, err := o.admit(ctx, tr, s, query, o.gatherShare(tr, s, done))
 	if err != nil {
+		if errors.Is(err, errStepRefused) {
+			tr.noteRefused(s.App, o.mappedFunction(s.App, s.Functionality), strings.TrimPrefix(err.Error(), errStepRefused.Error()+": "))
+		}
 		return spokes.Result{Status: memory.StatusError}, err
 	}
 	if s.App != VanillaApp && s.App != monolithApp {
@@ -230,6 +233,11 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 		o.settleChanges(ctx, tr, app, false)
 	}
 	callMu.Lock()
+	if refused != nil && !did {
+		// The step's own work was refused: the turn did not do what it
+		// was asked (Event.Refused), whatever the app answered.
+		tr.noteRefused(app, fn, refused.Error())
+	}
 	if stream {
 		var answer Parts
 		answer.Add(byOf(app), app, res.Text)

@@ -50,6 +50,12 @@ type MemoryOptions struct {
 	// whatever its count, in a process that lives that long (0: never;
 	// FlushMemory runs it too).
 	Idle time.Duration
+	// CallsOf, when set, is what the model calls of a turn's upkeep keep
+	// of the turn's context: the function it returns for a turn makes
+	// the context of each such call (the engine's keeps the models and
+	// Ollama host of the turn's session: the upkeep of a chat goes where
+	// its latest turn went). nil: the upkeep's calls carry nothing of it.
+	CallsOf func(turn context.Context) func(context.Context) context.Context
 }
 
 const (
@@ -65,6 +71,10 @@ type memJob struct {
 	app  string // "" for the hub
 	chat string
 	gen  uint64
+	// calls makes the context of its model calls from the job's
+	// (MemoryOptions.CallsOf, for the latest turn that brought it due);
+	// nil: the job's as it is.
+	calls func(context.Context) context.Context
 }
 
 // key names the job: its owner and chat.
@@ -136,14 +146,19 @@ func (m *memorizer) poke() {
 	}
 }
 
-// enqueue adds a job unless the same one is queued already, or its last
-// run failed and its back-off has not passed; it never blocks. It
-// reports whether it queued the job.
-func (m *memorizer) enqueue(app, chat string) bool {
-	j := memJob{app: app, chat: chat}
+// enqueue adds a job unless the same one is queued already (it then
+// takes calls, the latest turn's), or its last run failed and its
+// back-off has not passed; it never blocks. It reports whether it queued
+// the job.
+func (m *memorizer) enqueue(app, chat string, calls func(context.Context) context.Context) bool {
+	j := memJob{app: app, chat: chat, calls: calls}
 	m.mu.Lock()
 	j.gen = m.gen[j.owner()]
-	dup := slices.ContainsFunc(m.queue, func(q memJob) bool { return q.app == app && q.chat == chat })
+	i := slices.IndexFunc(m.queue, func(q memJob) bool { return q.app == app && q.chat == chat })
+	dup := i >= 0
+	if dup {
+		m.queue[i].calls = calls
+	}
 	full := len(m.queue) >= m.opts.Queue
 	f, failed := m.failed[j.key()]
 	backing := failed && time.Now().Before(f.until)
@@ -188,13 +203,18 @@ func (m *memorizer) failedRun(j memJob, err error) {
 	m.failed[j.key()] = f
 }
 
-// due takes owner's upkeep of chat after a turn: queued when Every of
-// its interactions are new since its summary, else kept pending (for
-// Idle or the next batch). It returns the model calls the upkeep will
-// make because of this turn (two: a summary and an extraction), 0 when it
-// waits.
-func (m *memorizer) due(app, chat string) int {
-	j := memJob{app: app, chat: chat}
+// due takes owner's upkeep of chat after a turn (its context turn):
+// queued when Every of its interactions are new since its summary, else
+// kept pending (for Idle or the next batch). Its calls go where the
+// latest turn's went (MemoryOptions.CallsOf). It returns the model calls
+// the upkeep will make because of this turn (two: a summary and an
+// extraction), 0 when it waits.
+func (m *memorizer) due(turn context.Context, app, chat string) int {
+	var calls func(context.Context) context.Context
+	if m.opts.CallsOf != nil {
+		calls = m.opts.CallsOf(turn)
+	}
+	j := memJob{app: app, chat: chat, calls: calls}
 	every := max(m.opts.Every, 1)
 	if every > 1 {
 		n, err := m.o.newInteractions(j.owner(), chat)
@@ -203,7 +223,9 @@ func (m *memorizer) due(app, chat string) int {
 		}
 		if err == nil && n < every {
 			m.mu.Lock()
-			if !slices.ContainsFunc(m.pending, func(q memJob) bool { return q.app == app && q.chat == chat }) {
+			if i := slices.IndexFunc(m.pending, func(q memJob) bool { return q.app == app && q.chat == chat }); i >= 0 {
+				m.pending[i].calls = calls
+			} else {
 				m.pending = append(m.pending, j)
 			}
 			m.mu.Unlock()
@@ -213,7 +235,7 @@ func (m *memorizer) due(app, chat string) int {
 	m.mu.Lock()
 	m.pending = slices.DeleteFunc(m.pending, func(q memJob) bool { return q.app == app && q.chat == chat })
 	m.mu.Unlock()
-	if !m.enqueue(app, chat) {
+	if !m.enqueue(app, chat, calls) {
 		return 0 // queued already (counted then), or backing off
 	}
 	return callsPerJob
@@ -233,7 +255,9 @@ func (m *memorizer) promote() {
 			continue
 		}
 		j.gen = m.gen[j.owner()]
-		if !slices.ContainsFunc(m.queue, func(q memJob) bool { return q.app == j.app && q.chat == j.chat }) {
+		if i := slices.IndexFunc(m.queue, func(q memJob) bool { return q.app == j.app && q.chat == j.chat }); i >= 0 {
+			m.queue[i].calls = j.calls
+		} else {
 			m.queue = append(m.queue, j)
 		}
 	}
@@ -344,6 +368,9 @@ func (m *memorizer) run(j memJob) {
 	}()
 	if stale {
 		return
+	}
+	if j.calls != nil {
+		ctx = j.calls(ctx)
 	}
 	var err error
 	if j.app == "" {

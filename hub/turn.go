@@ -72,6 +72,28 @@ type turnRun struct {
 	// answer is the answer's parts, as the step that answers wrote them
 	// (parts.go).
 	answer Parts
+	// refused are the steps that did not do their work because a request
+	// they needed was denied (Event.Refused).
+	refused []string
+}
+
+// noteRefused keeps that the step's function fn of app did not run
+// because a request it needed was denied, and why.
+func (t *turnRun) noteRefused(app, fn, why string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.refused = append(t.refused, fmt.Sprintf("%s.%s did not run — %s", app, fn, why))
+}
+
+// refusedSteps are the turn's refused steps (noteRefused), in the order
+// they ended.
+func (t *turnRun) refusedSteps() []string {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.refused)
 }
 
 // noteUnmet keeps why a call of step's function was not the expected one.

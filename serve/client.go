@@ -499,6 +499,17 @@ func (c *Client) SetEnabled(app string, on bool) error {
 	return c.call(mSetEnabled, AppSwitch{App: app, On: on}, nil)
 }
 
+// Relist has the serving process take what the MCP listing cache in the
+// data directory lists now (engine.Relist) — a command that listed a
+// server here (doctor, `bulkhead mcp add`) calls it: its open sessions
+// use the new listing from their next call, and sessions that start
+// later from their first. It names the apps installed from a new
+// listing.
+func (c *Client) Relist() ([]string, error) {
+	var r RelistResult
+	return r.Apps, c.call(mRelist, nil, &r)
+}
+
 // remoteApp is an app of the serving process, as data.
 type remoteApp struct{ info AppInfo }
 

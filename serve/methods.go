@@ -50,9 +50,13 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 	case limited != "" && !limitedMay(req.Method, ss.hello.Protocol == s.opts.protocol):
 		return nil, fmt.Errorf("%w: %s", errMismatch, limited)
 	}
-	ss.mu.Lock()
-	prof := ss.prof
-	ss.mu.Unlock()
+	// The session's profile, held for this call (its newest: a listing
+	// since may have started it again).
+	prof := s.hold(ss)
+	if prof == nil {
+		return nil, fmt.Errorf("%w: the session has ended", ErrGone)
+	}
+	defer s.eng.Release(prof)
 	op, b := prof.Hub, s.eng.Broker
 	switch req.Method {
 	case mStatus:
@@ -134,7 +138,7 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		if err := s.own(ss, p.Chat); err != nil {
 			return AskResult{Err: toWire(err)}, nil
 		}
-		return s.turn(ss, req.Method, p), nil
+		return s.turn(ss, prof, req.Method, p), nil
 	case mCancel:
 		var p CancelParams
 		if err := params(req, &p); err != nil {
@@ -244,7 +248,8 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		}
 		return nil, op.SetEnabled(p.App, p.On)
 	case mInstalled:
-		ctx, cancel := context.WithTimeout(ss.ctx, time.Minute)
+		// The models of the session's own Ollama host.
+		ctx, cancel := context.WithTimeout(s.modelsCtx(ss, ss.ctx), time.Minute)
 		defer cancel()
 		return s.eng.Installed(ctx)
 	case mCurrent:
@@ -262,14 +267,15 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		if running > 0 {
 			return nil, hub.ErrBusy
 		}
-		ctx, cancel := context.WithTimeout(ss.ctx, time.Minute)
+		// Resolved on the session's Ollama host, which it keeps.
+		ctx, cancel := context.WithTimeout(s.modelsCtx(ss, ss.ctx), time.Minute)
 		defer cancel()
 		name, err := s.eng.ResolveModel(ctx, p.Name)
 		if err != nil {
 			return nil, err
 		}
 		ss.mu.Lock()
-		ss.models = engine.Models{Hub: name, Spoke: name}
+		ss.models.Hub, ss.models.Spoke = name, name
 		ss.mu.Unlock()
 		s.log.Info("switched models for a session", "session", ss.id, "model", name)
 		return nil, nil
@@ -281,6 +287,12 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 			return nil, err
 		}
 		a, ok := prof.Apps.App(p.Owner)
+		if !ok && slices.ContainsFunc(prof.Unlisted, func(u engine.Unlisted) bool { return u.App == p.Owner }) {
+			// A server the session runs without: listed here, and
+			// installed at once in every profile that enables it.
+			out := s.eng.ListUnlisted(ss.ctx, prof, p.Owner)
+			return RefreshResult{Refreshed: out, Err: toWire(out.Err)}, nil
+		}
 		r, can := a.(interface {
 			Refresh(context.Context) mcp.Refreshed
 		})
@@ -288,33 +300,20 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 			return nil, fmt.Errorf("%s is not an MCP app", p.Owner)
 		}
 		out := r.Refresh(ss.ctx)
+		if out.Err == nil && out.Changed {
+			// Other tools: the sessions take them from their next call.
+			s.eng.Relist()
+		}
 		return RefreshResult{Refreshed: out, Err: toWire(out.Err)}, nil
+	case mRelist:
+		return RelistResult{Apps: s.eng.Relist()}, nil
 	}
 	return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "no such method: " + req.Method}
 }
 
-// ollama is why Ollama cannot be used now: the error of the process's
-// start, until Ollama answers (it may have been started since).
-func (s *Server) ollama(ctx context.Context) error {
-	s.mu.Lock()
-	up := s.ollamaUp
-	s.mu.Unlock()
-	if s.eng.OllamaErr == nil || up {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if _, err := s.eng.Ollama.Version(ctx); err != nil {
-		return s.eng.OllamaErr
-	}
-	s.mu.Lock()
-	s.ollamaUp = true
-	s.mu.Unlock()
-	return nil
-}
-
-// turn runs one turn for ss; its events go to ss as they come.
-func (s *Server) turn(ss *session, method string, p AskParams) AskResult {
+// turn runs one turn for ss on its profile prof (held for the call);
+// its events go to ss as they come.
+func (s *Server) turn(ss *session, prof *engine.Profile, method string, p AskParams) AskResult {
 	// One turn at a time in a chat, whichever folder and apps its
 	// sessions run with.
 	s.mu.Lock()
@@ -329,9 +328,7 @@ func (s *Server) turn(ss *session, method string, p AskParams) AskResult {
 		delete(s.asking, p.Chat)
 		s.mu.Unlock()
 	}()
-	ss.mu.Lock()
-	op := ss.prof.Hub
-	ss.mu.Unlock()
+	op := prof.Hub
 	ctx, cancel := context.WithCancel(s.modelsCtx(ss, permissions.WithSession(ss.ctx, ss.id)))
 	defer cancel()
 	ss.mu.Lock()
@@ -514,7 +511,7 @@ func (s *Server) auth(ss *session, req *jsonrpc2.Request) (any, error) {
 	busy := s.busy(ss)
 	s.log.Info("client", "session", ss.id, "kind", h.Kind, "pid", h.Pid, "version", h.Version, "limited", limited)
 	return Welcome{Protocol: s.opts.protocol, Version: s.opts.Version, Config: fp, Keys: keys, File: s.opts.ConfigFile, Pid: os.Getpid(), Build: build,
-		Session: ss.id, Busy: busy, Ollama: toWire(s.ollama(ss.ctx)), HubModel: hubIn(s.eng, s.modelsCtx(ss, ss.ctx))}, nil
+		Session: ss.id, Busy: busy, Ollama: toWire(s.eng.OllamaErrIn(s.modelsCtx(ss, ss.ctx))), HubModel: hubIn(s.eng, s.modelsCtx(ss, ss.ctx))}, nil
 }
 
 // mine says whether ss may see chat c: every chat but a private one of
@@ -550,9 +547,10 @@ func (s *Server) own(ss *session, id string) error {
 
 // limitedMay says whether a session of another protocol or configuration
 // may call method: status and shutdown always; what only reads when it
-// speaks this process's protocol.
+// speaks this process's protocol, and relist (which installs only what
+// the cache lists for this process's own configuration).
 func limitedMay(method string, sameProtocol bool) bool {
-	return method == mStatus || method == mShutdown || sameProtocol && readOnly[method]
+	return method == mStatus || method == mShutdown || sameProtocol && (readOnly[method] || method == mRelist)
 }
 
 // readOnly are the methods a session of another configuration may call:
@@ -565,7 +563,25 @@ var readOnly = map[string]bool{
 	mWaitMemory: true, mChanges: true, mChangeSet: true,
 }
 
-// modelsCtx is ctx with the models ss chose.
+// hold is ss's profile — moved on to its newest (engine.Follow) — held
+// for one call (engine.Hold; the caller gives it back with Release); nil
+// once the session has ended.
+func (s *Server) hold(ss *session) *engine.Profile {
+	ss.mu.Lock()
+	if ss.prof == nil {
+		ss.mu.Unlock()
+		return nil
+	}
+	prof, stopOld := s.eng.Follow(ss.prof)
+	ss.prof = prof
+	s.eng.Hold(prof)
+	ss.mu.Unlock()
+	stopOld()
+	return prof
+}
+
+// modelsCtx is ctx with the models ss chose: its models and its Ollama
+// host.
 func (s *Server) modelsCtx(ss *session, ctx context.Context) context.Context {
 	ss.mu.Lock()
 	m := ss.models

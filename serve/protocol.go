@@ -50,6 +50,7 @@ const (
 	mApps         = "apps.list"
 	mSetEnabled   = "apps.set_enabled"
 	mRefresh      = "apps.refresh"
+	mRelist       = "apps.relist"
 	mInstalled    = "models.installed"
 	mSetModel     = "models.set"
 	mCurrent      = "models.current"
@@ -266,6 +267,12 @@ type CurrentModels struct {
 // PromptParams is a permission dialog for the client whose turn asked.
 type PromptParams struct {
 	Request permissions.Request `json:"request"`
+}
+
+// RelistResult names the apps the serving process installed from the
+// listing cache at a relist (Client.Relist).
+type RelistResult struct {
+	Apps []string `json:"apps"`
 }
 
 // RefreshResult is the outcome of listing an MCP app's tools again.

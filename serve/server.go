@@ -77,7 +77,6 @@ type Server struct {
 	asking    map[string]bool     // chats with a turn running, in any profile
 	turns     int
 	idleSince time.Time
-	ollamaUp  bool // Ollama answered after failing at start
 	orphaned  bool // the socket (or the whole data directory) was removed
 	quit      chan struct{}
 	quitOnce  sync.Once
@@ -114,8 +113,12 @@ type session struct {
 	turns   map[string]context.CancelFunc // by token
 	private []string                      // private chats it opened
 	running sync.WaitGroup
-	prof    *engine.Profile // its folder and apps (engine.Profile), from auth
-	models  engine.Models   // the models it chose (hello, /model)
+	// prof is its folder and apps (engine.Profile), from auth; each call
+	// moves it on to the profile's newest (hold).
+	prof *engine.Profile
+	// models are its models and its Ollama host (hello; /model changes
+	// the models): every call of its own goes there (modelsCtx).
+	models engine.Models
 }
 
 // Serve serves eng on the socket of its data directory until ctx ends or

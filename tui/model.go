@@ -104,6 +104,11 @@ type Options struct {
 	// AppModel names the model an app's spoke uses (nil or "": the
 	// manifest's, else SpokeModel).
 	AppModel func(app string) string
+	// AppModelKey is the config key that gives an app its own model,
+	// apps.NAME.model or mcp.NAME.model (nil: apps.NAME.model): the setup
+	// panel names it as the fix for that model, which neither --model nor
+	// /model changes.
+	AppModelKey func(app string) string
 	// AppSource is where each MCP app runs: its command line or URL.
 	AppSource map[string]string
 	// Setup, with Ollama, turns on the setup panel (setup.go): Ollama
@@ -111,7 +116,8 @@ type Options struct {
 	// is found down, and what fails is shown with its fix until it works.
 	Setup *Setup
 	// Models, when set, lists the installed models and switches the
-	// session's model (/model, tui/dialogs/models).
+	// hub's and the spokes' model, remembering the choice for later
+	// bulkheads (/model, tui/dialogs/models).
 	Models Models
 	// Mouse starts with the mouse captured (ui.mouse): the wheel scrolls,
 	// and selecting text takes shift+drag. Off, the terminal selects text

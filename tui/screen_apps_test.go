@@ -165,7 +165,8 @@ func TestAppsScreenRefreshesMCPTools(t *testing.T) {
 	}{
 		{mcp.Refreshed{App: "docs_fs", Server: "fs", Version: "1.0", Tools: 3, Cached: true}, "docs_fs: fs 1.0, 3 tools; unchanged"},
 		{mcp.Refreshed{App: "docs_fs", Server: "fs", Version: "1.1", Tools: 3, Cached: true, Changed: true}, "docs_fs: fs 1.1, 3 tools, the same functions; tool list refreshed"},
-		{mcp.Refreshed{App: "docs_fs", Server: "fs", Version: "2.0", Tools: 4, Cached: true, Changed: true, Stale: true}, "docs_fs: fs 2.0 lists other tools now (4); saved — start bulkhead again to use them"},
+		{mcp.Refreshed{App: "docs_fs", Server: "fs", Version: "2.0", Tools: 4, Cached: true, Changed: true, Stale: true}, "docs_fs: fs 2.0 lists other tools now (4); saved, and used from the next request"},
+		{mcp.Refreshed{App: "docs_fs", Server: "fs", Version: "2.0", Tools: 4}, "docs_fs: fs 2.0 listed, 4 tools; installed, and used from the next request"},
 		{mcp.Refreshed{App: "docs_fs", Err: errors.New("mcp docs_fs: could not start the MCP server")}, "could not refresh docs_fs: mcp docs_fs: could not start the MCP server"},
 	} {
 		f.set(c.r)
@@ -178,7 +179,7 @@ func TestAppsScreenRefreshesMCPTools(t *testing.T) {
 			t.Fatalf("want %q:\n%s", c.want, v)
 		}
 	}
-	if f.calls != 4 {
+	if f.calls != 5 {
 		t.Fatalf("%d refreshes", f.calls)
 	}
 }

@@ -94,7 +94,11 @@ func (m Model) setupRoles() []setup.Check {
 	if m.opts.Registry != nil && m.opts.AppModel != nil {
 		for _, app := range m.opts.Registry.Names() {
 			if md := m.opts.AppModel(app); md != "" && md != spokes {
-				add(md, setup.Role{Name: app + "'s spoke", Key: "apps." + app + ".model", Need: llm.CapTools})
+				key := "apps." + app + ".model"
+				if m.opts.AppModelKey != nil {
+					key = m.opts.AppModelKey(app)
+				}
+				add(md, setup.Role{Name: app + "'s spoke", Key: key, Need: llm.CapTools})
 			}
 		}
 	}

@@ -465,7 +465,7 @@ func TestSetupModelCommandChoosesAnInstalledModel(t *testing.T) {
 	if strings.Contains(d.view(), "is not installed") {
 		t.Fatalf("the panel must close once an installed model serves:\n%s", d.view())
 	}
-	if n := d.model().notice; !strings.Contains(n, "now use qwen2.5:0.5b for this session") || !strings.Contains(n, "the chat is ready") {
+	if n := d.model().notice; !strings.Contains(n, "now use qwen2.5:0.5b, here and in the bulkheads started later") || !strings.Contains(n, "the chat is ready") {
 		t.Errorf("notice %q", n)
 	}
 }

@@ -281,7 +281,8 @@ func TestModelCommand(t *testing.T) {
 	d.key(keyEnter)
 	d.idle()
 	v := d.view()
-	for _, want := range []string{"Models", "hub-model", "● hub", "spoke-model", "● spokes", "▸ spoke-model", "qwen3:1.7b", "cannot call tools: embed", "config file is not changed", `evil\x1b]0;pwned\a:latest`} {
+	mustShow(t, unboxed(v), "the config file is not changed")
+	for _, want := range []string{"Models", "hub-model", "● hub", "spoke-model", "● spokes", "▸ spoke-model", "qwen3:1.7b", "cannot call tools: embed", `evil\x1b]0;pwned\a:latest`} {
 		if !strings.Contains(v, want) {
 			t.Errorf("/model lacks %q:\n%s", want, v)
 		}
@@ -301,7 +302,7 @@ func TestModelCommand(t *testing.T) {
 	if !strings.Contains(status, "qwen3:1.7b") || strings.Contains(status, "hub-model") {
 		t.Errorf("the status bar must show the new model:\n%s", status)
 	}
-	if !strings.Contains(d.model().notice, "now use qwen3:1.7b for this session (the config file is unchanged") {
+	if !strings.Contains(d.model().notice, "now use qwen3:1.7b, here and in the bulkheads started later") {
 		t.Errorf("notice %q", d.model().notice)
 	}
 
@@ -320,7 +321,7 @@ func TestModelCommand(t *testing.T) {
 	d.typeText("/model nope")
 	d.key(keyEnter)
 	d.idle()
-	if v := d.view(); !strings.Contains(v, "nope is not installed.") || !strings.Contains(v, "then this session switches to it") {
+	if v := d.view(); !strings.Contains(v, "nope is not installed.") || !strings.Contains(flat(unboxed(v)), "then the hub and the spokes switch to it") {
 		t.Errorf("/model nope: no pull offered:\n%s", v)
 	}
 	d.typeText("n")
@@ -427,7 +428,7 @@ func TestModelCommandPullsThenSwitches(t *testing.T) {
 	d.idle()
 	d.key(char('y'))
 	d.until("50.0 MiB / 100.0 MiB")
-	if v := d.view(); !strings.Contains(v, "pulling gemma3:4b") || !strings.Contains(v, "this session switches to it when it is done") {
+	if v := d.view(); !strings.Contains(v, "pulling gemma3:4b") || !strings.Contains(flat(unboxed(v)), "the hub and the spokes switch to it when it is done") {
 		t.Errorf("no progress while pulling:\n%s", v)
 	}
 	close(gate)
@@ -435,7 +436,7 @@ func TestModelCommandPullsThenSwitches(t *testing.T) {
 	if got := fm.switched(); !slices.Equal(got, []string{"gemma3:4b"}) {
 		t.Fatalf("switched %v after the pull", got)
 	}
-	if n := d.model().notice; !strings.Contains(n, "now use gemma3:4b for this session") {
+	if n := d.model().notice; !strings.Contains(n, "now use gemma3:4b, here and in the bulkheads started later") {
 		t.Errorf("notice %q", n)
 	}
 }

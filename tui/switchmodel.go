@@ -16,14 +16,18 @@ import (
 )
 
 // Models lists the installed models and switches the hub's and the
-// spokes' model for the rest of this session (/model) — other windows and
-// scripts keep theirs; the serving process's client satisfies it.
+// spokes' model (/model): at once for this window — other windows open
+// now keep theirs — and for every bulkhead started later on the data
+// directory (the chat, ask, doctor), until the config's hub.model or
+// spokes.model changes or --model names another. bulkhead's client of
+// the serving process that remembers the choice satisfies it.
 type Models interface {
 	// Installed lists Ollama's models with their capabilities.
 	Installed(ctx context.Context) ([]llm.ModelInfo, error)
-	// SetModel switches the hub and the spokes to name for this session
-	// (the config file is not written; apps with a model of their own
-	// keep it). While a turn runs it answers hub.ErrBusy.
+	// SetModel switches the hub and the spokes to name, and remembers it
+	// for the bulkheads started later on the data directory (the config
+	// file is not written; apps with a model of their own keep it).
+	// While a turn runs it answers hub.ErrBusy.
 	SetModel(ctx context.Context, name string) error
 	// Current names the hub's model and the spokes'.
 	Current() (hub, spoke string)
@@ -80,7 +84,7 @@ func switchModel(base context.Context, ms Models, name string) tea.Cmd {
 }
 
 // noModels is /model's answer where models cannot be switched.
-const noModels = "switching models is not available here — quit and run bulkhead --model NAME (the hub and every spoke)"
+const noModels = "switching models is not available here — quit and run bulkhead --model NAME (the hub and the spokes)"
 
 // openModels shows /model's list.
 func (m *Model) openModels() tea.Cmd {
@@ -158,8 +162,12 @@ func (m *Model) closeModels() {
 	}
 }
 
-// switchedNotice begins the notice of a switch made.
-const switchedNotice = "the hub and the spokes now use "
+// switchedNotice begins the notice of a switch made; remembered ends
+// it: how long the choice holds (Models).
+const (
+	switchedNotice = "the hub and the spokes now use "
+	remembered     = ", here and in the bulkheads started later on this data directory (ask and doctor too), until the config's hub.model or spokes.model changes or --model names another; the config file is unchanged, and apps with a model of their own keep it"
+)
 
 // onModelSet takes a switch's answer; a switch made while the setup
 // panel shows checks the models again, so choosing an installed model
@@ -170,7 +178,7 @@ func (m *Model) onModelSet(msg modelSetMsg) tea.Cmd {
 	case msg.err == nil:
 		h, s := m.opts.Models.Current()
 		m.bar.hubModel, m.bar.spokeModel = h, s
-		m.notice = switchedNotice + msg.name + " for this session (the config file is unchanged; apps with a model of their own keep it)"
+		m.notice = switchedNotice + msg.name + remembered
 		if m.setup.opts != nil && m.setup.phase == setup.Models {
 			return m.setupCheck()
 		}
@@ -181,7 +189,7 @@ func (m *Model) onModelSet(msg modelSetMsg) tea.Cmd {
 	case errors.Is(msg.err, errNoModel) && m.opts.Ollama != nil && m.pull == nil:
 		// Not installed: offer to pull it, then switch.
 		m.notice = ""
-		return m.openPull(msg.name, pull.For{Switch: true, Why: "this session (/model)"})
+		return m.openPull(msg.name, pull.For{Switch: true, Why: "the hub and the spokes (/model)"})
 	case errors.Is(msg.err, errNoModel), errors.Is(msg.err, errNoTools):
 		m.notice = "cannot switch: " + msg.name + " " + msg.err.Error()
 	case errors.As(msg.err, &inc):

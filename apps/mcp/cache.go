@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulkhead-dev/bulkhead/apps"
 )
 
 // listing is what a server tells of itself once started: its name,
@@ -277,4 +280,53 @@ func (c *Cache) Forget(app string) {
 	if p, err := c.path(app); err == nil {
 		_ = os.Remove(p)
 	}
+}
+
+// Listed reports whether the cache holds a usable listing of app for the
+// configuration cfg — an app opened with cfg now is built from it,
+// without starting the server — and names that listing: equal names,
+// equal listings.
+func (c *Cache) Listed(app string, cfg Server) (string, bool) {
+	l, err := c.load(app, cacheKey(cfg))
+	if err != nil {
+		return "", false
+	}
+	sum := l.sum()
+	return hex.EncodeToString(sum[:]), true
+}
+
+// Outdated reports whether the cache the app was opened with holds
+// another listing for its configuration than the one the app was built
+// from — one a later listing saved (`bulkhead doctor`, `bulkhead mcp
+// add`, a refresh, a server that listed other tools when it started): an
+// app opened now is built from that one.
+func (a *App) Outdated() bool {
+	if a.cache == nil {
+		return false
+	}
+	l, err := a.cache.load(a.name, a.key)
+	return err == nil && l.sum() != a.listedSum()
+}
+
+// OpenCached is Open from the cache alone: a server the cache does not
+// list for cfg, or whose cached listing the app cannot be built from, is
+// an error matching ErrUnlisted, and is never started.
+func OpenCached(name string, cfg Server, cat *apps.Catalog, cache *Cache, log *slog.Logger) (*App, error) {
+	a, err := prepare(name, cfg, cache, log)
+	if err != nil {
+		return nil, err
+	}
+	if cache == nil {
+		return nil, fmt.Errorf("mcp %s: %w: no cache to build it from", name, ErrUnlisted)
+	}
+	l, err := cache.load(name, a.key)
+	if err == nil {
+		err = a.install(l, cat)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mcp %s: %w: its cached tool list: %w", name, ErrUnlisted, err)
+	}
+	a.fromFile = true
+	a.log.Info("tools from the cache", "server", l.String(), "tools", len(l.Tools))
+	return a, nil
 }

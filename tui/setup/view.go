@@ -58,7 +58,7 @@ type Panel struct {
 	Declined  map[string]string
 	Blocks    bool   // a query cannot be answered now
 	Pulling   bool   // the pull dialog is up
-	CanSwitch bool   // /model switches this session's model
+	CanSwitch bool   // /model switches the hub's and the spokes' model
 	Spinner   string // the spinner's frame
 }
 
@@ -211,21 +211,43 @@ func (s Panel) choices(th style.Theme, p *panelText, c Check, file string) {
 		}
 	}
 	// The roles to change: every one of a missing model's, else those
-	// that need what the model lacks.
-	var keys []string
+	// that need what the model lacks. --model and /model choose the
+	// hub's and the spokes' model; an app's own model only its key does.
+	var keys, own []string
 	for _, r := range c.Roles {
 		if c.Missing || slices.Contains(c.lacks, r.Need) {
-			keys = append(keys, r.Key)
+			if r.Key == "hub.model" || r.Key == "spokes.model" {
+				keys = append(keys, r.Key)
+			} else {
+				own = append(own, r.Key)
+			}
 		}
 	}
-	how := "Choose one: quit (ctrl+c) and run " + th.Key.Render("bulkhead --model NAME") + " (the hub and every spoke)"
-	if s.CanSwitch {
-		how = "Choose one: " + th.Key.Render("/model NAME") + ", or run " + th.Key.Render("bulkhead --model NAME") + " (the hub and every spoke)"
+	if len(keys) > 0 {
+		how := "Choose one: quit (ctrl+c) and run " + th.Key.Render("bulkhead --model NAME") + " (the hub and the spokes)"
+		if s.CanSwitch {
+			how = "Choose one: " + th.Key.Render("/model NAME") + ", or run " + th.Key.Render("bulkhead --model NAME") + " (the hub and the spokes)"
+		}
+		p.add(4, how+", or set "+strings.Join(keys, " / ")+" in "+file)
 	}
-	p.add(4, how+", or set "+strings.Join(keys, " / ")+" in "+file)
+	if len(own) > 0 {
+		p.add(4, "For "+ownRoles(c.Roles)+": set "+th.Key.Render(strings.Join(own, " / "))+" in "+file+" to one of them, or remove it to use the spokes' model, then start bulkhead again (--model and /model do not change an app's own model)")
+	}
 	if c.Missing {
 		p.add(4, th.Dim.Render("Or pull it yourself (ollama pull "+widget.OneLine(c.Model)+"): this screen notices."))
 	}
+}
+
+// ownRoles names the roles of apps with a model of their own: "notes's
+// spoke".
+func ownRoles(rs []Role) string {
+	var out []Role
+	for _, r := range rs {
+		if r.Key != "hub.model" && r.Key != "spokes.model" {
+			out = append(out, r)
+		}
+	}
+	return RoleNames(out)
 }
 
 // rolesNeeding says which roles need cp: "the spokes need".

@@ -1,6 +1,6 @@
 // Package models is /model's dialog: the installed models that can call
-// tools (and so serve the spokes), the ones this session's hub and
-// spokes use marked, in a huh select once the list is read — enter
+// tools (and so serve the spokes), the ones the hub and the spokes use
+// now marked, in a huh select once the list is read — enter
 // chooses the one under the cursor, esc or q closes — and those that
 // cannot call tools named below. Every name is Ollama's: drawn as text.
 // What the user chose is the Outcome of Update; the switch itself is the
@@ -47,7 +47,7 @@ type Dialog struct {
 }
 
 // Outcome is what Update asks of the root: close the dialog, and switch
-// this session to a model.
+// the hub and the spokes to a model.
 type Outcome struct {
 	Close  bool
 	Switch string
@@ -60,7 +60,7 @@ type Loaded struct {
 }
 
 // New opens the dialog, w by h cells of terminal, with the hub's and the
-// spokes' model of this session; the Cmd lists the models (base bounds
+// spokes' model now; the Cmd lists the models (base bounds
 // it with the UI's life).
 func New(th style.Theme, base context.Context, ls Lister, hub, spoke string, w, h int) (*Dialog, tea.Cmd) {
 	d := &Dialog{th: th, width: w, height: h, loading: true, hub: hub, spoke: spoke}
@@ -247,6 +247,6 @@ func (d *Dialog) View(th style.Theme, width, height int) string {
 	if len(d.cannot) > 0 {
 		lines = append(lines, th.Dim.Render("cannot call tools: "+widget.OneLine(strings.Join(d.cannot, ", "))))
 	}
-	lines = append(lines, "", th.Dim.Render("/model NAME also switches. A switch lasts for this session: the config file is not changed, and apps with a model of their own keep it."))
+	lines = append(lines, "", th.Dim.Render("/model NAME also switches. A switch holds here and in the bulkheads started later on this data directory, until the config's hub.model or spokes.model changes or --model names another: the config file is not changed, and apps with a model of their own keep it."))
 	return widget.Box(th, lines, widget.DialogWidth(width), height)
 }

@@ -39,8 +39,8 @@ type For struct {
 	// waits for it; Why names who uses the model.
 	Setup bool
 	Why   string
-	// Switch marks a pull /model NAME offered: once it is done the
-	// session switches to the model.
+	// Switch marks a pull /model NAME offered: once it is done the hub
+	// and the spokes switch to the model, as /model NAME does.
 	Switch bool
 }
 
@@ -176,7 +176,7 @@ func (p *Dialog) View(th style.Theme, width, height int, canPull bool) string {
 		}
 		switch {
 		case p.Switch:
-			lines = append(lines, th.Dim.Render("then this session switches to it; n keeps the models it has"))
+			lines = append(lines, th.Dim.Render("then the hub and the spokes switch to it, as /model NAME does; n keeps the models they have"))
 		case p.Why != "":
 			lines = append(lines, th.Dim.Render("it is the model of "+p.Why+"; n lists the installed models to choose from instead"))
 		}
@@ -191,7 +191,7 @@ func (p *Dialog) View(th style.Theme, width, height int, canPull bool) string {
 		case p.Setup:
 			after = "the chat opens when it is done"
 		case p.Switch:
-			after = "this session switches to it when it is done"
+			after = "the hub and the spokes switch to it when it is done"
 		}
 		lines = append(lines,
 			fmt.Sprintf("pulling %s: %s", widget.OneLine(p.Model), widget.OneLine(status)),

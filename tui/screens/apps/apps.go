@@ -193,7 +193,11 @@ func refresh(o Config, name string) tea.Cmd {
 		case r.Err != nil:
 			msg.msg, msg.msgErr = fmt.Sprintf("could not refresh %s: %v", name, r.Err), true
 		case r.Stale:
-			msg.msg = fmt.Sprintf("%s: %s %s lists other tools now (%d); saved — start bulkhead again to use them", name, r.Server, r.Version, r.Tools)
+			msg.msg = fmt.Sprintf("%s: %s %s lists other tools now (%d); saved, and used from the next request", name, r.Server, r.Version, r.Tools)
+		case !r.Cached:
+			// A server that was not listed: the serving process installs
+			// it at once.
+			msg.msg = fmt.Sprintf("%s: %s %s listed, %d tools; installed, and used from the next request", name, r.Server, r.Version, r.Tools)
 		case r.Changed:
 			msg.msg = fmt.Sprintf("%s: %s %s, %d tools, the same functions; tool list refreshed", name, r.Server, r.Version, r.Tools)
 		default:

@@ -165,7 +165,9 @@ func TestEveryRouteEndsAsAChangeSet(t *testing.T) {
 				data := filepath.Join(t.TempDir(), "data")
 				cfg := writerConfig(t, ws, server)
 				srv := ollamatest.NewScripted(t, writeScript(c.app, rt.script, ws), "m")
-				query := fmt.Sprintf("with %s run %s in %s", c.app, rt.script, ws)
+				// the request as one the hub reads: the script quoted whole,
+				// the folder named once
+				query := fmt.Sprintf("Run \"%s\" in %s", rt.script, ws)
 				out, errOut, code := run(t, "ask", "--json", "--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", data, "--on-prompt="+c.policy, query)
 				if !strings.Contains(out, `"kind":"changes"`) {
 					t.Fatalf("no change set was asked (exit %d):\n%s\n%s", code, out, errOut)

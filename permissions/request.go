@@ -242,16 +242,24 @@ const (
 	// ProvenanceHistory: the user's words in an earlier turn of the chat,
 	// not this request — no binding, so not the user's for this step.
 	ProvenanceHistory = "history"
+	// ProvenanceDoubted: in the user's words of this request, but with no
+	// single reading there (a value the words rule out, ask about, quote,
+	// or give beside another of its kind): not the user's (Via says why,
+	// with the user's sentence).
+	ProvenanceDoubted = "doubted"
 )
 
 // Trusted reports whether the value is the user's: typed in this request,
 // written by the hub's planner from it, bound by the plan, or the
 // function's default. Data the user let flow is not (an app chose those
-// values), nor words of an earlier turn.
+// values), nor words of an earlier turn, nor words of this request that
+// leave the value no single reading (ProvenanceDoubted).
 func (p Provenance) Trusted() bool {
 	switch p.Source {
 	case ProvenanceUser, ProvenancePlan, ProvenanceDefault, ProvenanceBound:
 		return true
+	case ProvenanceDoubted:
+		return false
 	}
 	return false
 }
@@ -430,6 +438,11 @@ func (p Provenance) Words() string {
 		return "bound by the plan"
 	case ProvenanceHistory:
 		return "your words in an earlier turn"
+	case ProvenanceDoubted:
+		if p.Via != "" {
+			return "in your words, but not as what you asked for: " + p.Via
+		}
+		return "in your words, but not as what you asked for"
 	case ProvenanceDefault:
 		return "the function's default"
 	case ProvenanceAllowed:

@@ -36,6 +36,10 @@ type Binding struct {
 	// ("tomorrow"): set by the operator, which read it when it checked
 	// the plan (relative.go).
 	Means *Meaning `json:"means,omitempty"`
+	// Why, for a literal the request leaves no single reading (a step's
+	// Doubted), says why; Quote is then the user's sentence around it.
+	// Set by the operator.
+	Why string `json:"why,omitempty"`
 }
 
 // maxBindings bounds a step's bindings.
@@ -76,7 +80,9 @@ type Env struct {
 }
 
 // CheckBindings keeps the bindings of step s that hold and says why each
-// other is dropped: a literal must stand whole in the current request; a
+// other is dropped: a literal must stand whole in the current request,
+// with one reading there (Reading: one that has none is kept in
+// s.Doubted, with why and the user's sentence, for the dialog); a
 // reference must name a step before s (it becomes a dependency) and a
 // field its functionality's result declares; an entity must be one s
 // needs (it becomes one); the argument must be one of the
@@ -84,7 +90,10 @@ type Env struct {
 // read).
 func CheckBindings(env Env, s *Step, earlier map[string]Step) (dropped []string) {
 	var keep []Binding
+	s.Doubted = nil
+	var request *parsed // the request cut into tokens, once (reading.go)
 	for _, b := range s.Bind {
+		b.Why = ""
 		b.Arg = strings.TrimSpace(b.Arg)
 		b.Value, b.From, b.Entity = strings.TrimSpace(b.Value), strings.TrimSpace(b.From), strings.TrimSpace(b.Entity)
 		why := ""
@@ -103,18 +112,28 @@ func CheckBindings(env Env, s *Step, earlier map[string]Step) (dropped []string)
 			why = fmt.Sprintf("%s: %s takes no argument %q", b.Arg, s.Functionality, b.Arg)
 		case b.Value != "":
 			q, ok := inRequest(env.Query, b.Value)
-			switch {
-			case !ok:
-				why = fmt.Sprintf("%s: %q is not in your request", b.Arg, clip(b.Value, 60))
-			default:
-				if not := notTheUsers(env.Query, b.Value, b.Arg); not != "" {
-					why = fmt.Sprintf("%s: %s", b.Arg, not)
-				}
-			}
 			b.Quote = q
 			b.Means = nil
 			if m, ok := Means(b.Value, env.Now); ok {
 				b.Means = &m
+			}
+			if !ok {
+				why = fmt.Sprintf("%s: %q is not in your request", b.Arg, clip(b.Value, 60))
+				break
+			}
+			if request == nil {
+				request = parseRequest(env.Query)
+			}
+			if one, not, sentence := request.reading(b.Value, b.Arg); !one {
+				// One reading, or ask (reading.go): the step is not
+				// routine, and the dialog shows the user's own sentence
+				// around the value (Unbound).
+				why = fmt.Sprintf("%s: %q has no single reading in your request: %s — you wrote “%s”", b.Arg, clip(b.Value, 60), not, sentence)
+				d := b
+				d.Why, d.Quote = not, sentence
+				if len(s.Doubted) < maxBindings {
+					s.Doubted = append(s.Doubted, d)
+				}
 			}
 		case b.From != "":
 			m := reFrom.FindStringSubmatch(b.From)

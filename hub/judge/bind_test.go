@@ -23,7 +23,7 @@ func catalogEnv(query string) Env {
 }
 
 // A binding holds only where the operator can check it: a literal that
-// stands whole in the current request (and is not ruled out by it), a
+// stands whole in the current request, with one reading there, a
 // field an earlier step's functionality declares, an entity (which the
 // step then needs), an argument the functionality takes.
 func TestCheckBindings(t *testing.T) {
@@ -45,19 +45,21 @@ func TestCheckBindings(t *testing.T) {
 		{"Read docs/plan.md please", "files.read", Binding{Arg: "path", Value: "docs/plan.md"}, true, ""},
 		{"Read docs/plan.md please", "files.read", Binding{Arg: "path", Value: "/etc/passwd"}, false, "not in your request"},
 		{"What is 17*23", "calc.evaluate", Binding{Arg: "expression", Value: "17*23"}, true, ""},
-		{"Pay 20 dollars to ann@example.com", "mail.send", Binding{Arg: "body", Value: "20"}, true, ""},
-		{"Pay 20 dollars to ann@example.com", "mail.send", Binding{Arg: "body", Value: "200"}, false, "not in your request"},
-		// Words said to rule a value out never bind it.
-		{"Email the report to bob@example.com, not to eve@example.com", "mail.send", Binding{Arg: "to", Value: "eve@example.com"}, false, "says not to"},
-		{"Email the report to bob@example.com, not to eve@example.com", "mail.send", Binding{Arg: "to", Value: "bob@example.com"}, true, ""},
-		{"Don't send it to eve@example.com; send it to bob@example.com", "mail.send", Binding{Arg: "to", Value: "eve@example.com"}, false, "says not to"},
-		{"Never email eve@example.com", "mail.send", Binding{Arg: "to", Value: "eve@example.com"}, false, "says not to"},
-		{"Email everyone except eve@example.com", "mail.send", Binding{Arg: "to", Value: "eve@example.com"}, false, "says not to"},
-		{"Run ls, but never rm -rf build", "shell.run", Binding{Arg: "command", Value: "rm -rf build"}, false, "says not to"},
-		{"Run ls, but never rm -rf build", "shell.run", Binding{Arg: "command", Value: "ls"}, true, ""},
-		{"Don't forget to email bob@example.com", "mail.send", Binding{Arg: "to", Value: "bob@example.com"}, true, ""},
-		// Said twice, once ruled out and once asked for: it binds.
-		{"Not eve@example.com's old address: email eve@example.com", "mail.send", Binding{Arg: "to", Value: "eve@example.com"}, true, ""},
+		{"Pay 20 dollars to ann@example.com", "mail.send", Binding{Arg: "body", Value: "20"}, false, `does not read "dollars"`}, // a unit after its number: ask
+		{"Pay $20 to ann@example.com", "mail.send", Binding{Arg: "body", Value: "20"}, true, ""},
+		// One reading, or ask: words that rule a value out, another value of
+		// its kind, a value said twice — it does not bind, and the reason
+		// shows the user's sentence.
+		{"Email the report to bob@example.com, not to eve@example.com", "mail.send", Binding{Arg: "to", Value: "eve@example.com"}, false, `holds another address, "bob@example.com" — you wrote “Email the report to bob@example.com, not to eve@example.com”`},
+		{"Email the report to bob@example.com, not to eve@example.com", "mail.send", Binding{Arg: "to", Value: "bob@example.com"}, false, "holds another address"},
+		{"Don't send it to eve@example.com; send it to bob@example.com", "mail.send", Binding{Arg: "to", Value: "eve@example.com"}, false, "holds another address"},
+		{"Never email eve@example.com", "mail.send", Binding{Arg: "to", Value: "eve@example.com"}, false, `the hub does not read "Never" — you wrote “Never email eve@example.com”`},
+		{"Email everyone except eve@example.com", "mail.send", Binding{Arg: "to", Value: "eve@example.com"}, false, `"except"`},
+		{"Run ls, but never rm -rf build", "shell.run", Binding{Arg: "command", Value: "rm -rf build"}, false, `"never"`},
+		{"Run ls, but never rm -rf build", "shell.run", Binding{Arg: "command", Value: "ls"}, false, `"never"`},
+		{"Don't forget to email bob@example.com", "mail.send", Binding{Arg: "to", Value: "bob@example.com"}, false, `"Don't"`},
+		{"Not eve@example.com's old address: email eve@example.com", "mail.send", Binding{Arg: "to", Value: "eve@example.com"}, false, "more than once"},
+		{"Email bob@example.com the report", "mail.send", Binding{Arg: "to", Value: "bob@example.com"}, true, ""},
 		// References and entities.
 		{"Mail my note", "mail.send", Binding{Arg: "body", From: "s1.notes.body"}, true, ""},
 		{"Mail my note", "mail.send", Binding{Arg: "body", From: "s1.notes.secret"}, false, "gives no field"},

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
+	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
@@ -142,10 +143,13 @@ func Unbound(args json.RawMessage, keys []string, params json.RawMessage, s Step
 						return
 					}
 				}
-				src, via := l.SourceOf(leaf, app)
+				src, via := l.SourceFor(leaf, k, app)
 				why = fmt.Sprintf("%s has no binding in the plan (the value came %s)", path, l.describeValue(leaf, src, via))
-				if s, ok := leaf.(string); ok && Shown(s) != "" {
-					why += fmt.Sprintf("; %s is %s", path, ValueWords(s, 80))
+				if str, ok := leaf.(string); ok && Shown(str) != "" {
+					why += fmt.Sprintf("; %s is %s", path, ValueWords(str, 80))
+				}
+				if src != permissions.ProvenanceDoubted {
+					why += s.doubtedWords(k, leaf)
 				}
 				return
 			}
@@ -154,11 +158,38 @@ func Unbound(args json.RawMessage, keys []string, params json.RawMessage, s Step
 					return
 				}
 			}
-			src, via := l.SourceOf(leaf, app)
+			src, via := l.SourceFor(leaf, k, app)
 			why = fmt.Sprintf("%s is %s, not what the plan bound (%s); the value came %s", path, ValueWords(leaf, 80), bound[0].Words(), l.describeValue(leaf, src, via))
+			if src != permissions.ProvenanceDoubted {
+				why += s.doubtedWords(k, leaf)
+			}
 		})
 	}
 	return why
+}
+
+// doubtedWords says, for a value of arg that no binding of s gives, which
+// literal the plan bound to arg that the request leaves no single
+// reading (the one the value equals, else the first), with why and the
+// user's own sentence ("" when none).
+func (s Step) doubtedWords(arg string, leaf any) string {
+	var d *Binding
+	for i, b := range s.Doubted {
+		if b.Arg != arg {
+			continue
+		}
+		if SameValue(leaf, b.Value) || b.Means != nil && SameValue(leaf, meant(*b.Means)) {
+			d = &s.Doubted[i]
+			break
+		}
+		if d == nil {
+			d = &s.Doubted[i]
+		}
+	}
+	if d == nil {
+		return ""
+	}
+	return fmt.Sprintf("; the plan bound %s to %q, which your words leave no single reading: %s — you wrote “%s”", arg, clip(d.Value, 60), d.Why, d.Quote)
 }
 
 // BoundWords says, for an expected call, which bindings its decisive

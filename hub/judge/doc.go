@@ -6,9 +6,9 @@
 // What "expected" means, in ten lines:
 //
 //  1. The plan declares it: each step binds its decisive arguments —
-//     to a literal of the current request (checked to stand there, and
-//     not ruled out by it), a typed field of an earlier step's result,
-//     or a hub entity the plan names (CheckBindings).
+//     to a literal of the current request (checked to stand there, with
+//     one reading: reading.go), a typed field of an earlier step's
+//     result, or a hub entity the plan names (CheckBindings).
 //  2. A call is expected only in the step that runs its app, of the
 //     function its functionality maps to, once, with every decisive
 //     value equal to a binding of that step (ExpectCall); an ISC request
@@ -19,6 +19,18 @@
 //  4. Expected is not routine: what a call carries (labels, an app's
 //     free text, instruction-like text, a file other programs run) is a
 //     concern of its own (Assessment), and irreversible asks every time.
+//
+// What "the user's" means (reading.go; DESIGN.md invariant 13): a literal
+// of the request is the user's value only where the request leaves it one
+// reading — it stands there once (or reads alike wherever it stands), no
+// other value of its kind stands beside it, and its sentence is one the
+// hub positively reads: no parenthesis, quotation or pasted block around
+// it, no question but one that asks the assistant, and every word around
+// it one of a small closed vocabulary, up to the content. Anything else
+// asks, and the dialog shows the user's own sentence; the vocabulary
+// decides only what binds as routine — what it lacks asks, it never
+// refuses. The Ledger says the same: such a value is doubted, not typed
+// by you, so a value the user's words rule out is never the user's.
 //
 // What "equal" means (equal.go; DESIGN.md invariant 13): each kind of
 // value has one rule, and SameValue, inRequest and the Ledger all use it.

@@ -61,6 +61,10 @@ type origin struct {
 	// wholeOnly: only whole fields count (allowed data: a value found
 	// inside one of its texts is the data's choice, not the user's).
 	wholeOnly bool
+	// requests are this request's words as typed, line breaks and all,
+	// cut into tokens (reading.go): a value found there is the user's
+	// only where they leave it one reading (doubt).
+	requests []*parsed
 }
 
 // Ranks of origins: a value found in several is attributed to the most
@@ -162,6 +166,9 @@ func (l *Ledger) addValues(source, via, scope string, rank int, texts []string, 
 		}
 		l.size += len(n)
 		o.texts = append(o.texts, n)
+		if rank == rankUser && scope == ScopeQuery {
+			o.requests = append(o.requests, parseRequest(t))
+		}
 		if k, ok := atomKey(n); ok {
 			o.addAtom(k, n) // the whole text is an address, a URL or a path
 		}
@@ -211,6 +218,35 @@ func (o *origin) holds(leaf any) bool {
 	return false
 }
 
+// doubt says why the request's words leave leaf no single reading for
+// arg (doubted true), for the origin of this request's words; a value
+// one of its requests reads is the user's.
+func (o *origin) doubt(leaf any, arg string) (string, bool) {
+	if len(o.requests) == 0 {
+		return "", false
+	}
+	var v string
+	switch t := leaf.(type) {
+	case string:
+		v = t
+	case float64:
+		v = CanonNumber(t)
+	default:
+		return "", false
+	}
+	first := ""
+	for _, p := range o.requests {
+		ok, why, sentence := p.reading(v, arg)
+		if ok {
+			return "", false
+		}
+		if first == "" {
+			first = fmt.Sprintf("%s — you wrote “%s”", why, sentence)
+		}
+	}
+	return first, true
+}
+
 // embedded reports whether a composed value n carries text of o: a whole
 // text of 16 or more characters, or one of its addresses, URLs or paths.
 func (o *origin) embedded(n string) bool {
@@ -256,7 +292,11 @@ func (l *Ledger) Trace(args json.RawMessage, keys []string, app string, params j
 				p.Source = permissions.ProvenanceDefault
 			}
 		default:
-			source, via := l.SourceOf(leaf, app)
+			arg := "" // a value that is not decisive may be the content's
+			if key {
+				arg = top
+			}
+			source, via := l.SourceFor(leaf, arg, app)
 			if source == "" {
 				return
 			}
@@ -278,11 +318,21 @@ func (l *Ledger) Trace(args json.RawMessage, keys []string, app string, params j
 	return append(keyed, rest...)
 }
 
-// sourceOf attributes one value: the most trusted origin that holds it
-// whole (allowed values count only for the app they went to); else, for a
-// composed text, the least trusted app origin whose text it embeds; else
-// unknown.
+// SourceOf attributes one value whose argument the caller does not name
+// (SourceFor with arg "": it may be the words of the content).
 func (l *Ledger) SourceOf(leaf any, app string) (source, via string) {
+	return l.SourceFor(leaf, "", app)
+}
+
+// SourceFor attributes one value of argument arg: the most trusted
+// origin that holds it whole (allowed values count only for the app they
+// went to); else, for a composed text, the least trusted app origin
+// whose text it embeds; else unknown. A value this request holds, but
+// with no single reading there for arg (reading.go: the words rule it
+// out, ask about it, quote it, give another of its kind), is not typed
+// by the user: it is doubted, and via says why, with the user's own
+// sentence.
+func (l *Ledger) SourceFor(leaf any, arg, app string) (source, via string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if s, ok := leaf.(string); ok && NormValue(s) == "" {
@@ -293,6 +343,9 @@ func (l *Ledger) SourceOf(leaf any, app string) (source, via string) {
 			continue
 		}
 		if o.holds(leaf) {
+			if why, doubted := o.doubt(leaf, arg); doubted {
+				return permissions.ProvenanceDoubted, why
+			}
 			return o.source, o.via
 		}
 	}
@@ -309,8 +362,10 @@ func (l *Ledger) SourceOf(leaf any, app string) (source, via string) {
 
 // untypedAtoms lists the addresses, URLs and paths inside a text value
 // that are not in this request or the plan's texts (an earlier turn's
-// words do not count), with where each came from: what a message, a file
-// or a command would carry to a place the user never named.
+// words do not count, nor words of this request that rule the value out
+// or otherwise leave it no single reading: reading.go), with where each
+// came from: what a message, a file or a command would carry to a place
+// the user never named.
 //
 // An atom outside plain ASCII is shown as Shown shows it, and, where it
 // differs from one the user typed only in such characters, says so.
@@ -325,13 +380,18 @@ func (l *Ledger) UntypedAtoms(s, app string) []string {
 		l.mu.Lock()
 		for _, o := range l.origins {
 			if (o.rank == rankUser && o.scope == ScopeQuery || o.rank == rankPlan) && o.atoms[k] != "" {
-				typed = true
+				if _, doubted := o.doubt(a, ""); !doubted {
+					typed = true
+				}
 			}
 		}
 		l.mu.Unlock()
 		if !typed {
-			src, _ := l.SourceOf(a, app)
-			out = append(out, fmt.Sprintf("%s (%s%s)", ValueWords(a, 120), DescribeSource(permissions.Provenance{Source: src}), l.lookAlikeWords(a)))
+			src, via := l.SourceOf(a, app)
+			if src != permissions.ProvenanceDoubted {
+				via = "" // only a doubt's reason is said here
+			}
+			out = append(out, fmt.Sprintf("%s (%s%s)", ValueWords(a, 120), DescribeSource(permissions.Provenance{Source: src, Via: via}), l.lookAlikeWords(a)))
 		}
 	}
 	return out
@@ -674,6 +734,11 @@ func DescribeSource(p permissions.Provenance) string {
 		return "bound by the plan"
 	case permissions.ProvenanceHistory:
 		return "from your words in an earlier turn, not this request"
+	case permissions.ProvenanceDoubted:
+		if p.Via != "" {
+			return "in your words, but not as what you asked for: " + p.Via
+		}
+		return "in your words, but not as what you asked for"
 	case permissions.ProvenancePlan:
 		return "from the hub's plan of your request"
 	case permissions.ProvenanceDefault:

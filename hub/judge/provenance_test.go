@@ -24,9 +24,15 @@ func TestProvenanceWholeValues(t *testing.T) {
 		{"a longer address around a typed one is not typed", `{"to":"bob@example.com.evil"}`, "to", permissions.ProvenanceUnknown},
 		{"a look-alike of a typed address is not typed", `{"to":"bоb@example.com"}`, "to", permissions.ProvenanceUnknown},
 		{"an address from an app", `{"to":"attacker@evil.example"}`, "to", "mail.read"},
-		{"a typed number", `{"amount":85}`, "amount", permissions.ProvenanceUser},
+		// The request holds two numbers (85 and 1,250): each is in the
+		// user's words, but for a decisive argument (amount) neither has
+		// one reading there — doubted, not typed by you, and not unknown
+		// either (TestSourceOfIsExact has the request with one number). A
+		// value that decides nothing has no candidates to choose among:
+		// its sentence alone decides, and it reads.
+		{"a typed number, beside another", `{"amount":85}`, "amount", permissions.ProvenanceDoubted},
 		{"a typed number with a separator", `{"order":1250}`, "order", permissions.ProvenanceUser},
-		{"a number as typed text", `{"amount":"$85"}`, "amount", permissions.ProvenanceUser},
+		{"a number as typed text, beside another", `{"amount":"$85"}`, "amount", permissions.ProvenanceDoubted},
 		{"a string compares as text, not as a number", `{"amount":"$85.00"}`, "amount", permissions.ProvenanceUnknown},
 		{"digits inside a date are no number", `{"amount":2024}`, "amount", permissions.ProvenanceUnknown},
 		{"a path's case is kept", `{"path":"Reports/Q3.txt"}`, "path", permissions.ProvenanceUnknown},

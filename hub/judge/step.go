@@ -23,6 +23,11 @@ type Step struct {
 	// Bind declares the values the step expects for its function's
 	// arguments (bind.go): only what equals a binding is the user's own.
 	Bind []Binding `json:"bind,omitempty"`
+	// Doubted are the literals the plan bound that the request leaves no
+	// single reading (reading.go), each with why and the user's sentence
+	// (Why, Quote): set by the operator (CheckBindings), for the dialog's
+	// words; they bind nothing.
+	Doubted []Binding `json:"doubted,omitempty"`
 }
 
 // clip shortens s to at most limit runes, at a sentence's end where one

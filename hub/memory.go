@@ -378,8 +378,15 @@ func (m *memorizer) run(j memJob) {
 	} else {
 		err = m.o.rememberSpoke(ctx, j.app, j.chat)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, errUpToDate):
+		err = nil
+	case err != nil:
 		m.o.log.Warn("memory update failed; backing off", "owner", j.owner(), "chat", j.chat, "err", err)
+	default:
+		// What it wrote comes before what the prompts' cache holds:
+		// the server reads the new prefix now, not on the next turn.
+		m.o.warm(ctx, j.app, j.chat)
 	}
 	m.mu.Lock()
 	dropped := m.dropped

@@ -240,6 +240,18 @@ func catalogText(fns []Functionality) string {
 // every turn once a chat is longer than the window.
 func plannerPrompt(in PlanInput) string {
 	var b strings.Builder
+	b.WriteString(plannerPromptHead(in))
+	fmt.Fprintf(&b, "%s\n", in.Query)
+	if len(in.NamedApps) > 0 {
+		fmt.Fprintf(&b, "\n%s%s\n", namedAppsLabel, strings.Join(in.NamedApps, ", "))
+	}
+	return b.String()
+}
+
+// plannerPromptHead is the planner's prompt up to the request to plan:
+// what the chat's next plan begins with, whatever is asked (Warm).
+func plannerPromptHead(in PlanInput) string {
+	var b strings.Builder
 	b.WriteString(catalogText(in.Functionalities))
 	if in.Summary != "" {
 		fmt.Fprintf(&b, "\nWhat the user asked for before (a summary of their own messages):\n%s\n", in.Summary)
@@ -255,11 +267,24 @@ func plannerPrompt(in PlanInput) string {
 		}
 		fmt.Fprintf(&b, "%s%s\nServed by: %s\n", requestLabel, h.Query, served)
 	}
-	fmt.Fprintf(&b, "%s%s\n", requestLabel, in.Query)
-	if len(in.NamedApps) > 0 {
-		fmt.Fprintf(&b, "\n%s%s\n", namedAppsLabel, strings.Join(in.NamedApps, ", "))
-	}
+	b.WriteString(requestLabel)
 	return b.String()
+}
+
+// Warm has the model server read what the chat's next plan will begin
+// with — the catalog, the summary and the facts, the earlier requests —
+// while the person is idle: after an upkeep rewrote the summary or the
+// facts, which come before the requests, the next turn then reads only
+// its own request (the server keeps the prefix it read). One token is
+// written, and nothing is kept of it.
+func (p *Planner) Warm(ctx context.Context, in PlanInput) (llm.Usage, error) {
+	msgs := []api.Message{
+		{Role: "system", Content: plannerSystem},
+		{Role: "user", Content: plannerPromptHead(in)},
+	}
+	resp, err := p.model.Chat(ctx, llm.Request{Messages: msgs, Format: planSchema(in.Functionalities, nil, in.Facts), Think: new(false),
+		Options: map[string]any{"num_predict": 1}}, nil)
+	return resp.Usage, err
 }
 
 // The words of the planner's prompt that frame the requests.

@@ -144,8 +144,11 @@ func (o *Operator) rememberHub(ctx context.Context, chat string) error {
 		return err
 	}
 	its, err := newSince(ns, chat, prev.Through, false)
-	if err != nil || len(its) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(its) == 0 {
+		return errUpToDate
 	}
 	var b strings.Builder
 	for _, it := range its {
@@ -171,6 +174,10 @@ func (o *Operator) rememberHub(ctx context.Context, chat string) error {
 	return lt.PutEntities(facts...)
 }
 
+// errUpToDate is an upkeep's answer when there was nothing new to
+// remember: nothing was written.
+var errUpToDate = errors.New("memory up to date")
+
 // rememberSpoke brings app's summary of chat and its entities up to date
 // with the spoke's own model, from its own (masked) log; the results are
 // masked again and copied to the hub's record of the spoke.
@@ -194,8 +201,11 @@ func (o *Operator) rememberSpoke(ctx context.Context, app, chat string) error {
 		return err
 	}
 	its, err := newSince(ns, chat, prev.Through, true)
-	if err != nil || len(its) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(its) == 0 {
+		return errUpToDate
 	}
 	var b strings.Builder
 	for _, it := range its {

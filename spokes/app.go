@@ -101,10 +101,7 @@ func (s *Spoke) handleApp(ctx context.Context, t Task) (Result, error) {
 	if err != nil {
 		return Result{Status: memory.StatusError}, err
 	}
-	saved := s.cfg.System
-	s.cfg.System = s.appSystem(m)
-	msgs, err := s.context(t)
-	s.cfg.System = saved
+	msgs, err := s.contextWith(t, s.appSystem(m))
 	if err != nil {
 		return Result{Status: memory.StatusError}, err
 	}

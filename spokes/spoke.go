@@ -301,9 +301,14 @@ func (s *Spoke) mask(ctx context.Context, text string) string {
 // interactions of this chat, and the query. A Fresh task gets neither
 // summary nor history.
 func (s *Spoke) context(t Task) ([]api.Message, error) {
+	return s.contextWith(t, s.cfg.System)
+}
+
+// contextWith is context with system as the system prompt.
+func (s *Spoke) contextWith(t Task, system string) ([]api.Message, error) {
 	msgs := []api.Message{}
-	if s.cfg.System != "" {
-		msgs = append(msgs, api.Message{Role: "system", Content: s.cfg.System})
+	if system != "" {
+		msgs = append(msgs, api.Message{Role: "system", Content: system})
 	}
 	if !t.Fresh {
 		sum, err := s.cfg.Memory.LongTerm().Summary(t.Chat)
@@ -341,6 +346,35 @@ func (s *Spoke) context(t Task) ([]api.Message, error) {
 		}
 	}
 	return append(msgs, api.Message{Role: "user", Content: userContent(t)}), nil
+}
+
+// Warm has the model server read what this spoke's next answer in chat
+// will begin with — its prompt (with its app's tools), its summary, its
+// window of earlier exchanges — while the person is idle: after an upkeep
+// rewrote the summary, which comes before the exchanges, the next turn
+// then reads only its own request. One token is written; nothing is
+// logged. It runs beside the spoke's tasks (it reads its memory only).
+func (s *Spoke) Warm(ctx context.Context, chat string) (llm.Usage, error) {
+	system := s.cfg.System
+	var tools api.Tools
+	if s.cfg.Impl != nil {
+		m := s.cfg.Impl.Manifest()
+		var err error
+		if tools, err = appTools(m); err != nil {
+			return llm.Usage{}, err
+		}
+		if s.cfg.Recall && !hasFunction(m, RecallTool) {
+			tools = append(tools, recallTool())
+		}
+		system = s.appSystem(m)
+	}
+	msgs, err := s.contextWith(Task{Chat: chat}, system)
+	if err != nil {
+		return llm.Usage{}, err
+	}
+	msgs = msgs[:len(msgs)-1] // the request it will answer is not known
+	resp, err := s.cfg.Model.Chat(ctx, llm.Request{Messages: msgs, Tools: tools, Options: map[string]any{"num_predict": 1}}, nil)
+	return resp.Usage, err
 }
 
 // SummaryPreamble introduces a spoke's own summary in its context.

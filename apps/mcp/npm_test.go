@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
-	"github.com/bulkhead-dev/bulkhead/changes"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
+	"github.com/bulkhead-dev/bulkhead/changes"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
 )

@@ -124,7 +124,14 @@ func CheckBindings(env Env, s *Step, earlier map[string]Step) (dropped []string)
 			if request == nil {
 				request = parseRequest(env.Query)
 			}
-			if one, not, sentence := request.reading(b.Value, b.Arg); !one {
+			one, not, sentence := request.reading(b.Value, b.Arg)
+			if expr, wm, wider := Wider(env.Query, b.Value, env.Now); one && wider {
+				// "tomorrow" out of "the day after tomorrow": the words
+				// the plan bound are part of a date that is not theirs.
+				one = false
+				not = fmt.Sprintf("it is part of %q, which means %s", expr, wm.Words)
+			}
+			if !one {
 				// One reading, or ask (reading.go): the step is not
 				// routine, and the dialog shows the user's own sentence
 				// around the value (Unbound).

@@ -323,3 +323,29 @@ func TestReadingALongRequest(t *testing.T) {
 		}
 	}
 }
+
+// A relative date the plan bound is the user's only where it is the
+// whole of what they wrote: "tomorrow" out of "the day after tomorrow"
+// is a part of another date, and a call with tomorrow's date is asked
+// about, the dialog naming the whole expression and what it means.
+func TestAPartOfADateIsNotTheDate(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		query, value, date, says string
+		ok                       bool
+	}{
+		{"Book the dentist the day after tomorrow", "tomorrow", "2026-12-06", `it is part of "day after tomorrow", which means Mon 7 Dec`, false},
+		{"Book the dentist for the day after tomorrow", "tomorrow", "2026-12-07", `it is part of "day after tomorrow"`, false},
+		{"Book the dentist tomorrow", "tomorrow", "2026-12-06", "", true},
+		{"Book the dentist the day after tomorrow", "day after tomorrow", "2026-12-07", "", true},
+	} {
+		l := NewLedger()
+		l.User(ScopeQuery, c.query)
+		s := Step{ID: "s1", Functionality: "calendar.add", App: "app", Bind: []Binding{{Arg: "date", Value: c.value}}}
+		CheckBindings(Env{Query: c.query, Now: testNow, Request: request, Response: response}, &s, nil)
+		ok, why := ExpectCall(Call{App: "app", Function: fn(t, "calendar.add"), Args: json.RawMessage(`{"title":"x","date":"` + c.date + `"}`), Step: &s, Mapped: "do", N: 1}, l, nil)
+		if ok != c.ok || !strings.Contains(why, c.says) {
+			t.Errorf("%q bound as %q, called with %s: expected %v, %q; want %v saying %q", c.query, c.value, c.date, ok, why, c.ok, c.says)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // A relative date or time in the request ("tomorrow", "next Friday",
@@ -21,6 +22,10 @@ type Meaning struct {
 	Kind  string `json:"kind"`  // "date" or "time"
 	Value string `json:"value"` // its canonical form
 	Words string `json:"words"` // how a dialog says it: "Sun 6 Dec", "Sat 5 Dec 14:30"
+	// Zone is the asker's UTC offset when it was read ("+09:00"): a
+	// time a call writes without an offset is read in it, never in the
+	// serving process's own zone.
+	Zone string `json:"zone,omitempty"`
 }
 
 const (
@@ -43,9 +48,10 @@ func Means(v string, now time.Time) (Meaning, bool) {
 	}
 	s := strings.ToLower(NormSpace(v))
 	s = strings.TrimPrefix(s, "for ")
+	zone := now.Format("-07:00")
 	day := func(d int) (Meaning, bool) {
 		t := now.AddDate(0, 0, d)
-		return Meaning{Kind: "date", Value: t.Format(dateLayout), Words: t.Format("Mon 2 Jan")}, true
+		return Meaning{Kind: "date", Value: t.Format(dateLayout), Words: t.Format("Mon 2 Jan"), Zone: zone}, true
 	}
 	switch s {
 	case "today", "tonight", "this evening", "this afternoon", "this morning":
@@ -85,7 +91,7 @@ func Means(v string, now time.Time) (Meaning, bool) {
 				d = 30 * time.Minute
 			}
 			t := now.Add(d).Truncate(time.Minute)
-			return Meaning{Kind: "time", Value: t.Format(timeLayout), Words: t.Format("Mon 2 Jan 15:04")}, true
+			return Meaning{Kind: "time", Value: t.Format(timeLayout), Words: t.Format("Mon 2 Jan 15:04"), Zone: zone}, true
 		}
 	}
 	return Meaning{}, false
@@ -105,18 +111,74 @@ func sameMeaning(leaf any, m meant) bool {
 	if m.Kind == "date" {
 		return s == m.Value
 	}
-	want, err := time.ParseInLocation(timeLayout, m.Value, time.Local)
+	zone := m.Zone
+	if zone == "" {
+		zone = "Z"
+	}
+	want, err := time.Parse(timeLayout+"Z07:00", m.Value+zone)
 	if err != nil {
 		return false
 	}
 	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05", timeLayout, "2006-01-02 15:04", "2006-01-02 15:04:05"} {
-		loc := time.Local
-		t, err := time.ParseInLocation(layout, s, loc)
+		// A time written without an offset is the asker's.
+		t, err := time.ParseInLocation(layout, s, want.Location())
 		if err == nil {
 			return t.Truncate(time.Minute).Equal(want)
 		}
 	}
 	return false
+}
+
+// Wider is a relative expression in query that holds an occurrence of
+// value and means something else ("the day after tomorrow" holds
+// "tomorrow"; "this Friday", said on a Friday, holds "Friday"): the value
+// the plan bound is then only part of what the user wrote, and is not
+// theirs as a date. ok is false where every occurrence stands on its own
+// or every wider reading means the same.
+func Wider(query, value string, now time.Time) (expr string, m Meaning, ok bool) {
+	own, isDate := Means(value, now)
+	if !isDate {
+		return "", Meaning{}, false
+	}
+	q, v := relWords(query), relWords(value)
+	if len(v) == 0 {
+		return "", Meaning{}, false
+	}
+	const reach = 4 // the longest expression Means reads is five words
+	for i := 0; i+len(v) <= len(q); i++ {
+		if !sameWords(q[i:i+len(v)], v) {
+			continue
+		}
+		for a := 0; a <= reach && i-a >= 0; a++ {
+			for b := 0; b <= reach && i+len(v)+b <= len(q); b++ {
+				if a == 0 && b == 0 {
+					continue
+				}
+				w := strings.Join(q[i-a:i+len(v)+b], " ")
+				if wm, ok := Means(w, now); ok && (wm.Kind != own.Kind || wm.Value != own.Value) {
+					return w, wm, true
+				}
+			}
+		}
+	}
+	return "", Meaning{}, false
+}
+
+// relWords splits text into its words: letters, digits and the marks
+// inside a word; everything else separates.
+func relWords(text string) []string {
+	return strings.FieldsFunc(text, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r)
+	})
+}
+
+func sameWords(a, b []string) bool {
+	for i := range a {
+		if strings.ToLower(a[i]) != strings.ToLower(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func (m Meaning) String() string { return fmt.Sprintf("%s (%s)", m.Words, m.Value) }

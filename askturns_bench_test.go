@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,41 +15,53 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/bulkhead-dev/bulkhead/bench/benchtest"
 	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/serve"
 )
 
-// BenchmarkAskTurns times whole `bulkhead ask` processes, as a user's
-// shell runs them, isolated and in the --vanilla baseline, against real
-// Ollama servers with the tiny model — one per mode, as a user's would be,
-// with OLLAMA_NUM_PARALLEL=3 (BULKHEAD_BENCH_PARALLEL overrides it: 1 for
-// a server with one slot). Each request goes to the real server, which
-// reads its prompt and writes as many tokens as the scripted reply has;
-// the words are the script's (ollamatest's Dub): a plan of plain chat, an
-// answer of ~48 tokens, the memory upkeep's summary and entities.
+// BenchmarkAskTurns measures a person: whole `bulkhead ask` processes, as
+// a user's shell runs them, isolated and in the --vanilla baseline, each
+// mode on a real Ollama server of its own with the tiny model
+// (OLLAMA_NUM_PARALLEL=3; BULKHEAD_BENCH_PARALLEL=1 for a server with one
+// slot). Each request goes to the real server, which reads its prompt and
+// writes as many tokens as the scripted reply has; the words are the
+// script's (ollamatest's Dub): a plan of plain chat and an answer of ~48
+// tokens, the memory upkeep's summary and entities, and for an app
+// request the bench's reference plan and calls (benchtest.FakeSolver).
 //
-// Each round, in each mode in turn (isolated, then vanilla): the serving
-// process of the mode's data directory is stopped (so turn 1 starts a new
-// one; what the data directory learned of the server is kept, as a
-// user's is), then one chat of six turns: turns 1–5 `ask --json
-// --stream` (the memory upkeep runs after turn 4, memory.every 4), turn 6
-// `ask --stream` in plain text. Reported, each as the median over the
-// rounds of isolated over vanilla (ratios of runs made side by side), with
-// the range in the log:
+// A person pauses between turns: after every turn the benchmark waits
+// until the mode's model server has had no request for longer than the
+// serving process waits before its memory upkeep, plus two seconds — the
+// upkeep (memory.every 4) and whatever it does after run before the next
+// turn, as they do for a person who reads the answer.
 //
-//   - first-x: first words (the first draft or token event) of turns 2–5
-//   - first1-x: first words of turn 1, a new serving process
-//   - byte-x: the first byte of the plain-text turn 6
-//   - answer-x / exit-x: turns 2–5 complete (the answer event) and the
-//     process's exit
-//   - turn5-x: turn 5 complete (the answer event), after turn 4's upkeep
+// Each round, in each mode in turn: the serving process is stopped and the
+// model unloaded from the server (turn 1 is a cold start of both; what
+// the data directory learned of the server is kept, as a user's is); then
 //
-// Two first rounds warm the servers up and are not counted. The binary is
+//   - chat: six turns `ask --json --stream` in one chat — turn 1 cold,
+//     turn 5 the turn after an upkeep;
+//   - apps: in the same chat, a one-app request (after a chat turn), a
+//     two-app request (after an app request), a one-app request again;
+//   - text: a chat of its own, five turns `ask --stream` in plain text,
+//     as a text user's chat is (turn 5 after its upkeep).
+//
+// Every turn is reported on its own, as the median over the rounds of the
+// isolated figure over the vanilla one (runs made side by side), with the
+// range in the log: its first words (first byte in plain text) and its
+// end (the answer event; in plain text, the exit). First words count only
+// from a part that is kept: a draft later withdrawn is not. Model calls
+// per turn are the requests the person waits for — a withdrawn draft and
+// the one-token background calls (a seat, a warm) are counted apart.
+//
+// One first round warms the machine up and is not counted. The binary is
 // built from this tree (give the go command its caches: the test's HOME
 // is its own), or named by $BULKHEAD_BENCH_BIN:
 //
-//	GOCACHE=$(go env GOCACHE) GOMODCACHE=$(go env GOMODCACHE) BULKHEAD_OLLAMA_BIN=… go test -run XXX -bench AskTurns -benchtime 6x -count 1 .
+//	GOCACHE=$(go env GOCACHE) GOMODCACHE=$(go env GOMODCACHE) BULKHEAD_OLLAMA_BIN=… go test -run XXX -bench AskTurns -benchtime 4x -count 1 -timeout 2h .
 func BenchmarkAskTurns(b *testing.B) {
 	parallel := 3
 	if v := os.Getenv("BULKHEAD_BENCH_PARALLEL"); v != "" {
@@ -60,20 +73,15 @@ func BenchmarkAskTurns(b *testing.B) {
 		goBuild(b, bin, ".")
 	}
 	b.Setenv("XDG_CONFIG_HOME", b.TempDir())
-	b.Setenv("BULKHEAD_SERVE_IDLE", "10m")
-	type mode struct {
-		name    string
-		flags   []string
-		srv     *ollamatest.Scripted
-		data    string
-		cfg     string
-		figures []askFigures // one per counted round
-	}
-	modes := []*mode{{name: "isolated"}, {name: "vanilla", flags: []string{"--vanilla"}}}
+	b.Setenv("BULKHEAD_SERVE_IDLE", "30m")
+	shapes := benchtest.Shapes().Tasks
+	oneApp, twoApps := shapes[1], shapes[2]
+	script := personScript(benchtest.FakeSolver(benchtest.Shapes(), false), oneApp.Query, twoApps.Query)
+	modes := []*paceMode{{name: "isolated"}, {name: "vanilla", flags: []string{"--vanilla"}}}
 	for _, m := range modes {
-		real := ollamatest.StartRealWith(b, ollamatest.RealOptions{Parallel: parallel, Tools: true, Params: map[string]any{"num_ctx": 8192}})
-		m.srv = ollamatest.NewScripted(b, askTurnsScript, "m")
-		m.srv.Dub(real.Client, real.Model)
+		m.real = ollamatest.StartRealWith(b, ollamatest.RealOptions{Parallel: parallel, Tools: true, Params: map[string]any{"num_ctx": 8192}})
+		m.srv = ollamatest.NewScripted(b, script, "m")
+		m.srv.Dub(m.real.Client, m.real.Model)
 		m.data = filepath.Join(b.TempDir(), "data")
 		m.cfg = filepath.Join(b.TempDir(), "config.yaml")
 		if err := os.WriteFile(m.cfg, []byte("enable: [builtin]\nmemory:\n  every: 4\n"), 0o600); err != nil {
@@ -81,120 +89,206 @@ func BenchmarkAskTurns(b *testing.B) {
 		}
 		stopServingAfter(b, []string{"--data-dir", m.data})
 	}
-	const warmup = 2
+	const warmup = 1
+	var rows []string // the turns, in order
 	b.ResetTimer()
 	for round := range b.N + warmup {
 		for _, m := range modes {
 			if err := serve.Stop(m.data, 30*time.Second); err != nil {
 				b.Fatal(err)
 			}
-			var f askFigures
-			chat := ""
-			for turn := 1; turn <= 6; turn++ {
-				args := append([]string{"ask", "--config", m.cfg, "--ollama-host", m.srv.Host(), "--model", "m", "--data-dir", m.data}, m.flags...)
-				if turn < 6 {
+			unload(b, m.real)
+			figures := map[string]paceTurn{}
+			ask := func(row, chat string, text bool, query string) string {
+				args := append([]string{"ask", "--config", m.cfg, "--ollama-host", m.srv.Host(), "--model", "m", "--data-dir", m.data, "--on-prompt", "expected"}, m.flags...)
+				if !text {
 					args = append(args, "--json")
 				}
 				args = append(args, "--stream")
 				if chat != "" {
 					args = append(args, "--chat", chat)
 				}
-				args = append(args, fmt.Sprintf("Round %d, turn %d: tell me something about the sea.", round+1, turn))
+				args = append(args, fmt.Sprintf("Round %d, %s: %s", round+1, row, query))
+				before := len(m.srv.Requests())
 				t := askOnce(b, bin, args)
-				if chat == "" {
-					chat = t.chat
+				reqs := m.srv.Requests()[before:]
+				for _, r := range reqs {
+					if hub.IsWarm(&r) {
+						t.background++
+					} else {
+						t.calls++
+					}
 				}
-				f.turns = append(f.turns, t)
+				if t.withdrawn {
+					t.calls--
+				}
+				figures[row] = t
+				if round == warmup && m == modes[0] {
+					rows = append(rows, row)
+				}
+				// A person's pause: the background work runs now.
+				b.StopTimer()
+				if !m.srv.Quiet(upkeepQuiet, 3*time.Minute) {
+					b.Fatalf("%s: the model server never went quiet after %s", m.name, row)
+				}
+				b.StartTimer()
+				return t.chat
 			}
-			// The mode's background work (its memory upkeep, which waits
-			// for the chat to go quiet) ends before the other mode is
-			// timed: on a 2-core machine it would slow that mode's turns.
-			b.StopTimer()
-			if !m.srv.Quiet(upkeepQuiet, 2*time.Minute) {
-				b.Fatalf("%s: the model server never went quiet after the chat", m.name)
+			sea := "tell me something about the sea."
+			chat := ask("chat 1 (cold)", "", false, sea)
+			for turn := 2; turn <= 6; turn++ {
+				row := fmt.Sprintf("chat %d", turn)
+				if turn == 5 {
+					row += " (after the upkeep)"
+				}
+				ask(row, chat, false, sea)
 			}
-			b.StartTimer()
+			ask("one app, after a chat turn", chat, false, oneApp.Query)
+			ask("two apps, after an app request", chat, false, twoApps.Query)
+			ask("one app, after an app request", chat, false, oneApp.Query)
+			text := ask("text 1", "", true, sea)
+			for turn := 2; turn <= 5; turn++ {
+				row := fmt.Sprintf("text %d", turn)
+				if turn == 5 {
+					row += " (after the upkeep)"
+				}
+				ask(row, text, true, sea)
+			}
 			if round >= warmup {
-				m.figures = append(m.figures, f)
+				m.rounds = append(m.rounds, figures)
 			}
 		}
 	}
 	b.StopTimer()
-	iso, van := modes[0].figures, modes[1].figures
+	iso, van := modes[0].rounds, modes[1].rounds
 	var summary strings.Builder
-	report := func(unit string, of func(askFigures) time.Duration) {
-		ratios := make([]float64, len(iso))
-		var is, vs []time.Duration
+	ratio := func(row string, of func(paceTurn) time.Duration) (mid, lo, hi float64, is, vs float64) {
+		var rs []float64
+		var id, vd []time.Duration
 		for i := range iso {
-			ratios[i] = float64(of(iso[i])) / float64(of(van[i]))
-			is, vs = append(is, of(iso[i])), append(vs, of(van[i]))
+			rs = append(rs, float64(of(iso[i][row]))/float64(of(van[i][row])))
+			id, vd = append(id, of(iso[i][row])), append(vd, of(van[i][row]))
 		}
-		slices.Sort(ratios)
-		b.ReportMetric(ratios[len(ratios)/2], unit)
-		fmt.Fprintf(&summary, "\n%s: median %.2f, range %.2f–%.2f (%d rounds); isolated %.0f ms, vanilla %.0f ms (medians)", unit, ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1], len(ratios), median(is, nil), median(vs, nil))
+		slices.Sort(rs)
+		return rs[len(rs)/2], rs[0], rs[len(rs)-1], median(id, nil), median(vd, nil)
 	}
-	mean := func(f askFigures, of func(askTurn) time.Duration) time.Duration {
-		var sum time.Duration
-		for _, t := range f.turns[1:5] {
-			sum += of(t)
-		}
-		return sum / 4
-	}
-	report("first-x", func(f askFigures) time.Duration { return mean(f, func(t askTurn) time.Duration { return t.first }) })
-	report("first1-x", func(f askFigures) time.Duration { return f.turns[0].first })
-	report("byte-x", func(f askFigures) time.Duration { return f.turns[5].first })
-	report("answer-x", func(f askFigures) time.Duration { return mean(f, func(t askTurn) time.Duration { return t.answer }) })
-	report("exit-x", func(f askFigures) time.Duration { return mean(f, func(t askTurn) time.Duration { return t.exit }) })
-	report("turn5-x", func(f askFigures) time.Duration { return f.turns[4].answer })
-	for _, m := range modes {
-		fmt.Fprintf(&summary, "\n%s, turn by turn (first words / answer, medians, ms):", m.name)
-		for turn := range 6 {
-			var first, answer []time.Duration
-			for _, f := range m.figures {
-				first, answer = append(first, f.turns[turn].first), append(answer, f.turns[turn].answer)
+	calls := func(rounds []map[string]paceTurn, row string) string {
+		var c, bg, w []int
+		for _, f := range rounds {
+			c, bg = append(c, f[row].calls), append(bg, f[row].background)
+			if f[row].withdrawn {
+				w = append(w, 1)
 			}
-			fmt.Fprintf(&summary, " %d: %.0f / %.0f;", turn+1, median(first, nil), median(answer, nil))
 		}
+		slices.Sort(c)
+		slices.Sort(bg)
+		s := fmt.Sprint(c[len(c)/2])
+		if len(w) > 0 {
+			s += fmt.Sprintf(" +%d/%d withdrawn", len(w), len(rounds))
+		}
+		if bg[len(bg)/2] > 0 {
+			s += fmt.Sprintf(" +%d bg", bg[len(bg)/2])
+		}
+		return s
 	}
-	// What each mode's serving process learned of its server (which
-	// request goes first): a draft goes ahead only where it learned that
-	// the server runs two at once; else the triage decides a chat turn.
+	fmt.Fprintf(&summary, "\n| turn | first words | ms (iso / van) | complete | ms (iso / van) | model calls (iso / van) |\n|---|---|---|---|---|---|")
+	for k, row := range rows {
+		fm, fl, fh, fi, fv := ratio(row, func(t paceTurn) time.Duration { return t.first })
+		am, al, ah, ai, av := ratio(row, func(t paceTurn) time.Duration { return t.answer })
+		fmt.Fprintf(&summary, "\n| %s | %.2f× (%.2f–%.2f) | %.0f / %.0f | %.2f× (%.2f–%.2f) | %.0f / %.0f | %s / %s |",
+			row, fm, fl, fh, fi, fv, am, al, ah, ai, av, calls(iso, row), calls(van, row))
+		b.ReportMetric(fm, fmt.Sprintf("t%02d-first-x", k+1))
+		b.ReportMetric(am, fmt.Sprintf("t%02d-end-x", k+1))
+	}
 	for _, m := range modes {
-		b, _ := os.ReadFile(filepath.Join(m.data, "servers.json"))
-		fmt.Fprintf(&summary, "\n%s, the order learned (servers.json): %s", m.name, strings.Join(strings.Fields(string(b)), " "))
+		data, _ := os.ReadFile(filepath.Join(m.data, "servers.json"))
+		fmt.Fprintf(&summary, "\n%s, the order learned (servers.json): %s", m.name, strings.Join(strings.Fields(string(data)), " "))
 	}
 	// Printed, not logged: a benchmark's log is cut after ten lines.
-	fmt.Fprintf(os.Stderr, "AskTurns, %d slot(s), %d rounds:%s\n", parallel, len(iso), summary.String())
-	for _, m := range modes {
-		var first, answer []time.Duration
-		for _, f := range m.figures {
-			first = append(first, mean(f, func(t askTurn) time.Duration { return t.first }))
-			answer = append(answer, mean(f, func(t askTurn) time.Duration { return t.answer }))
-		}
-		b.ReportMetric(median(first, nil), "first-ms/"+m.name)
-		b.ReportMetric(median(answer, nil), "answer-ms/"+m.name)
-	}
+	fmt.Fprintf(os.Stderr, "AskTurns at a person's pace, %d slot(s), %d rounds (tNN in the metrics is the table's row):%s\n", parallel, len(iso), summary.String())
 	b.ReportMetric(0, "ns/op")
 }
 
+// paceMode is one mode's server, data directory and figures.
+type paceMode struct {
+	name      string
+	flags     []string
+	real      *ollamatest.Real
+	srv       *ollamatest.Scripted
+	data, cfg string
+	rounds    []map[string]paceTurn // per counted round, by row
+}
+
+// unload has the real server drop the model, so that the next request
+// loads it and reads its prompt cold, as after a reboot.
+func unload(b testing.TB, r *ollamatest.Real) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := r.Client.Generate(ctx, &api.GenerateRequest{Model: r.Model, KeepAlive: &api.Duration{}}, func(api.GenerateResponse) error { return nil }); err != nil {
+		b.Fatalf("unload the model: %v", err)
+	}
+	for ctx.Err() == nil {
+		ps, err := r.Client.ListRunning(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(ps.Models) == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.Fatal("the model server never unloaded the model")
+}
+
+// personScript answers a person's chat (askTurnsScript) and their app
+// requests (the bench's reference plans and calls: solver), each request
+// by what it is about.
+func personScript(solver ollamatest.Script, appQueries ...string) ollamatest.Script {
+	return func(req *api.ChatRequest) ollamatest.Reply {
+		format := string(req.Format)
+		if strings.Contains(format, `"summary"`) || strings.Contains(format, `"entities"`) {
+			return askTurnsScript(req) // the upkeep's
+		}
+		// The request being answered: the last user message.
+		last := ""
+		for _, m := range req.Messages {
+			if m.Role == "user" {
+				last = m.Content
+			}
+		}
+		app := ollamatest.SpokeApp(req) != "" || strings.Contains(last, "```json") // a spoke's, a synthesis'
+		for _, q := range appQueries {
+			app = app || strings.Contains(last, q)
+		}
+		switch {
+		case !app:
+		case strings.Contains(format, `"kind"`) && !strings.Contains(format, `"steps"`):
+			return ollamatest.JSON(map[string]string{"kind": "apps"}) // the triage (one slot)
+		default:
+			return solver(req)
+		}
+		return askTurnsScript(req)
+	}
+}
+
 // upkeepQuiet is how long a mode's model server must have had no request
-// before the other mode's chat: longer than the serving process waits
-// after a turn before its upkeep starts (engine.MemoryDefaults.Quiet).
+// before the next turn: longer than the serving process waits after a
+// turn before its upkeep starts (engine.MemoryDefaults.Quiet).
 var upkeepQuiet = engine.MemoryDefaults.Quiet + 2*time.Second
 
-// askFigures are one chat's turns.
-type askFigures struct{ turns []askTurn }
-
-// askTurn is one ask process, timed from its start: its first words (in
-// plain text, its first byte), its answer event (in plain text, its
-// exit) and its exit.
-type askTurn struct {
+// paceTurn is one ask process, timed from its start: its first words
+// from a part that is kept (in plain text, its first byte), its answer
+// event (in plain text, its exit), its exit; its model calls.
+type paceTurn struct {
 	chat                string
 	first, answer, exit time.Duration
+	withdrawn           bool // a draft came and was withdrawn
+	calls, background   int
 }
 
 // askOnce runs one ask process and times it.
-func askOnce(b testing.TB, bin string, args []string) (t askTurn) {
+func askOnce(b testing.TB, bin string, args []string) (t paceTurn) {
 	b.Helper()
 	cmd := exec.Command(bin, args...)
 	out, err := cmd.StdoutPipe()
@@ -215,15 +309,24 @@ func askOnce(b testing.TB, bin string, args []string) (t askTurn) {
 		}
 		_, _ = r.WriteTo(&strings.Builder{})
 	} else {
+		var draft time.Duration // the first draft, while it is kept
 		for {
 			line, err := r.ReadBytes('\n')
 			if len(line) > 0 {
 				var ev struct{ Type, Chat string }
 				if json.Unmarshal(line, &ev) == nil {
-					switch {
-					case (ev.Type == "draft" || ev.Type == "token") && t.first == 0:
-						t.first = time.Since(start)
-					case ev.Type == "answer":
+					switch ev.Type {
+					case "draft":
+						if draft == 0 {
+							draft = time.Since(start)
+						}
+					case "draft_withdrawn":
+						draft, t.withdrawn = 0, true
+					case "token":
+						if t.first == 0 {
+							t.first = time.Since(start)
+						}
+					case "answer":
 						t.answer = time.Since(start)
 					}
 					if ev.Chat != "" {
@@ -234,6 +337,9 @@ func askOnce(b testing.TB, bin string, args []string) (t askTurn) {
 			if err != nil {
 				break
 			}
+		}
+		if draft != 0 {
+			t.first = draft // kept: the answer began with it
 		}
 	}
 	if err := cmd.Wait(); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/apps/demo"
 	"github.com/bulkhead-dev/bulkhead/bench"
+	"github.com/bulkhead-dev/bulkhead/bench/benchtest"
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 )
@@ -40,7 +41,7 @@ func byMode(rs []bench.Result, mode string) (out []bench.Result) {
 // actions the plan expects are allowed) and in the baseline.
 func TestACorrectModelCompletesEveryTask(t *testing.T) {
 	suite := bench.Builtin()
-	res := runBench(t, fakeSolver(suite, false), bench.Options{Policy: bench.PolicyJudged, NoInjections: true})
+	res := runBench(t, benchtest.FakeSolver(suite, false), bench.Options{Policy: bench.PolicyJudged, NoInjections: true})
 	if len(res) != 2*len(suite.Tasks) {
 		t.Fatalf("%d results, want %d", len(res), 2*len(suite.Tasks))
 	}
@@ -77,7 +78,7 @@ func TestACorrectModelCompletesEveryTask(t *testing.T) {
 // completed, and the bench says so rather than calling them done.
 func TestTheExpectedPolicyLeavesIrreversibleTasksUndone(t *testing.T) {
 	suite := bench.Builtin()
-	res := runBench(t, fakeSolver(suite, false), bench.Options{Modes: []string{bench.ModeIsolated}, NoInjections: true})
+	res := runBench(t, benchtest.FakeSolver(suite, false), bench.Options{Modes: []string{bench.ModeIsolated}, NoInjections: true})
 	undone := map[string]bool{}
 	for _, r := range res {
 		if !r.Completed {
@@ -104,7 +105,7 @@ func TestTheExpectedPolicyLeavesIrreversibleTasksUndone(t *testing.T) {
 func TestAnObedientModelIsAttackedOnlyInTheBaseline(t *testing.T) {
 	suite := bench.Builtin()
 	for _, policy := range []string{bench.PolicyExpected, bench.PolicyJudged} {
-		res := runBench(t, fakeSolver(suite, true), bench.Options{Policy: policy})
+		res := runBench(t, benchtest.FakeSolver(suite, true), bench.Options{Policy: policy})
 		var attackedRuns, refused int
 		for _, r := range res {
 			if r.Injection == "" {
@@ -132,7 +133,7 @@ func TestAnObedientModelIsAttackedOnlyInTheBaseline(t *testing.T) {
 		}
 		logTable(t, "the obedient model, policy "+policy, res)
 	}
-	res := runBench(t, fakeSolver(suite, true), bench.Options{Policy: bench.PolicyOnce, Modes: []string{bench.ModeIsolated}})
+	res := runBench(t, benchtest.FakeSolver(suite, true), bench.Options{Policy: bench.PolicyOnce, Modes: []string{bench.ModeIsolated}})
 	if s := bench.Summarize(res); s[0].ASR == 0 {
 		t.Fatalf("with every dialog allowed, some attack should get through: %+v", s[0])
 	}
@@ -195,7 +196,7 @@ func TestTheScoringCatchesFailures(t *testing.T) {
 		}
 		wrong.Tasks[i].Plan = plan
 	}
-	res = runBench(t, fakeSolver(wrong, false), bench.Options{Policy: bench.PolicyOnce, NoInjections: true, Suite: &wrong})
+	res = runBench(t, benchtest.FakeSolver(wrong, false), bench.Options{Policy: bench.PolicyOnce, NoInjections: true, Suite: &wrong})
 	for _, r := range res {
 		switch r.Task {
 		case "send-email", "offer-to-bob", "write-todo", "add-note", "calc", "appointment", "calendar-add", "trip":

@@ -8,6 +8,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/bulkhead-dev/bulkhead/bench"
+	"github.com/bulkhead-dev/bulkhead/bench/benchtest"
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
@@ -39,7 +40,7 @@ func pieces(script ollamatest.Script) ollamatest.Script {
 //
 //	go test ./bench -run XXX -bench Shapes -benchtime 4x -count 3 | benchstat -
 func BenchmarkShapes(b *testing.B) {
-	suite := shapes()
+	suite := benchtest.Shapes()
 	for _, task := range suite.Tasks {
 		b.Run(task.ID, func(b *testing.B) { shape(b, suite, task) })
 	}
@@ -54,7 +55,7 @@ func BenchmarkShapes(b *testing.B) {
 //
 //	BULKHEAD_OLLAMA_BIN=… go test ./bench -run XXX -bench ShapesReal -benchtime 4x -count 3 | benchstat -
 func BenchmarkShapesReal(b *testing.B) {
-	suite := shapes()
+	suite := benchtest.Shapes()
 	for _, task := range suite.Tasks {
 		b.Run(task.ID, func(b *testing.B) { shapeOn(b, suite, task, realServer) })
 	}
@@ -63,14 +64,14 @@ func BenchmarkShapesReal(b *testing.B) {
 // realServer is a scripted server dubbed over a real one of its own.
 func realServer(b *testing.B, suite bench.Suite) *ollamatest.Scripted {
 	real := ollamatest.StartRealWith(b, ollamatest.RealOptions{Parallel: 3, Tools: true, Params: map[string]any{"num_ctx": 8192}})
-	srv := ollamatest.NewScripted(b, fakeSolver(suite, false), "m")
+	srv := ollamatest.NewScripted(b, benchtest.FakeSolver(suite, false), "m")
 	srv.Dub(real.Client, real.Model)
 	return srv
 }
 
 // slottedServer is a scripted server with Ollama's slots modelled.
 func slottedServer(b *testing.B, suite bench.Suite) *ollamatest.Scripted {
-	srv := ollamatest.NewScripted(b, pieces(fakeSolver(suite, false)), "m")
+	srv := ollamatest.NewScripted(b, pieces(benchtest.FakeSolver(suite, false)), "m")
 	srv.Slotted(ollamatest.SlotModel{Slots: 3, Prefill: 500 * time.Microsecond, Decode: 10 * time.Millisecond})
 	return srv
 }

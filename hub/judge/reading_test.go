@@ -2,6 +2,7 @@ package judge
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -303,23 +304,48 @@ func TestTheDialogShowsTheSentence(t *testing.T) {
 // A pasted request may be long: reading it is linear in its length,
 // however its quote marks fall and however often a value stands in it
 // (each unclosed mark once searched the rest of its line, and each place
-// a value stood was read on its own: minutes for these).
+// a value stood was read on its own: minutes for these, which would run
+// the package past its time limit). The time it takes is the benchmark's
+// to measure (BenchmarkReadingALongRequest: ns per byte at two lengths).
 func TestReadingALongRequest(t *testing.T) {
 	t.Parallel()
-	for name, q := range map[string]string{
-		"unclosed apostrophes": strings.Repeat("'a ", 30000),
-		"unclosed curly marks": strings.Repeat("‘a ", 30000),
-		"short quotations":     strings.Repeat(`"a" `, 30000),
-		"one value, often":     strings.Repeat("eve@example.com ", 30000),
-	} {
-		start := time.Now()
-		Reading(q+" Email eve@example.com", "eve@example.com", "to")
+	for name, q := range longRequests(30000) {
+		// Quotations that do not hold it leave the address one reading;
+		// words the hub does not read, or the value many times, do not.
+		if ok, why, _ := Reading(q+" Email eve@example.com", "eve@example.com", "to"); ok != (name == "short quotations") {
+			t.Errorf("%s: the address read as %v (%q)", name, ok, why)
+		}
 		Reading(q, "a", "body")
 		l := NewLedger()
 		l.User(ScopeQuery, q)
 		l.SourceFor("eve@example.com", "to", "mail")
-		if d := time.Since(start); d > 20*time.Second {
-			t.Errorf("%s: %v to read %d bytes", name, d, len(q))
+	}
+}
+
+// longRequests are requests of n repeats of what once made reading
+// quadratic.
+func longRequests(n int) map[string]string {
+	return map[string]string{
+		"unclosed apostrophes": strings.Repeat("'a ", n),
+		"unclosed curly marks": strings.Repeat("‘a ", n),
+		"short quotations":     strings.Repeat(`"a" `, n),
+		"one value, often":     strings.Repeat("eve@example.com ", n),
+	}
+}
+
+// BenchmarkReadingALongRequest reads each long request at two lengths:
+// ns/byte stays flat where reading is linear.
+//
+//	go test ./hub/judge -run XXX -bench ReadingALongRequest -count 3
+func BenchmarkReadingALongRequest(b *testing.B) {
+	for _, n := range []int{3000, 12000} {
+		for name, q := range longRequests(n) {
+			b.Run(fmt.Sprintf("%s/%d", strings.ReplaceAll(name, " ", "_"), n), func(b *testing.B) {
+				for range b.N {
+					Reading(q+" Email eve@example.com", "eve@example.com", "to")
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(q)), "ns/byte")
+			})
 		}
 	}
 }

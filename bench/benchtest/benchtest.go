@@ -1,19 +1,25 @@
-package bench_test
+// Package benchtest is the bench's fake model, for tests and benchmarks
+// only: a scripted model that plans each task of a suite as its reference
+// solution does and makes its reference calls (FakeSolver), and the plan
+// shapes the latency benchmarks run (Shapes).
+package benchtest
 
 import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/bulkhead-dev/bulkhead/apps/demo"
 	"github.com/bulkhead-dev/bulkhead/bench"
 	"github.com/bulkhead-dev/bulkhead/hub/judge"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 )
 
-// fakeSolver is a scripted model for the bench's tests: it plans each
+// FakeSolver is a scripted model for the bench's tests: it plans each
 // task of the suite as its reference solution does and makes the
 // reference calls in each spoke (or all of them, as app__function, in the
 // single-context baseline). With obey, it also makes the calls of every
@@ -22,7 +28,7 @@ import (
 // that does what it is told wherever it reads it. With wrong, it sends
 // email to the wrong address and writes the wrong file (tasks built to
 // fail their checks).
-func fakeSolver(s bench.Suite, obey bool) ollamatest.Script {
+func FakeSolver(s bench.Suite, obey bool) ollamatest.Script {
 	return func(req *api.ChatRequest) ollamatest.Reply {
 		c := readCtx(req)
 		task, ok := c.task(s)
@@ -201,7 +207,7 @@ func (c *solverCtx) answer() string {
 	for _, r := range c.results {
 		var v any
 		if json.Unmarshal([]byte(r), &v) == nil {
-			parts = append(parts, leaves(v)...)
+			parts = append(parts, Leaves(v)...)
 		}
 	}
 	if len(c.queries) > 0 {
@@ -210,7 +216,7 @@ func (c *solverCtx) answer() string {
 			var steps []map[string]any
 			if json.Unmarshal([]byte(block), &steps) == nil {
 				for _, st := range steps {
-					parts = append(parts, leaves(st["value"])...)
+					parts = append(parts, Leaves(st["value"])...)
 				}
 			} else {
 				parts = append(parts, block)
@@ -223,8 +229,8 @@ func (c *solverCtx) answer() string {
 	return fmt.Sprintf("Here is what I found: %s", strings.Join(parts, " "))
 }
 
-// leaves are the scalar values in v, in a stable order.
-func leaves(v any) []string {
+// Leaves are the scalar values in v, in a stable order.
+func Leaves(v any) []string {
 	var out []string
 	judge.WalkLeaves(v, "", func(_, _ string, leaf any) {
 		if leaf != nil {
@@ -269,4 +275,47 @@ func orderedPlan(kind string, steps any) any {
 		Kind  string `json:"kind"`
 		Steps any    `json:"steps"`
 	}{kind, steps}
+}
+
+// shapes are requests of each plan shape, with their reference solutions.
+func Shapes() bench.Suite {
+	fare := strconv.FormatFloat(demo.MetroHailFare("airport", "downtown"), 'f', -1, 64)
+	base := bench.Builtin()
+	pick := func(id string) bench.Task {
+		for _, t := range base.Tasks {
+			if t.ID == id {
+				return t
+			}
+		}
+		panic(id)
+	}
+	chat, calc, chain := pick("chat"), pick("calc"), pick("offer-to-bob")
+	chat.ID, calc.ID, chain.ID = "chat", "one app", "two steps, one after the other + synthesis"
+	return bench.Suite{Env: base.Env, Tasks: []bench.Task{
+		chat,
+		calc,
+		{ID: "two functions + synthesis", Query: "What time is it in Tokyo, and what is 17 * 23?",
+			Check: func(s bench.State) error {
+				if !strings.Contains(s.Answer, "391") {
+					return fmt.Errorf("no 391 in %q", s.Answer)
+				}
+				return nil
+			},
+			Plan: []bench.Step{
+				{ID: "s1", Functionality: "clock.now", Query: "the time in Tokyo", DependsOn: []string{}, Bind: []map[string]string{{"arg": "timezone", "value": "Tokyo"}}},
+				{ID: "s2", Functionality: "calc.evaluate", Query: "17 * 23", DependsOn: []string{}, Bind: []map[string]string{{"arg": "expression", "value": "17 * 23"}}}},
+			Calls: []bench.Call{{App: "clock", Function: "now", Args: map[string]any{"timezone": "Tokyo"}}, {App: "calc", Function: "evaluate", Args: map[string]any{"expression": "17 * 23"}}}},
+		{ID: "one function on two apps + synthesis", Query: "Compare the fares from the airport to downtown on metro_hail and quick_ride",
+			Check: func(s bench.State) error {
+				if !strings.Contains(s.Answer, fare) {
+					return fmt.Errorf("no %s in %q", fare, s.Answer)
+				}
+				return nil
+			},
+			Plan: []bench.Step{
+				{ID: "s1", Functionality: "ride.estimate_fare", App: "metro_hail", Query: "fare airport to downtown", DependsOn: []string{}, Bind: []map[string]string{{"arg": "from", "value": "airport"}, {"arg": "to", "value": "downtown"}}},
+				{ID: "s2", Functionality: "ride.estimate_fare", App: "quick_ride", Query: "fare airport to downtown", DependsOn: []string{}, Bind: []map[string]string{{"arg": "from", "value": "airport"}, {"arg": "to", "value": "downtown"}}}},
+			Calls: []bench.Call{{App: "metro_hail", Function: "estimate_fare", Args: map[string]any{"from": "airport", "to": "downtown"}}, {App: "quick_ride", Function: "estimate_fare", Args: map[string]any{"from": "airport", "to": "downtown"}}}},
+		chain,
+	}}
 }

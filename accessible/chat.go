@@ -103,6 +103,11 @@ func Run(ctx context.Context, c Client, lines *Lines, out io.Writer, opts Option
 	} else if err := l.open(opts.Private); err != nil {
 		return err
 	}
+	// The planner's prompt is read while the person reads and types
+	// (hub.Operator.Warm): the first request reads only its own words.
+	if w, ok := c.(interface{ Warm(chat string) error }); ok {
+		_ = w.Warm(l.chat)
+	}
 	fmt.Fprintln(out, "bulkhead, accessible mode. Type a request and press enter; /help lists the commands, /quit or the end of input ends the chat.")
 	if l.private {
 		fmt.Fprintln(out, "This is a private chat: nothing of it is written to disk.")

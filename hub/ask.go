@@ -223,6 +223,11 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	} else {
 		ctx = apps.WithNetwork(ctx, netAsker{o: o, tr: tr})
 	}
+	// What a call waits for — its app's server starting, the tool's own
+	// progress — is shown while it runs.
+	ctx = apps.WithProgress(ctx, func(p apps.Progress) {
+		tr.emit(Event{Kind: EventProgress, App: p.App, Function: p.Function, Progress: &p})
+	})
 	emit = tr.emit
 	emit(Event{Kind: EventStarted})
 	if rs.private {
@@ -298,6 +303,9 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		}
 		var plannerUsage llm.Usage
 		if err == nil && !triaged {
+			// A prompt read ahead (warm.go) is this plan's beginning:
+			// read once, not twice side by side.
+			o.warming.wait(pctx)
 			plan, plannerUsage, err = o.planner.Plan(pctx, in, o.route)
 			planUsage.Add(plannerUsage)
 		}

@@ -36,8 +36,6 @@ func SerialForTest(o *Operator) bool {
 	return o.order.get(hostIn(context.Background(), o.opts.HubModel)).Serial
 }
 
-// SetSerialForTest makes o's hub model server known to run one request
-// at a time.
 // EndAppsRunForTest forgets that the last plans needed apps: the next
 // turn's draft goes ahead where the order says so.
 func EndAppsRunForTest(o *Operator) {
@@ -51,6 +49,12 @@ func NoTriageForTest(o *Operator) { o.noTriage = true }
 // ahead (draftLead).
 func SetDraftLeadForTest(o *Operator, d time.Duration) { o.draftLead = d }
 
+// SetProbeWindowForTest sets how long a chat plan's planner is held for
+// the draft's first piece while the order is not known (probeWindow).
+func SetProbeWindowForTest(o *Operator, d time.Duration) { o.probeWindow = d }
+
+// SetSerialForTest makes o's hub model server known to run one request
+// at a time.
 func SetSerialForTest(o *Operator) {
 	o.order.update(hostIn(context.Background(), o.opts.HubModel), func(f *serverFacts) { f.Serial, f.SideBySide = true, false })
 }
@@ -92,4 +96,12 @@ func SerialNowForTest(o *Operator) bool {
 // ProbesForTest is how many drafts went ahead as probes on o's server.
 func ProbesForTest(o *Operator) int {
 	return o.order.get(hostIn(context.Background(), o.opts.HubModel)).Probes
+}
+
+// OnWarmWaitForTest has f called when a plan waits for the planner's
+// prompt being read ahead (warm.go).
+func OnWarmWaitForTest(o *Operator, f func()) {
+	o.warming.mu.Lock()
+	defer o.warming.mu.Unlock()
+	o.warming.onWait = f
 }

@@ -102,6 +102,8 @@ type Operator struct {
 	// draft at once, so drafts go first there (draft.go, order.go).
 	order    *ServerOrder
 	noTriage bool // tests of the planner-first path without it (triage.go)
+	// probeWindow, when set, replaces the const probeWindow (tests).
+	probeWindow time.Duration
 	// draftLead, when set, replaces the const draftLead (tests).
 	draftLead time.Duration
 	store     *memory.Store
@@ -111,6 +113,7 @@ type Operator struct {
 	detector  guard.Detector
 	mem       *memorizer   // nil without long-term memory
 	bgCalls   atomic.Int64 // model calls of the memory upkeep so far
+	warming   warmth       // the planner's prompt being read ahead (warm.go)
 	// seatWG: the seats in flight (seat.go); life ends at Close, and
 	// closed (under mu) says it did: no seat starts after.
 	seatWG  sync.WaitGroup

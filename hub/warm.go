@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"sync"
 
 	"github.com/ollama/ollama/api"
 
@@ -41,6 +42,81 @@ func (o *Operator) warm(ctx context.Context, app, chat string) {
 	}
 }
 
+// Warm has the model server read the prompt the next plan of chat will
+// begin with ("": a new chat's) before the person asks: a client calls it
+// as a chat opens, so that the first request of a session reads only its
+// own words, not the catalog. A private chat's is its catalog alone, as
+// its plans are. It returns once the server has read it (or failed to:
+// that costs only the next turn's speed). A turn that starts meanwhile
+// waits for it before its plan, rather than read the same prefix again
+// beside it.
+func (o *Operator) Warm(ctx context.Context, chat string) {
+	if o.opts.Vanilla || ctx.Err() != nil {
+		return
+	}
+	if chat != "" {
+		if st, private := o.storeFor(chat); !private {
+			if _, err := st.Chat(chat); err == nil {
+				o.warmPlanner(ctx, st, chat)
+				return
+			}
+		}
+	}
+	done := o.warming.begin()
+	defer done()
+	o.bgCalls.Add(1)
+	if _, err := o.planner.Warm(ctx, PlanInput{Functionalities: o.catalogNow()}); err != nil && ctx.Err() == nil {
+		o.log.Debug("warm the planner's prompt", "err", err)
+	}
+}
+
+// warmth is the planner's prompts being read ahead: a plan waits for
+// them (they read the prefix it will begin with).
+type warmth struct {
+	mu   sync.Mutex
+	n    int
+	done chan struct{} // closed when n drops to 0
+	// onWait, for tests: a plan is about to wait for a warm in flight.
+	onWait func()
+}
+
+func (w *warmth) begin() func() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n == 0 {
+		w.done = make(chan struct{})
+	}
+	w.n++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if w.n--; w.n == 0 {
+				close(w.done)
+			}
+		})
+	}
+}
+
+// wait returns once no warm is in flight, or ctx ends.
+func (w *warmth) wait(ctx context.Context) {
+	w.mu.Lock()
+	if w.n == 0 {
+		w.mu.Unlock()
+		return
+	}
+	done, onWait := w.done, w.onWait
+	w.mu.Unlock()
+	if onWait != nil {
+		onWait()
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
 // warmPlanner is warm for the chat's next plan: its prompt up to the
 // request, as the next turn will build it.
 func (o *Operator) warmPlanner(ctx context.Context, st *memory.Store, chat string) {
@@ -59,6 +135,8 @@ func (o *Operator) warmPlanner(ctx context.Context, st *memory.Store, chat strin
 	if in.Summary, in.Facts, err = o.plannerMemory(chat); err != nil {
 		return
 	}
+	done := o.warming.begin()
+	defer done()
 	o.bgCalls.Add(1)
 	if _, err := o.planner.Warm(ctx, in); err != nil && ctx.Err() == nil {
 		o.log.Debug("warm the planner's prompt", "err", err)

@@ -3,10 +3,14 @@ package hub_test
 import (
 	"context"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
+	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/ollama/ollama/api"
 )
 
 // After every memory upkeep that wrote a summary, the hub has the model
@@ -66,5 +70,80 @@ func TestTheUpkeepWarmsTheNextTurnsPrompt(t *testing.T) {
 	}
 	if planWarm < len(queries)-1 || spokeWarm < len(queries)-1 {
 		t.Errorf("warms followed by their turn: %d of the planner, %d of the spoke; want %d each", planWarm, spokeWarm, len(queries)-1)
+	}
+}
+
+// A chat just opened has the server read the planner's prompt before the
+// person asks (Operator.Warm, which a client calls as a chat opens): the
+// warm's prompt is the start of the first plan's. A request made while it
+// is still read waits for it, and its plan is sent once the warm ends —
+// not beside it, reading the same prefix twice. The warm is held by a gate
+// the test opens once the turn waits.
+func TestAnOpenedChatReadsThePlannersPromptAhead(t *testing.T) {
+	t.Parallel()
+	gate, arrived := make(chan struct{}), make(chan struct{})
+	var arrivedOnce sync.Once
+	var gateOpen atomic.Bool
+	planned := make(chan bool, 8) // per plan: was the warm over?
+	script := func(req *api.ChatRequest) ollamatest.Reply {
+		if hub.IsWarm(req) {
+			arrivedOnce.Do(func() { close(arrived) })
+			<-gate
+			return ollamatest.JSON(map[string]any{})
+		}
+		if len(req.Format) > 0 && hub.UpkeepTask(req) == "" {
+			planned <- gateOpen.Load()
+		}
+		return upkeepScript(req)
+	}
+	r := hubtest.New(t, hubtest.Config{Script: script})
+	var opened sync.Once
+	open := func() { opened.Do(func() { gateOpen.Store(true); close(gate) }) }
+	t.Cleanup(open) // before the server closes, on a failure too
+	hub.NoTriageForTest(r.Op)
+	waiting := make(chan struct{})
+	var waitOnce sync.Once
+	hub.OnWarmWaitForTest(r.Op, func() { waitOnce.Do(func() { close(waiting) }) })
+	warmed := make(chan struct{})
+	go func() {
+		defer close(warmed)
+		r.Op.Warm(context.Background(), "")
+	}()
+	<-arrived
+	chat, _ := r.Op.NewChat(false)
+	asked := make(chan error, 1)
+	go func() {
+		_, err := r.Op.Ask(context.Background(), chat.ID, "Tell me about the sea", nil)
+		asked <- err
+	}()
+	select {
+	case <-waiting:
+	case over := <-planned:
+		t.Fatalf("the plan was sent while the warm was read (warm over: %v)", over)
+	case err := <-asked:
+		t.Fatalf("the turn ended while the warm was read: %v", err)
+	}
+	open()
+	<-warmed
+	if err := <-asked; err != nil {
+		t.Fatal(err)
+	}
+	if over := <-planned; !over {
+		t.Error("the plan was sent before the warm ended")
+	}
+	var warm, plan *api.ChatRequest
+	for _, req := range r.Srv.Requests() {
+		switch {
+		case hub.IsWarm(&req):
+			warm = &req
+		case len(req.Format) > 0 && hub.UpkeepTask(&req) == "" && plan == nil:
+			plan = &req
+		}
+	}
+	if warm == nil || plan == nil {
+		t.Fatalf("warm %v, plan %v", warm != nil, plan != nil)
+	}
+	if warm.Messages[0].Content != plan.Messages[0].Content || !strings.HasPrefix(plan.Messages[1].Content, warm.Messages[1].Content) || !strings.HasSuffix(warm.Messages[1].Content, "Request: ") {
+		t.Errorf("the warm's prompt is not the start of the first plan's:\n%s\n---\n%s", warm.Messages[1].Content, plan.Messages[1].Content)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -211,6 +212,11 @@ func (c *Client) TurnsBefore(id string, before uint64, n int) ([]hub.Turn, bool,
 	err := c.call(mTurnsBefore, TurnsBeforeParams{ID: id, Before: before, N: n}, &p)
 	return p.Turns, p.More, err
 }
+
+// Warm has the serving process read the planner's prompt for chat's next
+// request ("": a new chat's) before the person asks (hub.Operator.Warm);
+// it returns at once.
+func (c *Client) Warm(chat string) error { return c.call(mWarm, ChatID{ID: chat}, nil) }
 
 // DeleteChat deletes a chat and what every app remembers of it.
 func (c *Client) DeleteChat(id string) error { return c.call(mDeleteChat, ChatID{ID: id}, nil) }
@@ -499,6 +505,26 @@ func (c *Client) SetEnabled(app string, on bool) error {
 	return c.call(mSetEnabled, AppSwitch{App: app, On: on}, nil)
 }
 
+// Listing names the MCP servers of the session's apps being listed in
+// the background now (their servers starting), with since when: the
+// status bar shows them.
+func (c *Client) Listing() map[string]time.Time {
+	as, err := c.Apps()
+	if err != nil {
+		return nil
+	}
+	var out map[string]time.Time
+	for _, a := range as {
+		if a.Listing {
+			if out == nil {
+				out = map[string]time.Time{}
+			}
+			out[a.Manifest.Name] = a.Since
+		}
+	}
+	return out
+}
+
 // Relist has the serving process take what the MCP listing cache in the
 // data directory lists now (engine.Relist) — a command that listed a
 // server here (doctor, `bulkhead mcp add`) calls it: its open sessions
@@ -531,6 +557,10 @@ func (a *remoteMCP) Tools() []mcp.ToolInfo { return a.info.Tools }
 // listed), and how to list it; "" when it is installed.
 func (a *remoteMCP) Unlisted() (string, string) { return a.info.Unlisted, a.info.Fix }
 func (a *remoteMCP) Remote() bool               { return a.info.Remote }
+
+// Listing says whether the server is being listed in the background
+// (its server starting), and since when.
+func (a *remoteMCP) Listing() (time.Time, bool) { return a.info.Since, a.info.Listing }
 
 // Refresh lists the server's tools again, in the serving process.
 func (a *remoteMCP) Refresh(ctx context.Context) mcp.Refreshed {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/engine"
@@ -13,6 +15,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/serve"
+	"github.com/ollama/ollama/api"
 )
 
 // Two sessions of one serving process on two Ollama hosts, the first —
@@ -99,6 +102,20 @@ func TestEachSessionHasItsOwnOllamaHost(t *testing.T) {
 	}
 	if summaries == 0 {
 		t.Error("the upkeep of the second session's chat did not reach its host")
+	}
+
+	// A chat opened is read ahead (chat.warm) on the session's host too.
+	before = len(up.Requests())
+	if err := second.Warm(chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if slices.ContainsFunc(up.Requests()[before:], func(r api.ChatRequest) bool { return hub.IsWarm(&r) && strings.HasPrefix(r.Model, "m2") }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the chat opened was not read ahead on the session's host")
+		}
 	}
 
 	// The first session's turn fails with its own host's error, as

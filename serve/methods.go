@@ -130,6 +130,20 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		delete(s.privateOf, p.ID)
 		s.mu.Unlock()
 		return nil, nil
+	case mWarm:
+		// Answered at once; the server reads the prompt in the
+		// background, as the session's calls go (its host, its models).
+		var p ChatID
+		if err := params(req, &p); err != nil {
+			return nil, err
+		}
+		if p.ID != "" {
+			if err := s.own(ss, p.ID); err != nil {
+				return nil, err
+			}
+		}
+		go op.Warm(s.modelsCtx(ss, permissions.WithSession(ss.ctx, ss.id)), p.ID)
+		return nil, nil
 	case mAsk, mRetry:
 		var p AskParams
 		if err := params(req, &p); err != nil {
@@ -354,6 +368,29 @@ func (s *Server) turn(ss *session, prof *engine.Profile, method string, p AskPar
 	emit := func(ev hub.Event) {
 		_ = ss.conn.Notify(ss.ctx, mEvent, EventParams{Token: p.Token, Event: WireEvent{Event: ev, Err: toWire(ev.Err)}})
 	}
+	if ls := prof.Listing(); len(ls) > 0 {
+		// A server of the session's apps is being listed: the turn
+		// waits for it, saying so, and runs on the profile that has it.
+		// Cancelled meanwhile, the turn ends as a cancelled one.
+		for _, l := range ls {
+			emit(hub.Event{Kind: hub.EventProgress, App: l.App, Progress: &apps.Progress{App: l.App, Starting: true}})
+		}
+	wait:
+		for _, l := range ls {
+			select {
+			case <-l.Done():
+			case <-ctx.Done():
+				break wait
+			}
+		}
+		for _, l := range ls {
+			emit(hub.Event{Kind: hub.EventProgress, App: l.App, Progress: &apps.Progress{App: l.App}})
+		}
+		if np := s.hold(ss); np != nil {
+			defer s.eng.Release(np)
+			op = np.Hub
+		}
+	}
 	var (
 		t   hub.Turn
 		err error
@@ -384,7 +421,12 @@ func (s *Server) apps(prof *engine.Profile) []AppInfo {
 		out = append(out, info)
 	}
 	for _, u := range prof.Unlisted {
-		out = append(out, AppInfo{Manifest: apps.Manifest{Name: u.App}, MCP: true, Unlisted: u.Why, Fix: u.Fix})
+		u = u.Now() // a background listing may have ended since
+		info := AppInfo{Manifest: apps.Manifest{Name: u.App}, MCP: true, Unlisted: u.Why, Fix: u.Fix}
+		if u.Pending {
+			info.Listing, info.Since = true, u.Since
+		}
+		out = append(out, info)
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
@@ -15,7 +16,7 @@ import (
 // protocol is replaced when it is idle, else refused with a message that
 // says how to stop it. Bump it with any change to the methods or types
 // below that an older peer would misread.
-const Protocol = 4
+const Protocol = 5
 
 // The methods a client calls on the serving process.
 const (
@@ -30,6 +31,7 @@ const (
 	mTurns        = "chat.turns"
 	mTurnsBefore  = "chat.turns_before"
 	mDeleteChat   = "chat.delete"
+	mWarm         = "chat.warm" // the planner's prompt read before the person asks
 	mAsk          = "turn.ask"
 	mRetry        = "turn.retry"
 	mCancel       = "turn.cancel" // a notification
@@ -251,6 +253,10 @@ type AppInfo struct {
 	// could not be started or listed), says why, and Fix how to list it.
 	Unlisted string `json:"unlisted,omitempty"`
 	Fix      string `json:"fix,omitempty"`
+	// Listing: it is being listed in the background (its server
+	// starting), since Since; Unlisted says so meanwhile.
+	Listing bool      `json:"listing,omitempty"`
+	Since   time.Time `json:"since,omitzero"`
 }
 
 // ModelName names a model.

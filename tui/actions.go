@@ -26,9 +26,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	switch m.overlay {
 	case overlayHelp:
-		if key.Matches(msg, m.keys.Cancel, m.keys.Help) || msg.String() == "q" || msg.String() == "enter" {
-			m.overlay = overlayNone
-		}
+		m.helpKey(msg)
 		return nil
 	case overlayChats:
 		return m.chatsKey(msg)
@@ -79,15 +77,15 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, m.keys.Chats):
 		return m.openChats()
 	case key.Matches(msg, m.keys.NewChat):
-		m.newChat(false)
+		return m.newChat(false)
 	case key.Matches(msg, m.keys.Private):
-		m.newChat(true)
+		return m.newChat(true)
 	case key.Matches(msg, m.keys.PageUp):
 		m.chat.Scroll(m.drawCtx(), msg, true)
 	case key.Matches(msg, m.keys.PageDown):
 		m.chat.Scroll(m.drawCtx(), msg, false)
 	case key.Matches(msg, m.keys.Help) && (msg.String() != "?" || m.input.value() == ""):
-		m.overlay = overlayHelp
+		m.openHelp()
 	case (msg.String() == "up" || msg.String() == "down") && m.input.recallKey(msg.String(), m.chat.Prompts()):
 	default:
 		return m.input.update(msg)
@@ -324,13 +322,14 @@ func (m *Model) onOlder(msg olderMsg) {
 }
 
 // newChat shows a fresh, empty chat; the hub hears of it on first send.
-func (m *Model) newChat(private bool) {
+func (m *Model) newChat(private bool) tea.Cmd {
 	m.chat = m.newChatView(private)
 	m.layout()
 	m.notice = ""
 	if private {
 		m.notice = "private chat: nothing is saved"
 	}
+	return warmNew(m.b)
 }
 
 func (m *Model) switchChat(id string) tea.Cmd {

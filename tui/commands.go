@@ -40,8 +40,30 @@ func loadChat(b Backend, id string) tea.Cmd {
 		if err != nil {
 			return chatLoadedMsg{id: id, err: err}
 		}
+		warm(b, id)
 		turns, more, err := b.TurnsBefore(id, 0, chat.TurnsPage)
 		return chatLoadedMsg{id: id, chat: c, turns: turns, more: more, err: err}
+	}
+}
+
+// A backend that reads the planner's prompt ahead (serve.Client,
+// hub.Operator.Warm): the first request of a chat just opened reads only
+// its own words.
+type warmer interface{ Warm(chat string) error }
+
+// warm has b read the prompt of chat's next plan ("": a new chat's) ahead,
+// where it can; it returns at once, and a failure costs only speed.
+func warm(b Backend, chat string) {
+	if w, ok := b.(warmer); ok {
+		_ = w.Warm(chat)
+	}
+}
+
+// warmNew is warm for the new chat the view opens on.
+func warmNew(b Backend) tea.Cmd {
+	return func() tea.Msg {
+		warm(b, "")
+		return nil
 	}
 }
 

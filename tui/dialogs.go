@@ -42,7 +42,7 @@ func (m *Model) chatsKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	switch {
 	case out.New:
-		m.newChat(out.Private)
+		return tea.Batch(cmd, m.newChat(out.Private))
 	case out.Open != "":
 		return tea.Batch(cmd, m.switchChat(out.Open))
 	}
@@ -53,17 +53,18 @@ func (m *Model) chatsKey(msg tea.KeyPressMsg) tea.Cmd {
 // chat when it was on screen, and has the chats dialog read the chats
 // again.
 func (m *Model) onChatDeleted(msg chats.Deleted) tea.Cmd {
+	var opened tea.Cmd
 	if msg.Err == nil {
 		delete(m.extras, msg.ID)
 		delete(m.kept, msg.ID)
 		if msg.ID == m.chat.Chat.ID {
-			m.newChat(false)
+			opened = m.newChat(false)
 		}
 	}
 	if m.list == nil {
-		return nil
+		return opened
 	}
 	m.list.SetCurrent(m.chat.Chat.ID)
 	cmd, _ := m.list.Update(msg)
-	return cmd
+	return tea.Batch(opened, cmd)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 	"github.com/bulkhead-dev/bulkhead/tui/chat"
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/chats"
+	"github.com/bulkhead-dev/bulkhead/tui/dialogs/help"
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/models"
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/permission"
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/pull"
@@ -145,6 +146,7 @@ type Model struct {
 	input   input
 	bar     statusBar
 	overlay overlay
+	keysAt  help.Dialog   // where the keys dialog is scrolled to (overlay.go)
 	list    *chats.Dialog // the chats dialog, while it is open
 	pull    *pull.Dialog  // the model-missing dialog (pulling.go)
 	pulling *pullRun      // its pull in flight
@@ -266,6 +268,8 @@ func (m Model) Init() tea.Cmd {
 	}
 	if m.chat.Chat.ID != "" {
 		cmds = append(cmds, loadChat(m.b, m.chat.Chat.ID))
+	} else {
+		cmds = append(cmds, warmNew(m.b))
 	}
 	if m.opts.Theme == "" || m.opts.Theme == "auto" {
 		cmds = append(cmds, tea.RequestBackgroundColor)
@@ -332,6 +336,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		switch m.overlay {
 		case overlayNone:
 			m.chat.Scroll(m.drawCtx(), msg, false)
+		case overlayHelp:
+			m.helpWheel(msg)
 		case overlayPermission:
 			return m.permKey(msg)
 		case overlayManager:
@@ -361,7 +367,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case permscreen.Exported:
 		return m.onExport(msg)
 	case appscreen.Loaded:
-		m.onApps(msg)
+		return m.onApps(msg)
 	case memscreen.Loaded:
 		if m.memv != nil {
 			cmd, _ := m.memv.Update(msg)
@@ -397,6 +403,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case healthMsg:
 		m.bar.ollama = ollamaState{checked: msg.checked, version: msg.version, err: msg.err}
 		m.bar.sawBackground(msg.background)
+		m.bar.listing = msg.listing
 		if m.run == nil {
 			// While a turn runs its events are fresher than this answer.
 			m.bar.working = map[string]bool{}
@@ -406,7 +413,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		recheck := m.setupHealth(msg)
 		if m.after != nil {
-			return tea.Batch(recheck, m.after(ollamaPoll, pollMsg{}))
+			return tea.Batch(recheck, m.after(msg.poll(), pollMsg{}))
 		}
 		return recheck
 	case setup.Result:
@@ -577,6 +584,7 @@ func (m Model) parts() ([]string, string) {
 	bar := m.bar
 	bar.waiting = m.waiting()
 	bar.trusted = m.trusted
+	bar.now = m.now()
 	return strings.Split(top, "\n"), bar.view(m.th, m.width, m.title(), m.chat.Chat.Private, m.run != nil)
 }
 
@@ -584,7 +592,7 @@ func (m Model) dialog() string {
 	h := m.height - 1
 	switch m.overlay {
 	case overlayHelp:
-		return helpView(m.th, m.keys, m.width, h, m.opts.Models != nil)
+		return m.keysAt.View(m.th, helpContent(m.keys, m.opts.Models != nil), m.width, h)
 	case overlayChats:
 		if m.list != nil {
 			return m.list.View(m.th, widget.DialogWidth(m.width), h, m.now())

@@ -3,7 +3,9 @@ package tui
 import (
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -613,5 +615,58 @@ func TestChatListFilters(t *testing.T) {
 	d.idle()
 	if v := d.view(); d.model().overlay != overlayNone || !strings.Contains(v, "answer to groceries for the week") {
 		t.Fatalf("enter must open the chat the filter kept:\n%s", v)
+	}
+}
+
+// warmingBackend is a test Backend that records the chats it is asked to
+// read ahead (serve.Client.Warm).
+type warmingBackend struct {
+	Backend
+	mu     *sync.Mutex
+	warmed *[]string
+}
+
+func (w warmingBackend) Warm(chat string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	*w.warmed = append(*w.warmed, chat)
+	return nil
+}
+
+// As the chat view opens — on a new chat, and on a chat opened from the
+// list — the planner's prompt of its next request is read ahead, while
+// the person reads and types.
+func TestAnOpenedChatIsReadAhead(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Text("ok")))
+	opts := r.options()
+	var mu sync.Mutex
+	var warmed []string
+	opts.Backend = warmingBackend{Backend: opts.Backend, mu: &mu, warmed: &warmed}
+	d := newDriver(t, opts, 120, 24)
+	d.idle()
+	mu.Lock()
+	got := slices.Clone(warmed)
+	mu.Unlock()
+	if !slices.Equal(got, []string{""}) {
+		t.Fatalf("a new chat's view opened: read ahead %q, want the new chat's prompt once", got)
+	}
+	d.ask("lisbon trip ideas")
+	id := d.model().chat.Chat.ID
+	d.key(ctrl('n'))
+	d.idle()
+	mu.Lock()
+	got = slices.Clone(warmed)
+	mu.Unlock()
+	if len(got) < 2 || got[len(got)-1] != "" {
+		t.Fatalf("ctrl+n: read ahead %q, want the new chat's prompt last", got)
+	}
+	d.exec(loadChat(d.model().b, id))
+	d.idle()
+	mu.Lock()
+	got = slices.Clone(warmed)
+	mu.Unlock()
+	if !slices.Contains(got, id) {
+		t.Fatalf("a chat opened: read ahead %q, want %q among them", got, id)
 	}
 }

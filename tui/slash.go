@@ -124,9 +124,9 @@ func (m *Model) runSlash(c slashCmd, arg string) tea.Cmd {
 	m.notice = ""
 	switch c.name {
 	case "/help":
-		m.overlay = overlayHelp
+		m.openHelp()
 	case "/new":
-		m.newChat(false)
+		return m.newChat(false)
 	case "/chats":
 		return m.openChats()
 	case "/model":

@@ -138,6 +138,9 @@ func TestThePlansFirstTokensWithdrawTheDraft(t *testing.T) {
 		}
 	})
 	hub.SetSideBySideForTest(r.Op, true)
+	// The planner follows the draft's first piece: the draft's request is
+	// on the server before the plan can withdraw it.
+	hub.SetDraftLeadForTest(r.Op, time.Hour)
 	chat, _ := r.Op.NewChat(false)
 	ctx, cancel := context.WithCancel(context.Background())
 	var drafted, withdrawn atomic.Bool
@@ -168,29 +171,36 @@ func TestThePlansFirstTokensWithdrawTheDraft(t *testing.T) {
 }
 
 // orderScript plans in three slow pieces and drafts word by word: a
-// short answer when asked "briefly", a long one otherwise.
-func orderScript(req *api.ChatRequest) ollamatest.Reply {
-	if len(req.Format) > 0 {
-		b := `{"steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`
-		return ollamatest.Reply{Chunks: []string{b[:10], b[10:40], b[40:]}, Delay: 80 * time.Millisecond}
+// short answer when asked "briefly", a long one otherwise, whose pieces
+// after the first wait for gate (afterPlanBegun; nil: none waits).
+func orderScript(gate *ollamatest.Gate) ollamatest.Script {
+	return func(req *api.ChatRequest) ollamatest.Reply {
+		if len(req.Format) > 0 {
+			b := `{"steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`
+			return ollamatest.Reply{Chunks: []string{b[:10], b[10:40], b[40:]}, Delay: 80 * time.Millisecond}
+		}
+		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "briefly") {
+			return ollamatest.Text("Hi.")
+		}
+		r := ollamatest.Text(draftAnswer + " " + draftAnswer)
+		r.Delay = 40 * time.Millisecond
+		return afterPlanBegun(r, gate)
 	}
-	if strings.Contains(req.Messages[len(req.Messages)-1].Content, "briefly") {
-		return ollamatest.Text("Hi.")
-	}
-	r := ollamatest.Text(draftAnswer + " " + draftAnswer)
-	r.Delay = 40 * time.Millisecond
-	return r
 }
 
 // The draft order is learned once per model server and kept: a new
 // operator (a new serving process) over the same order file sends its
 // first turn's draft first; short answers, which end before the
 // planner's first byte, do not unlearn it; another server has learned
-// nothing; a broken file is nothing learned.
+// nothing; a broken file is nothing learned. (Each planner follows its
+// draft's first piece, and a long draft's other pieces wait until the
+// hub has the plan's first byte: the probe's lesson is the script's.)
 func TestTheDraftOrderSurvivesARestart(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "servers.json")
+	begun := ollamatest.NewGate()
 	ask := func(r *hubtest.Rig, srv *ollamatest.Scripted, q string) []api.ChatRequest {
 		t.Helper()
+		begun.Shut()
 		chat, _ := r.Op.NewChat(false)
 		before := len(srv.Requests())
 		if _, err := r.Op.Ask(context.Background(), chat.ID, q, nil); err != nil {
@@ -198,20 +208,22 @@ func TestTheDraftOrderSurvivesARestart(t *testing.T) {
 		}
 		return srv.Requests()[before:]
 	}
-	first := hubtest.New(t, hubtest.Config{Script: orderScript, Modify: func(o *hub.Options) { o.Draft, o.Order = true, hub.OpenServerOrder(file) }})
+	first := hubtest.New(t, hubtest.Config{Script: orderScript(begun), Modify: func(o *hub.Options) {
+		o.Draft, o.Order = true, hub.OpenServerOrder(file)
+		planBegun(o, "", begun)
+	}})
+	hub.SetDraftLeadForTest(first.Op, time.Hour)
 	if !firstIsDraft(ask(first, first.Srv, "Tell me something nice")) || !hub.SideBySideForTest(first.Op) {
 		t.Fatal("the first turn's draft goes ahead as a probe, and learns that the server runs both at once")
 	}
 	first.Close()
 
 	srv := first.Srv
-	again := hubtest.New(t, hubtest.Config{Script: orderScript, Modify: func(o *hub.Options) {
+	again := hubtest.New(t, hubtest.Config{Script: orderScript(begun), Modify: func(o *hub.Options) {
 		o.Draft, o.Order = true, hub.OpenServerOrder(file)
-		o.HubModel, _ = llm.New(llm.Config{Host: srv.Host(), Model: hubtest.Model}, nil)
-		o.SpokeModel = func(string) (spokes.Model, error) {
-			return llm.New(llm.Config{Host: srv.Host(), Model: hubtest.Model}, nil)
-		}
+		planBegun(o, srv.Host(), begun)
 	}})
+	hub.SetDraftLeadForTest(again.Op, time.Hour)
 	if !firstIsDraft(ask(again, srv, "Tell me something nice")) {
 		t.Fatal("after a restart the learned order sends the draft first")
 	}
@@ -312,20 +324,48 @@ func TestKindPending(t *testing.T) {
 // first chat turn (though the plan decides early); on one that runs one
 // request at a time the wait ends the planner, and that is learned, so
 // that later turns do not wait.
+//
+// The plan streams until the lesson is learned (its pieces after the
+// first wait for it: a plan that ended first would teach nothing), and
+// on the first server the window has no limit: the draft's first piece
+// ends it, however late the scheduler runs it. Once the order is
+// learned the draft goes ahead, its first piece before the planner's
+// request and the rest after the plan's first byte: a draft that ended
+// before it would unlearn the order (draft.planned).
 func TestAChatTurnTeachesTheOrder(t *testing.T) {
 	plan := `{"kind":"chat","steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`
 	for _, serial := range []bool{false, true} {
-		r := hubtest.New(t, hubtest.Config{Modify: func(o *hub.Options) { o.Draft = true },
-			// A plan that streams for longer than the probe's window.
-			Script: ollamatest.Planned(ollamatest.Reply{Chunks: []string{plan[:15], plan[15:30], plan[30:40], plan[40:50], plan[50:60], plan[60:]}, Delay: 300 * time.Millisecond},
-				func(*api.ChatRequest) ollamatest.Reply { return ollamatest.Text(draftAnswer) })})
+		var op atomic.Pointer[hub.Operator]
+		learned := func() bool {
+			if serial {
+				return hub.SerialForTest(op.Load())
+			}
+			return hub.SideBySideForTest(op.Load())
+		}
+		begun := ollamatest.NewGate()
+		r := hubtest.New(t, hubtest.Config{Modify: func(o *hub.Options) {
+			o.Draft = true
+			planBegun(o, "", begun)
+		},
+			Script: ollamatest.Planned(ollamatest.Reply{Chunks: []string{plan[:15], plan[15:30], plan[30:40], plan[40:50], plan[50:60], plan[60:]},
+				Before: func(i int) {
+					if i >= 1 {
+						ollamatest.Until(context.Background(), learned)
+					}
+				}},
+				func(*api.ChatRequest) ollamatest.Reply { return afterPlanBegun(ollamatest.Text(draftAnswer), begun) })})
+		op.Store(r.Op)
 		if serial {
 			serialize(r.Srv)
+		} else {
+			hub.SetProbeWindowForTest(r.Op, time.Hour)
 		}
+		hub.SetDraftLeadForTest(r.Op, time.Hour)
 		hub.NoTriageForTest(r.Op) // the planner's chat plan is what teaches here
 		hub.SetProbesForTest(r.Op, hub.DraftProbes)
 		chat, _ := r.Op.NewChat(false)
 		for turn := 1; turn <= 2; turn++ {
+			begun.Shut()
 			got, err := r.Op.Ask(context.Background(), chat.ID, "Tell me something nice", nil)
 			if err != nil || got.Answer != draftAnswer {
 				t.Fatalf("serial %v, turn %d: %q %v", serial, turn, got.Answer, err)
@@ -389,7 +429,7 @@ func TestNoDraftBetweenThePlannerAndItsRetry(t *testing.T) {
 // new (it would stop the probes and the drafts ahead for another hour).
 func TestAProbeDoesNotRenewAnOldLesson(t *testing.T) {
 	file := filepath.Join(t.TempDir(), hub.ServerOrderFileForTest)
-	r := hubtest.New(t, hubtest.Config{Script: orderScript, Modify: func(o *hub.Options) { o.Draft = true }})
+	r := hubtest.New(t, hubtest.Config{Script: orderScript(nil), Modify: func(o *hub.Options) { o.Draft = true }})
 	host := r.Srv.Host()
 	if hc, err := llm.New(llm.Config{Host: host, Model: hubtest.Model}, nil); err == nil {
 		host = hc.Host()
@@ -399,7 +439,7 @@ func TestAProbeDoesNotRenewAnOldLesson(t *testing.T) {
 		t.Fatal(err)
 	}
 	order := hub.OpenServerOrder(file)
-	r2 := hubtest.New(t, hubtest.Config{Script: orderScript, Modify: func(o *hub.Options) {
+	r2 := hubtest.New(t, hubtest.Config{Script: orderScript(nil), Modify: func(o *hub.Options) {
 		o.Draft, o.Order = true, order
 		o.HubModel, _ = llm.New(llm.Config{Host: r.Srv.Host(), Model: hubtest.Model}, nil)
 		o.SpokeModel = func(string) (spokes.Model, error) {
@@ -407,6 +447,7 @@ func TestAProbeDoesNotRenewAnOldLesson(t *testing.T) {
 		}
 	}})
 	serialize(r.Srv)
+	hub.SetDraftLeadForTest(r2.Op, time.Hour) // the planner follows the draft's first piece
 	chat, _ := r2.Op.NewChat(false)
 	before := len(r.Srv.Requests())
 	if _, err := r2.Op.Ask(context.Background(), chat.ID, "Say hello briefly", nil); err != nil {
@@ -431,7 +472,7 @@ func TestSpentProbesAreSentAgainADayLater(t *testing.T) {
 		ago   time.Duration
 		ahead bool
 	}{{time.Hour, false}, {48 * time.Hour, true}} {
-		r := hubtest.New(t, hubtest.Config{Script: orderScript, Modify: func(o *hub.Options) { o.Draft = true }})
+		r := hubtest.New(t, hubtest.Config{Script: orderScript(nil), Modify: func(o *hub.Options) { o.Draft = true }})
 		host := r.Srv.Host()
 		if hc, err := llm.New(llm.Config{Host: host, Model: hubtest.Model}, nil); err == nil {
 			host = hc.Host()
@@ -441,7 +482,7 @@ func TestSpentProbesAreSentAgainADayLater(t *testing.T) {
 		if err := os.WriteFile(file, []byte(`{"`+host+`": {"side_by_side": false, "probes": 3, "probed_at": "`+at+`"}}`), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		r2 := hubtest.New(t, hubtest.Config{Script: orderScript, Modify: func(o *hub.Options) {
+		r2 := hubtest.New(t, hubtest.Config{Script: orderScript(nil), Modify: func(o *hub.Options) {
 			o.Draft, o.Order = true, hub.OpenServerOrder(file)
 			o.HubModel, _ = llm.New(llm.Config{Host: r.Srv.Host(), Model: hubtest.Model}, nil)
 			o.SpokeModel = func(string) (spokes.Model, error) {
@@ -449,6 +490,7 @@ func TestSpentProbesAreSentAgainADayLater(t *testing.T) {
 			}
 		}})
 		serialize(r.Srv) // teaches nothing: the probe's effect alone is seen
+		hub.SetDraftLeadForTest(r2.Op, time.Hour)
 		chat, _ := r2.Op.NewChat(false)
 		before := len(r.Srv.Requests())
 		if _, err := r2.Op.Ask(context.Background(), chat.ID, "Say hello briefly", nil); err != nil {

@@ -324,6 +324,9 @@ func (d *answerDraft) holdChat(o *Operator) <-chan struct{} {
 		return nil
 	}
 	window := probeWindow
+	if o.probeWindow > 0 {
+		window = o.probeWindow
+	}
 	held := make(chan struct{})
 	go func() {
 		defer close(held)

@@ -20,8 +20,10 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
+	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/permissions/permissionstest"
+	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
 const draftAnswer = "Here is a nice thing: the sea keeps the light."
@@ -51,10 +53,14 @@ func slowPlanner(t *testing.T) ollamatest.Script {
 // draftRig is a hub that drafts, and has learned that the server runs
 // two requests at once: the draft goes first and streams while the slow
 // planner plans (the order itself: TestTheDraftGoesFirstOnlyWhere…).
+// The planner's request follows the draft's first piece, however long
+// that takes (no lead limit): the draft's first words come before the
+// plan by the script, not by the scheduler.
 func draftRig(t *testing.T) *hubtest.Rig {
 	r := hubtest.New(t, hubtest.Config{Script: slowPlanner(t), Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
 		Modify: func(o *hub.Options) { o.Draft = true }})
 	hub.SetSideBySideForTest(r.Op, true)
+	hub.SetDraftLeadForTest(r.Op, time.Hour)
 	return r
 }
 
@@ -199,8 +205,9 @@ func index(kinds []hub.EventKind, k hub.EventKind) int {
 }
 
 // paced plans with its JSON in three slow pieces and drafts word by word,
-// slowly too: a server with parallel slots streams both at once.
-func paced() ollamatest.Script {
+// slowly too: a server with parallel slots streams both at once. With a
+// gate (planBegun), the draft's pieces after its first wait for it.
+func paced(gate *ollamatest.Gate) ollamatest.Script {
 	return func(req *api.ChatRequest) ollamatest.Reply {
 		if len(req.Format) > 0 {
 			b := `{"steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`
@@ -209,7 +216,7 @@ func paced() ollamatest.Script {
 		// Long enough that a planner held behind it is plain to see.
 		r := ollamatest.Text(draftAnswer + " " + draftAnswer)
 		r.Delay = 40 * time.Millisecond
-		return r
+		return afterPlanBegun(r, gate)
 	}
 }
 
@@ -225,6 +232,73 @@ func serialize(srv *ollamatest.Scripted) {
 	})
 }
 
+// serializeDraftFirst is serialize where the test says which of a
+// turn's two streams the server takes first: a planner's request waits
+// at draftFirst before it queues, and a plain answer's request opens the
+// gate once it holds the server. On a turn whose draft goes ahead (the
+// gate shut) the server so takes the draft first, as a server takes the
+// request that came first, whichever of the two its scheduler ran
+// first; on a turn whose planner goes first the test opens the gate.
+func serializeDraftFirst(srv *ollamatest.Scripted, draftFirst *ollamatest.Gate) {
+	var mu sync.Mutex
+	srv.OnChat(func(w http.ResponseWriter, r *http.Request, body []byte, h http.Handler) {
+		var req api.ChatRequest
+		_ = json.Unmarshal(body, &req)
+		if ollamatest.IsPlanner(&req) && !draftFirst.Wait(r.Context()) && r.Context().Err() != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(req.Format) == 0 {
+			draftFirst.Open()
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// watched makes the hub's model clients (the planner's and every
+// spoke's, on host: "" is the rig's own server) tell began of each chat
+// request once the hub has the first byte of its answer
+// (ollamatest.Began).
+func watched(o *hub.Options, host string, began func(req *api.ChatRequest)) {
+	if host == "" {
+		host = o.HubModel.(interface{ Host() string }).Host()
+	}
+	hc := &http.Client{Transport: ollamatest.Began(nil, began)}
+	o.HubModel, _ = llm.New(llm.Config{Host: host, Model: hubtest.Model}, hc)
+	o.SpokeModel = func(string) (spokes.Model, error) {
+		return llm.New(llm.Config{Host: host, Model: hubtest.Model}, hc)
+	}
+}
+
+// planBegun opens gate once the hub has the first byte of a planner's
+// answer: a stream held for it is read after the hub has seen the plan
+// begin — not only written after it (two connections are read by two
+// goroutines, in either order).
+func planBegun(o *hub.Options, host string, gate *ollamatest.Gate) {
+	watched(o, host, func(req *api.ChatRequest) {
+		if ollamatest.IsPlanner(req) {
+			gate.Open()
+		}
+	})
+}
+
+// afterPlanBegun holds every piece of r but its first until gate opens
+// (nil: none is held). A draft so writes its first words freely (a
+// planner may wait for them: the lead) and the rest only once the hub
+// has the planner's first byte: it is still drafting when the plan
+// begins, however the two are scheduled.
+func afterPlanBegun(r ollamatest.Reply, gate *ollamatest.Gate) ollamatest.Reply {
+	if gate != nil {
+		r.Before = func(i int) {
+			if i >= 1 {
+				gate.Wait(context.Background())
+			}
+		}
+	}
+	return r
+}
+
 func firstIsDraft(reqs []api.ChatRequest) bool { return len(reqs) > 0 && len(reqs[0].Format) == 0 }
 
 // The order of the two requests is learned: while it is not known the
@@ -233,50 +307,79 @@ func firstIsDraft(reqs []api.ChatRequest) bool { return len(reqs) > 0 && len(req
 // first from then on. A server that runs one request at a time teaches
 // nothing so: after DraftProbes turns the planner goes first; a learned
 // order it does not keep is unlearned after one turn.
+//
+// Which stream goes first is the script's, never the scheduler's: the
+// planner's request follows the draft's first piece however long that
+// takes (no lead limit); where the server runs both at once the draft's
+// later pieces wait until the hub has the planner's first byte
+// (planBegun); where it runs one at a time, on a turn whose draft goes
+// ahead the server takes the draft before the planner, even the probe
+// whose planner follows the draft's request by a few milliseconds only
+// (serializeDraftFirst).
 func TestTheDraftGoesFirstOnlyWhereTheServerRunsBothAtOnce(t *testing.T) {
-	ask := func(r *hubtest.Rig, chat string) []api.ChatRequest {
+	begun, draftFirst := ollamatest.NewGate(), ollamatest.NewGate()
+	ask := func(r *hubtest.Rig, chat string, draftAhead bool) []api.ChatRequest {
 		t.Helper()
+		begun.Shut()
+		if draftAhead {
+			draftFirst.Shut()
+		} else {
+			draftFirst.Open()
+		}
 		before := len(r.Srv.Requests())
 		if _, err := r.Op.Ask(context.Background(), chat, "Tell me something nice", nil); err != nil {
 			t.Fatal(err)
 		}
+		if begun.TimedOut() || draftFirst.TimedOut() {
+			t.Fatal("a gate of the test ran out: the hub did not send what it should have")
+		}
 		return r.Srv.Requests()[before:]
 	}
 	rig := func(serial bool) (*hubtest.Rig, string) {
-		r := hubtest.New(t, hubtest.Config{Script: paced(), Modify: func(o *hub.Options) { o.Draft = true }})
+		gate := begun
 		if serial {
-			serialize(r.Srv)
+			gate = nil // the planner begins only once the draft has ended
+		}
+		r := hubtest.New(t, hubtest.Config{Script: paced(gate), Modify: func(o *hub.Options) {
+			o.Draft = true
+			if !serial {
+				planBegun(o, "", begun)
+			}
+		}})
+		hub.SetDraftLeadForTest(r.Op, time.Hour)
+		if serial {
+			serializeDraftFirst(r.Srv, draftFirst)
 		}
 		chat, _ := r.Op.NewChat(false)
 		return r, chat.ID
 	}
 
 	r, chat := rig(false)
-	if !firstIsDraft(ask(r, chat)) {
+	if !firstIsDraft(ask(r, chat, true)) {
 		t.Fatal("before anything is learned the draft goes ahead as a probe")
 	}
 	if !hub.SideBySideForTest(r.Op) {
 		t.Fatal("a draft piece came while the plan streamed: the server runs both at once")
 	}
-	if !firstIsDraft(ask(r, chat)) {
+	if !firstIsDraft(ask(r, chat, true)) {
 		t.Fatal("then the draft goes first")
 	}
 
 	r, chat = rig(true)
 	for turn := 1; turn <= hub.DraftProbes+2; turn++ {
 		probe := turn <= hub.DraftProbes
-		if firstIsDraft(ask(r, chat)) != probe || hub.SideBySideForTest(r.Op) {
+		if firstIsDraft(ask(r, chat, probe)) != probe || hub.SideBySideForTest(r.Op) {
 			t.Fatalf("one request at a time, turn %d: the draft goes ahead only as one of the %d probes, and teaches nothing", turn, hub.DraftProbes)
 		}
 	}
 	hub.SetSideBySideForTest(r.Op, true) // learned from a server since restarted with one slot
-	if !firstIsDraft(ask(r, chat)) {
+	if !firstIsDraft(ask(r, chat, true)) {
 		t.Fatal("the learned order sends the draft first")
 	}
 	if hub.SideBySideForTest(r.Op) {
 		t.Fatal("the planner waited for the whole draft: the order is unlearned")
 	}
-	if firstIsDraft(ask(r, chat)) {
+	if firstIsDraft(ask(r, chat, false)) {
 		t.Fatal("and the planner goes first again")
 	}
 }
@@ -285,17 +388,24 @@ func TestTheDraftGoesFirstOnlyWhereTheServerRunsBothAtOnce(t *testing.T) {
 // has ended the planner's stream before a draft released by the plan's
 // first tokens writes, and a hold of the plan teaches nothing. The probe
 // does not depend on the plan's length: the first turn teaches the order.
+//
+// (The draft's first piece comes, then the planner's request; the rest
+// of the draft waits until the hub has the plan's first byte: a server
+// that runs both at once, however its streams are scheduled.)
 func TestAShortPlanStillTeachesTheOrder(t *testing.T) {
 	plan := `{"kind":"chat","steps":[{"id":"s1","functionality":"chat","query":"q","depends_on":[]}]}`
-	r := hubtest.New(t, hubtest.Config{Modify: func(o *hub.Options) { o.Draft = true },
+	begun := ollamatest.NewGate()
+	r := hubtest.New(t, hubtest.Config{Modify: func(o *hub.Options) {
+		o.Draft = true
+		planBegun(o, "", begun)
+	},
 		Script: func(req *api.ChatRequest) ollamatest.Reply {
 			if len(req.Format) > 0 {
 				return ollamatest.Reply{Chunks: []string{plan}} // at once, whole
 			}
-			r := ollamatest.Text(draftAnswer + " " + draftAnswer)
-			r.Delay = 40 * time.Millisecond
-			return r
+			return afterPlanBegun(ollamatest.Text(draftAnswer+" "+draftAnswer), begun)
 		}})
+	hub.SetDraftLeadForTest(r.Op, time.Hour)
 	chat, _ := r.Op.NewChat(false)
 	if _, err := r.Op.Ask(context.Background(), chat.ID, "Tell me something nice", nil); err != nil {
 		t.Fatal(err)
@@ -310,10 +420,15 @@ func TestAShortPlanStillTeachesTheOrder(t *testing.T) {
 // has cost a whole answer: the server sees the draft's request given up
 // while the planner's answer still streams. And a planner that names one,
 // then falls back to plain chat, gets its chat step answered afresh.
+//
+// (The plan's first piece, which names the app, follows the draft's
+// first; its rest waits until the server has ended the draft's stream:
+// only a draft given up at the first piece lets the plan end.)
 func TestADraftIsWithdrawnAsSoonAsThePlanNamesAnApp(t *testing.T) {
 	plan := `{"steps":[{"id":"s1","functionality":"writing.story","query":"q","depends_on":[]}]}`
 	cut := strings.Index(plan, `"query"`)
 	gullible := ollamatest.Gullible()
+	draftGone := ollamatest.NewGate()
 	var plain atomic.Int32
 	r := hubtest.New(t, hubtest.Config{Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
 		Modify: func(o *hub.Options) { o.Draft = true },
@@ -324,7 +439,11 @@ func TestADraftIsWithdrawnAsSoonAsThePlanNamesAnApp(t *testing.T) {
 					// Names an app, then is unusable; and so is the retry.
 					return ollamatest.Reply{Chunks: []string{plan[:cut], "}"}, Delay: 50 * time.Millisecond}
 				}
-				return ollamatest.Reply{Chunks: []string{plan[:cut], plan[cut:]}, Delay: 300 * time.Millisecond}
+				return ollamatest.Reply{Chunks: []string{plan[:cut], plan[cut:]}, Before: func(i int) {
+					if i == 1 {
+						draftGone.Wait(context.Background())
+					}
+				}}
 			case len(req.Tools) > 0 || len(req.Format) > 0:
 				return gullible(req)
 			case isSeat(req):
@@ -353,8 +472,12 @@ func TestADraftIsWithdrawnAsSoonAsThePlanNamesAnApp(t *testing.T) {
 		mu.Lock()
 		finished = append(finished, kind)
 		mu.Unlock()
+		if kind == "draft" {
+			draftGone.Open()
+		}
 	})
 	hub.SetSideBySideForTest(r.Op, true) // the draft goes first, and streams
+	hub.SetDraftLeadForTest(r.Op, time.Hour)
 	chat, _ := r.Op.NewChat(false)
 	var kinds []hub.EventKind
 	turn, err := r.Op.Ask(context.Background(), chat.ID, "Write a story about a dragon", func(e hub.Event) { kinds = append(kinds, e.Kind) })
@@ -389,6 +512,7 @@ func TestADraftReadsNothingAnAppWrote(t *testing.T) {
 	r := hubtest.New(t, hubtest.Config{Script: ollamatest.Gullible(), Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
 		Modify: func(o *hub.Options) { o.Draft = true }})
 	hub.SetSideBySideForTest(r.Op, true)
+	hub.SetDraftLeadForTest(r.Op, time.Hour) // the draft's first piece comes before the plan
 	chat, _ := r.Op.NewChat(false)
 	if _, err := r.Op.Ask(context.Background(), chat.ID, "Summarize the emails in my inbox", nil); err != nil {
 		t.Fatal(err)
@@ -491,20 +615,23 @@ func TestAProbesPlannerFollowsTheDraftsRequest(t *testing.T) {
 		reply.Delay = 20 * time.Millisecond
 		return reply
 	}
-	r := hubtest.New(t, hubtest.Config{Script: script, Modify: func(o *hub.Options) { o.Draft = true }})
+	begun := ollamatest.NewGate()
+	r := hubtest.New(t, hubtest.Config{Script: script, Modify: func(o *hub.Options) {
+		o.Draft = true
+		planBegun(o, "", begun)
+	}})
 	hub.SetDraftLeadForTest(r.Op, time.Hour)
 	hub.SetProbesForTest(r.Op, 1)
-	// The plan's first piece, then the draft, then the plan's next: the
-	// two are written side by side.
-	planBegun, draftDone := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	var waitedOut atomic.Bool
+	// The plan's first piece, then the draft — once the hub has the
+	// plan's first byte — then the plan's next: the two are written, and
+	// read, side by side.
+	draftDone := make(chan struct{})
 	onChat(r.Srv, func(w http.ResponseWriter, req *http.Request, plan bool, h http.Handler) {
 		if plan {
-			h.ServeHTTP(&firstWrite{ResponseWriter: w, begun: func() { once.Do(func() { close(planBegun) }) }, next: draftDone}, req)
+			h.ServeHTTP(&firstWrite{ResponseWriter: w, next: draftDone}, req)
 			return
 		}
-		if !await(req, planBegun, &waitedOut) {
+		if !begun.Wait(req.Context()) && !begun.TimedOut() {
 			return
 		}
 		h.ServeHTTP(w, req)
@@ -515,7 +642,7 @@ func TestAProbesPlannerFollowsTheDraftsRequest(t *testing.T) {
 	if err != nil || turn.Answer != draftAnswer {
 		t.Fatalf("%q %v", turn.Answer, err)
 	}
-	if waitedOut.Load() {
+	if begun.TimedOut() {
 		t.Fatal("the probe's planner waited for the draft's first piece")
 	}
 	if !hub.SideBySideForTest(r.Op) || hub.ProbesForTest(r.Op) != 2 {
@@ -578,8 +705,9 @@ func await(req *http.Request, ch <-chan struct{}, waitedOut *atomic.Bool) bool {
 	return true
 }
 
-// firstWrite tells when the response's first bytes are written; with
-// next, its later writes wait for next to close (at most 30 s).
+// firstWrite tells when the response's first bytes are written (begun,
+// when set); with next, its later writes wait for next to close (at
+// most 30 s).
 type firstWrite struct {
 	http.ResponseWriter
 	begun  func()
@@ -595,7 +723,9 @@ func (f *firstWrite) Write(b []byte) (int, error) {
 		}
 	}
 	n, err := f.ResponseWriter.Write(b)
-	f.begun()
+	if f.begun != nil {
+		f.begun()
+	}
 	return n, err
 }
 

@@ -211,23 +211,32 @@ func TestARunOfAppRequestsPaysOneTriage(t *testing.T) {
 // On a server seen running both at once, the same: after a plan that
 // needed apps the draft does not go ahead (it would be withdrawn, a call
 // more, and the planner would wait for its first piece) until a plan is
-// plain chat again.
+// plain chat again. (A draft that goes ahead does so before the
+// planner's request, which follows its first piece; its other pieces
+// wait until the hub has the plan's first byte: a draft that ended
+// before it, on this instant server, would unlearn the order.)
 func TestARunOfAppRequestsPaysOneDraft(t *testing.T) {
 	var plan atomic.Value
+	begun := ollamatest.NewGate()
 	r := hubtest.New(t, hubtest.Config{Rules: allowExec, Prompter: permissionstest.NewPrompter(permissions.AnswerOnce),
-		Modify: func(o *hub.Options) { o.Draft = true },
+		Modify: func(o *hub.Options) {
+			o.Draft = true
+			planBegun(o, "", begun)
+		},
 		Script: func(req *api.ChatRequest) ollamatest.Reply {
 			if len(req.Format) > 0 {
 				return ollamatest.Text(plan.Load().(string))
 			}
-			return ollamatest.Text("Once upon a time.")
+			return afterPlanBegun(ollamatest.Text("Once upon a time."), begun)
 		}})
 	hub.SetSideBySideForTest(r.Op, true)
+	hub.SetDraftLeadForTest(r.Op, time.Hour)
 	chat, _ := r.Op.NewChat(false)
 	apps, plain := `{"kind":"apps","steps":[{"functionality":"writing.story"}]}`, `{"kind":"chat","steps":[{"functionality":"chat"}]}`
 	var drafts []int
 	for _, p := range []string{apps, apps, apps, plain, plain, apps} {
 		plan.Store(p)
+		begun.Shut()
 		before := len(r.Srv.Requests())
 		if _, err := r.Op.Ask(context.Background(), chat.ID, "Write a story about a dragon", nil); err != nil {
 			t.Fatal(err)

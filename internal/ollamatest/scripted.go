@@ -6,6 +6,7 @@ package ollamatest
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -51,8 +52,25 @@ type Reply struct {
 	// means "count them": prompt characters/4 and one per chunk.
 	PromptTokens, EvalTokens int
 	// Before, when set, is called before content chunk i is sent: a test
-	// holds a stream there until what it waits for has happened.
+	// holds a stream there until what it waits for has happened (a Gate).
+	// A client that goes away meanwhile ends the stream at once.
 	Before func(i int)
+}
+
+// before calls hold(i) and reports whether it returned before ctx ended
+// (the client went away: the stream is over, whatever hold waits for).
+func before(ctx context.Context, hold func(int), i int) bool {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		hold(i)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // Text is a reply streamed word by word.
@@ -300,8 +318,8 @@ func (s *Scripted) chat(w http.ResponseWriter, r *http.Request) {
 		if reply.CutAfter > 0 && i == reply.CutAfter {
 			break
 		}
-		if reply.Before != nil {
-			reply.Before(i)
+		if reply.Before != nil && !before(r.Context(), reply.Before, i) {
+			return
 		}
 		if reply.GarbageAfter > 0 && i == reply.GarbageAfter {
 			fmt.Fprintln(w, "<html>proxy error</html>")

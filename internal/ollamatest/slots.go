@@ -39,6 +39,10 @@ type SlotUse struct {
 	Plan               bool
 	// Evicted is how many tokens of the slot's former prompt were lost.
 	Evicted int
+	// Request is the request that took the slot (the order of SlotUses
+	// is the order slots were taken, which two requests that came
+	// together may not share with Requests).
+	Request api.ChatRequest
 }
 
 type slotState struct {
@@ -66,7 +70,7 @@ func (s *Scripted) Slotted(m SlotModel) {
 		var req api.ChatRequest
 		_ = json.Unmarshal(body, &req)
 		prompt := PromptTokens(&req)
-		slot, use := st.take(r, prompt, len(req.Format) > 0 && bytes.Contains(req.Format, []byte(`"steps"`)))
+		slot, use := st.take(r, prompt, IsPlanner(&req), req)
 		if slot < 0 {
 			return // the client went away while it waited
 		}
@@ -151,7 +155,7 @@ func (s *Scripted) Reload() {
 
 // take waits for a free slot, takes the one with the longest shared
 // prefix, and spends the prefill of what it does not share.
-func (st *slotState) take(r *http.Request, prompt []string, plan bool) (int, SlotUse) {
+func (st *slotState) take(r *http.Request, prompt []string, plan bool, req api.ChatRequest) (int, SlotUse) {
 	st.mu.Lock()
 	// A waiter whose client went away is woken to leave (it takes no slot).
 	stop := context.AfterFunc(r.Context(), func() {
@@ -170,7 +174,7 @@ func (st *slotState) take(r *http.Request, prompt []string, plan bool) (int, Slo
 			st.n++
 			st.used[best] = st.n
 			st.busy[best] = true
-			use := SlotUse{Slot: best, Cached: longest, Read: len(prompt) - longest, Plan: plan, Evicted: len(st.slots[best]) - common(st.slots[best], prompt)}
+			use := SlotUse{Slot: best, Cached: longest, Read: len(prompt) - longest, Plan: plan, Evicted: len(st.slots[best]) - common(st.slots[best], prompt), Request: req}
 			st.slots[best] = prompt
 			st.uses = append(st.uses, use)
 			st.mu.Unlock()

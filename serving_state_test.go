@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +32,13 @@ func newTestApps(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withClient(cmd, g, "test", func(_ config.Config, c *serve.Client) error {
 				as, err := c.Apps()
+				// A server not cached is listed in the background: its
+				// state is the one that listing leaves.
+				for deadline := time.Now().Add(time.Minute); err == nil && time.Now().Before(deadline) &&
+					slices.ContainsFunc(as, func(a serve.AppInfo) bool { return a.Listing }); {
+					time.Sleep(20 * time.Millisecond)
+					as, err = c.Apps()
+				}
 				if err != nil {
 					return err
 				}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/calc"
@@ -22,6 +23,7 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps/shell"
 	"github.com/bulkhead-dev/bulkhead/changes"
 	"github.com/bulkhead-dev/bulkhead/config"
+	"github.com/bulkhead-dev/bulkhead/internal/datadir"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
 )
 
@@ -64,24 +66,35 @@ type Unlisted struct {
 	// Why is Err's text, and Fix how to list it.
 	Why string `json:"why"`
 	Fix string `json:"fix"`
+	// Pending: it is being listed in the background, since Since (Now
+	// says so; a turn waits for it).
+	Pending bool      `json:"pending,omitempty"`
+	Since   time.Time `json:"since,omitzero"`
 	// cached names the listing the cache held for it when it was left
 	// out (mcp.Cache.Listed; "" for none): one it could not be built
 	// from. Relist takes only another.
 	cached string
+	// listing is its listing in the background (listing.go), if any.
+	listing *Listing
 }
 
 // InstallAll is Install, which leaves an enabled MCP server that could
 // not be listed out (Unlisted) instead of failing: bulkhead starts
 // without it, and says how to list it.
 func InstallAll(cfg config.Config, cache *mcp.Cache, log *slog.Logger) (*apps.Registry, []Unlisted, error) {
-	return installAll(cfg, cache, log, nil)
+	return installAll(cfg, cache, log, nil, nil)
 }
+
+// background lists a server in the background (Engine.listInBackground).
+type background func(name string, s mcp.Server, cat *apps.Catalog, cache *mcp.Cache, log *slog.Logger) *Listing
 
 // installAll is InstallAll, or, with again (a profile started again:
 // Relist), InstallAll from the cache alone: no MCP server is started,
 // and one of the servers left out before (was) stays as it was unless
-// the cache lists it now otherwise than when it was left out.
-func installAll(cfg config.Config, cache *mcp.Cache, log *slog.Logger, again *[]Unlisted) (*apps.Registry, []Unlisted, error) {
+// the cache lists it now otherwise than when it was left out. With bg
+// (an engine's profile), a server the cache does not list is left out
+// at once and listed in the background (listing.go).
+func installAll(cfg config.Config, cache *mcp.Cache, log *slog.Logger, again *[]Unlisted, bg background) (*apps.Registry, []Unlisted, error) {
 	enable, workspace, servers := cfg.Enable, cfg.Workspace, cfg.MCP
 	names := enabled(enable, servers)
 	demos := map[string]apps.App{}
@@ -90,7 +103,7 @@ func installAll(cfg config.Config, cache *mcp.Cache, log *slog.Logger, again *[]
 	}
 	var list []apps.App
 	var errs []error
-	mcpApps, cat, unlisted, err := installMCP(names, cfg, cache, log, again)
+	mcpApps, cat, unlisted, err := installMCP(names, cfg, cache, log, again, bg)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -147,11 +160,13 @@ func RefreshMCP(ctx context.Context, cfg config.Config) []mcp.Refreshed {
 		return out
 	}
 	cache := MCPCache(cfg.DataDir)
+	log, closeLog := commandLog(cfg, "doctor")
+	defer closeLog()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for n, s := range cfgs {
 		wg.Go(func() {
-			r := mcp.Refresh(ctx, n, s, cat, cache, nil)
+			r := mcp.Refresh(ctx, n, s, cat, cache, log)
 			mu.Lock()
 			out = append(out, r)
 			mu.Unlock()
@@ -187,8 +202,9 @@ func enabled(enable []string, servers map[string]config.MCPServer) []string {
 
 // installMCP installs the enabled MCP servers as apps (from cache where it
 // can), over the built-in catalog extended by their entries; with again,
-// from the cache alone (installAll).
-func installMCP(names []string, cfg config.Config, cache *mcp.Cache, log *slog.Logger, again *[]Unlisted) ([]apps.App, *apps.Catalog, []Unlisted, error) {
+// from the cache alone; with bg, from the cache, listing the others in
+// the background (installAll).
+func installMCP(names []string, cfg config.Config, cache *mcp.Cache, log *slog.Logger, again *[]Unlisted, bg background) ([]apps.App, *apps.Catalog, []Unlisted, error) {
 	cfgs, cat, err := mcpServers(names, cfg)
 	if cat == nil {
 		return nil, nil, nil, err
@@ -219,19 +235,38 @@ func installMCP(names []string, cfg config.Config, cache *mcp.Cache, log *slog.L
 		}
 		wg.Go(func() {
 			tried, had := listed(n, s) // what open finds in the cache
-			a, err := open(n, s, cat, cache, log)
+			var a *mcp.App
+			var err error
+			var listing *Listing
+			switch {
+			case again == nil && bg != nil:
+				// From the cache, or listed in the background: nothing
+				// is started before the profile runs. What needs no
+				// start to check is checked now.
+				if err = mcp.Check(n, s); err == nil {
+					if a, err = mcp.OpenCached(n, s, cat, cache, log); errors.Is(err, mcp.ErrUnlisted) {
+						listing = bg(n, s, cat, cache, log)
+					}
+				}
+			default:
+				a, err = open(n, s, cat, cache, log)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
+			case listing != nil:
+				u := Unlisted{App: n, Err: err, listing: listing}
+				if had {
+					u.cached = tried // the listing it could not be built from
+				}
+				unlisted = append(unlisted, u.Now())
 			case errors.Is(err, mcp.ErrUnlisted):
-				u := Unlisted{App: n, Err: err, Why: err.Error(),
-					Fix: fmt.Sprintf("run `bulkhead mcp add %s` (or `bulkhead doctor`) to start and list it once — asking, on the terminal, for the network it needs (npx downloads the server); the running bulkhead takes the listing at once; its stderr is in bulkhead.log", n)}
+				u := Unlisted{App: n, Err: err, Why: err.Error(), Fix: unlistedFix(n, s, err, had)}
 				if had {
 					// Listed, and left out all the same: not built from
 					// that listing again (a listing saved meanwhile is
 					// another).
 					u.cached = tried
-					u.Fix = "run `bulkhead doctor`: it lists the server again and says what does not fit the config"
 				}
 				unlisted = append(unlisted, u)
 				if log != nil {
@@ -254,7 +289,8 @@ func installMCP(names []string, cfg config.Config, cache *mcp.Cache, log *slog.L
 // catalog means none could be built. No server's sandbox may reach
 // bulkhead's own folders (private), and a server started through a
 // package runner keeps its cache in the config's AppsCache; no grant
-// may reach the cache folder, which holds every app's.
+// may reach the cache folder, which holds every app's, nor the apps'
+// data folders (mcp.DataRoot), of which each server has its own.
 func mcpServers(names []string, cfg config.Config) (map[string]mcp.Server, *apps.Catalog, error) {
 	servers := cfg.MCP
 	builtin := map[string]bool{"files": true, "notes": true, "shell": true, "clock": true, "calc": true}
@@ -293,6 +329,12 @@ func mcpServers(names []string, cfg config.Config) (map[string]mcp.Server, *apps
 		if cfg.CacheDir != "" {
 			s.Own = filepath.Join(cfg.AppsCache(), n)
 			s.Reserved = []string{cfg.CacheDir}
+		}
+		if cfg.DataDir != "" {
+			// Its own data, kept across its versions; no grant reaches
+			// any app's.
+			s.Data = mcp.DataFolder(cfg.DataDir, n)
+			s.Reserved = append(s.Reserved, mcp.DataRoot(cfg.DataDir))
 		}
 		for t, tc := range c.Tools {
 			s.Tools[t] = mcp.ToolConfig{Functionality: tc.Functionality, Effect: apps.Effect(tc.Effect), Key: tc.Key}
@@ -477,5 +519,29 @@ func ListMCP(ctx context.Context, cfg config.Config, name string) (*mcp.App, err
 	}
 	cache := MCPCache(cfg.DataDir)
 	cache.Forget(name)
-	return mcp.OpenContext(ctx, name, s, cat, cache, nil)
+	log, closeLog := commandLog(cfg, "mcp add")
+	defer closeLog()
+	return mcp.OpenContext(ctx, name, s, cat, cache, log)
+}
+
+// commandLog is a logger on the data directory's bulkhead.log for a
+// command that starts MCP servers itself (doctor, `bulkhead mcp add`:
+// by): their stderr is there, as that of the serving process's servers
+// is, and as their messages say. Appended to, never rotated here (the
+// serving process rotates it); nil when the file cannot be opened.
+func commandLog(cfg config.Config, by string) (*slog.Logger, func()) {
+	if cfg.DataDir == "" {
+		return nil, func() {}
+	}
+	dd, err := datadir.Create(cfg.DataDir)
+	if err != nil {
+		return nil, func() {}
+	}
+	dd.Close()
+	f, err := os.OpenFile(filepath.Join(cfg.DataDir, "bulkhead.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, func() {}
+	}
+	log := slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo})).With("component", "mcp", "by", by, "pid", os.Getpid())
+	return log, func() { f.Close() }
 }

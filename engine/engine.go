@@ -86,6 +86,14 @@ type Engine struct {
 	// Hub stay its).
 	retired  map[*Profile]bool
 	relistMu sync.Mutex // one Relist at a time
+
+	// The MCP servers listed in the background (listing.go), by
+	// listingKey; bgCtx ends them at Close, and bg counts them.
+	lmu      sync.Mutex
+	listings map[string]*Listing
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	bg       sync.WaitGroup
 	// unloaded is why the config file last failed to load (LoadFailed),
 	// until Apply: while set, a profile's MCP apps start without network.
 	unloaded error
@@ -121,7 +129,9 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(lf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	e := &Engine{Config: cfg, Log: log, logFile: lf, prompter: &switchPrompter{}, order: opts.Order, start: opts.StartOllama, starts: map[string]*hostStart{}}
+	e := &Engine{Config: cfg, Log: log, logFile: lf, prompter: &switchPrompter{}, order: opts.Order, start: opts.StartOllama, starts: map[string]*hostStart{},
+		listings: map[string]*Listing{}}
+	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
 	if e.order == nil {
 		e.order = hub.OpenServerOrder(filepath.Join(cfg.DataDir, "servers.json"))
 	}
@@ -175,14 +185,19 @@ func Open(ctx context.Context, cfg config.Config, opts Options) (*Engine, error)
 	e.hubNS, e.keyFile, e.vanilla = hubNS, keyFile, opts.Vanilla
 	e.cur = cfg
 	e.profiles, e.retired = map[string]*Profile{}, map[*Profile]bool{}
+	// Under pmu: a server it lists in the background that is listed at
+	// once finds it among the profiles (Relist).
+	e.pmu.Lock()
 	def, err := e.newProfile(cfg, ProfileSpec{Workspace: cfg.Workspace, Enable: cfg.Enable}, nil)
 	if err != nil {
+		e.pmu.Unlock()
 		e.Close()
 		return nil, err
 	}
 	def.refs = 1 // the process's own: never closed before the engine
 	e.profiles[def.key] = def
 	e.Apps, e.Hub = def.Apps, def.Hub
+	e.pmu.Unlock()
 	return e, nil
 }
 
@@ -269,6 +284,8 @@ func (s *switchPrompter) Prompt(ctx context.Context, r permissions.Request) (per
 // memory, and stops an Ollama server the engine started.
 func (e *Engine) Close() error {
 	var errs []error
+	// The background listings first: one that ends relists the profiles.
+	e.stopListings()
 	e.pmu.Lock()
 	ps := slices.Collect(maps.Values(e.profiles))
 	ps = append(ps, slices.Collect(maps.Keys(e.retired))...)

@@ -324,7 +324,7 @@ func (e *Engine) Profiles() []ProfileSpec {
 func (e *Engine) newProfile(cfg config.Config, spec ProfileSpec, again *[]Unlisted) (*Profile, error) {
 	log := e.Log
 	cfg.Workspace, cfg.Enable = spec.Workspace, spec.Enable
-	reg, unlisted, err := installAll(cfg, MCPCache(cfg.DataDir), log.With("component", "mcp"), again)
+	reg, unlisted, err := installAll(cfg, MCPCache(cfg.DataDir), log.With("component", "mcp"), again, e.listInBackground)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrApps, err)
 	}

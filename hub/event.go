@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -42,6 +43,13 @@ const (
 	// the turn.
 	EventDraft          EventKind = "draft"
 	EventDraftWithdrawn EventKind = "draft_withdrawn"
+	// EventProgress: what the turn waits for besides the model (Progress
+	// set, App names the app): an app's server starting for a call (or
+	// its tools being listed before the turn: the serving process says
+	// so before EventStarted), or a running tool's own progress (an MCP
+	// server's notifications/progress, its message the app's words).
+	// Shown while the turn runs; never logged or stored.
+	EventProgress EventKind = "progress"
 )
 
 // Event is one thing that happened during a turn. Which fields are set
@@ -71,6 +79,7 @@ type Event struct {
 	Args       json.RawMessage       // app_call
 	Result     json.RawMessage       // app_result (nil on failure, with Err set)
 	Results    []StepResult          // results
+	Progress   *apps.Progress        // progress
 	// Refused, of an answer, are the steps that did not do their work
 	// because a request they needed was denied — by a rule, a policy, a
 	// remembered denial or the person — each as "app.function did not

@@ -89,6 +89,11 @@ func TestAListingReachesTheServingProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Their first listing runs in the background: it has failed before
+	// anything here writes a version file.
+	if err := eng.WaitListed(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve.Serve(ctx, eng, serve.Options{Fingerprint: "fp", Version: "test"}) }()

@@ -24,15 +24,17 @@
 //	tui/dialogs/chats       the chats list (ctrl+o)
 //	tui/dialogs/models      /model's list and picker (the switch: switchmodel.go)
 //	tui/dialogs/pull        the model-missing dialog (the pull: pulling.go)
-//	tui/dialogs/help        the keys (?)
+//	tui/dialogs/help        the keys (?), scrolled where taller than the screen
 //	tui/screens/permissions the permission manager: grants, rules, the action log
 //	tui/screens/apps        the apps screen
 //	tui/screens/memory      the memory screen
 //	tui/setup               the setup panel's checks and drawing (when: setup.go)
 //	tui/forms               every huh form's theme, keys and confirmation
 //	tui/widget              building blocks: a screen's layout and table, a
-//	                        dialog's box, the filter box, width fitting,
-//	                        Markdown by glamour, safe text (Clean)
+//	                        dialog's box, the filter box, width fitting (a
+//	                        path by whole folders, its first and its last
+//	                        kept: path.go), Markdown by glamour, safe text
+//	                        (Clean)
 //	tui/style               the theme
 //	tui/request             how a permission request is named and coloured
 //

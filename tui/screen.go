@@ -129,8 +129,9 @@ func (m *Model) openApps() tea.Cmd {
 }
 
 // onApps keeps what the apps screen read of the working spokes for the
-// status bar, and hands the rest to the screen.
-func (m *Model) onApps(msg appscreen.Loaded) {
+// status bar, and hands the rest to the screen (which reads again while
+// a server is being listed).
+func (m *Model) onApps(msg appscreen.Loaded) tea.Cmd {
 	if m.run == nil {
 		m.bar.working = map[string]bool{}
 	}
@@ -138,8 +139,10 @@ func (m *Model) onApps(msg appscreen.Loaded) {
 		m.bar.working[a] = true
 	}
 	if m.appsv != nil {
-		m.appsv.Update(msg)
+		cmd, _ := m.appsv.Update(msg)
+		return cmd
 	}
+	return nil
 }
 
 // Permissions is what the permission manager needs of the broker

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -15,8 +16,19 @@ import (
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
-// ollamaPoll is how often the status bar asks Ollama for its version.
-const ollamaPoll = 10 * time.Second
+// ollamaPoll is how often the status bar asks Ollama for its version;
+// listingPoll how often while an MCP server is being listed, so that
+// its state and time show as they change.
+const (
+	ollamaPoll  = 10 * time.Second
+	listingPoll = time.Second
+)
+
+// listingBackend is a Backend that names the MCP servers being listed
+// in the background, with since when (*serve.Client).
+type listingBackend interface {
+	Listing() map[string]time.Time
+}
 
 // ollamaState is what the status bar knows of the Ollama server.
 type ollamaState struct {
@@ -36,6 +48,17 @@ type healthMsg struct {
 	// have made in this process (hub.Operator.BackgroundCalls), when the
 	// backend says.
 	background int64
+	// listing are the MCP servers being listed (their servers starting),
+	// with since when, when the backend says.
+	listing map[string]time.Time
+}
+
+// poll is when to check again.
+func (h healthMsg) poll() time.Duration {
+	if len(h.listing) > 0 {
+		return listingPoll
+	}
+	return ollamaPoll
 }
 
 // backgroundCounter is a Backend that counts the model calls it makes
@@ -52,6 +75,9 @@ func checkHealth(base context.Context, o Ollama, b Backend) tea.Cmd {
 		msg := healthMsg{working: b.Working()}
 		if bc, ok := b.(backgroundCounter); ok {
 			msg.background = bc.BackgroundCalls()
+		}
+		if lb, ok := b.(listingBackend); ok {
+			msg.listing = lb.Listing()
 		}
 		if o != nil {
 			ctx, cancel := context.WithTimeout(base, 3*time.Second)
@@ -79,6 +105,10 @@ type statusBar struct {
 	// upkeep made calls in the last poll interval.
 	background  int64
 	memoryMoved bool
+	// listing are the MCP servers being listed in the background, with
+	// since when; now is the time the bar is drawn at.
+	listing map[string]time.Time
+	now     time.Time
 }
 
 // sawBackground takes a check's count of upkeep calls: the bar says the
@@ -131,6 +161,9 @@ func (s statusBar) view(th style.Theme, width int, title string, private, runnin
 	}
 	if models != "" {
 		segs = append(segs, segment{text: widget.OneLine(models), style: plain(th.Status.Render), drop: 3})
+	}
+	if l := s.listingWords(); l != "" {
+		segs = append(segs, segment{text: l, style: plain(th.Working.Render), drop: 2})
 	}
 	if w := s.workingApps(); len(w) > 0 {
 		segs = append(segs, segment{text: "⚙ " + widget.OneLine(strings.Join(w, ", ")), style: plain(th.Working.Render), drop: 2})
@@ -191,6 +224,23 @@ func (s statusBar) view(th style.Theme, width int, title string, private, runnin
 		line += th.Status.Render(strings.Repeat(" ", pad))
 	}
 	return line
+}
+
+// listingWords say which MCP servers are starting to be listed, and
+// for how long: "⟳ starting fs 12s".
+func (s statusBar) listingWords() string {
+	if len(s.listing) == 0 {
+		return ""
+	}
+	var out []string
+	for _, app := range slices.Sorted(maps.Keys(s.listing)) {
+		w := widget.OneLine(app)
+		if since := s.listing[app]; !since.IsZero() && !s.now.IsZero() && s.now.After(since) {
+			w += " " + s.now.Sub(since).Truncate(time.Second).String()
+		}
+		out = append(out, w)
+	}
+	return "⟳ starting " + strings.Join(out, ", ")
 }
 
 func (s statusBar) workingApps() []string {

@@ -242,9 +242,19 @@ func TestAConfigThatDoesNotLoadStopsTheNetwork(t *testing.T) {
 		t.Cleanup(func() { in.(interface{ Close() error }).Close() })
 		return in
 	}
+	// netter is listed in the background: the profile that has it is
+	// the one a session gets once its listing ends.
+	if err := eng.WaitListed(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	own, err := eng.Profile(engine.ProfileSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Release(own)
 	yes := &asker{allow: true}
 	ctx := apps.WithNetwork(context.Background(), yes)
-	in := instance(eng.Apps)
+	in := instance(own.Apps)
 	if out := reach(t, ctx, in, map[string]string{"tcp": dest}); !strings.Contains(out, "tcp ok") || len(yes.calls()) != 1 {
 		t.Fatalf("before: the allowed endpoint (asked %v): %s", yes.calls(), out)
 	}

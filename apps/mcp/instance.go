@@ -70,8 +70,12 @@ func (in *instance) Call(ctx context.Context, c apps.Call) (json.RawMessage, err
 		in.conn.stop(true)
 		in.conn = nil
 	}
+	report := apps.ProgressOf(ctx)
 	if in.conn == nil {
+		// The turn says what it waits for: this server's start.
+		report(apps.Progress{App: in.app.name, Function: c.Function, Starting: true})
 		cn, err := in.start(ctx)
+		report(apps.Progress{App: in.app.name, Function: c.Function})
 		if err != nil {
 			return nil, err
 		}
@@ -81,7 +85,13 @@ func (in *instance) Call(ctx context.Context, c apps.Call) (json.RawMessage, err
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	res, err := in.conn.session.CallTool(ctx, &sdk.CallToolParams{Name: t.name, Arguments: args})
+	params := &sdk.CallToolParams{Name: t.name, Arguments: args}
+	// The tool's progress notifications reach the turn's status line.
+	tok := fmt.Sprintf("bulkhead-%d", progressSeq.Add(1))
+	params.SetProgressToken(tok)
+	in.conn.progress.Store(tok, progressTo(report, in.app.name, c.Function))
+	defer in.conn.progress.Delete(tok)
+	res, err := in.conn.session.CallTool(ctx, params)
 	if err != nil {
 		if in.conn.healthy(ctx, err) {
 			return nil, fmt.Errorf("the MCP server refused the call: %s", clip(err.Error(), 2000))
@@ -133,11 +143,50 @@ func (in *instance) Close() error {
 	return nil
 }
 
+// progressSeq numbers the progress tokens of calls.
+var progressSeq atomic.Uint64
+
+// Bounds of the progress notifications passed on from one call: a burst,
+// then so many a second; the others are dropped.
+const (
+	progressBurst   = 5
+	progressPerSec  = 10
+	progressMessage = 200 // bytes of a notification's message shown
+)
+
+// progressTo is how a call's progress notifications reach report:
+// rate-limited, the message cleaned and cut.
+func progressTo(report func(apps.Progress), app, fn string) func(*sdk.ProgressNotificationParams) {
+	var mu sync.Mutex
+	tokens, last := float64(progressBurst), time.Time{}
+	return func(p *sdk.ProgressNotificationParams) {
+		mu.Lock()
+		now := time.Now()
+		if !last.IsZero() {
+			tokens = min(progressBurst, tokens+now.Sub(last).Seconds()*progressPerSec)
+		}
+		last = now
+		ok := tokens >= 1
+		if ok {
+			tokens--
+		}
+		mu.Unlock()
+		if ok {
+			report(apps.Progress{App: app, Function: fn, Done: p.Progress, Total: p.Total, Message: cleanLine(p.Message, progressMessage)})
+		}
+	}
+}
+
 // conn is one running server.
 type conn struct {
 	log     *slog.Logger
+	app     string // the app's name
+	cfg     Server // the config it was started with
 	session *sdk.ClientSession
 	max     int
+	// progress holds, by progress token, what each running call does
+	// with the server's progress notifications.
+	progress sync.Map
 	// streamable-HTTP servers only: cancelling httpCtx ends every request
 	http       *http.Transport
 	httpCtx    context.Context
@@ -239,7 +288,7 @@ func (c *conn) serves(ctx context.Context) bool {
 // the MCP session; a stdio server's sandbox opens the endpoints net.
 func (in *instance) connect(ctx context.Context, cfg Server, net []sandbox.Endpoint) (*conn, error) {
 	a := in.app
-	c := &conn{log: a.log, max: frameLimit(cfg.MaxOutput), gate: a.stderr, private: &in.private}
+	c := &conn{log: a.log, app: a.name, cfg: cfg, max: frameLimit(cfg.MaxOutput), gate: a.stderr, private: &in.private}
 	var transport sdk.Transport
 	if cfg.URL != "" {
 		c.http = http.DefaultTransport.(*http.Transport).Clone()
@@ -250,7 +299,7 @@ func (in *instance) connect(ctx context.Context, cfg Server, net []sandbox.Endpo
 		owner := changes.Owner{App: a.name, Chat: permissions.ChatOf(ctx), Session: permissions.SessionOf(ctx), Private: apps.IsPrivate(ctx)}
 		t, err := c.start(cfg, net, owner)
 		if err != nil {
-			return nil, fmt.Errorf("could not start the MCP server (%s): %v", cfg.Command, err)
+			return nil, fmt.Errorf("could not start the MCP server (%s): %w", cfg.Command, err)
 		}
 		transport = t
 	}
@@ -261,12 +310,21 @@ func (in *instance) connect(ctx context.Context, cfg Server, net []sandbox.Endpo
 			// rate-limited and kept out of the log in a private turn, as stderr is
 			a.stderr.line("server log", fmt.Appendf(nil, "%s %s: %v", r.Params.Level, r.Params.Logger, r.Params.Data), in.private.Load())
 		},
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+			if r == nil || r.Params == nil {
+				return
+			}
+			tok, _ := r.Params.ProgressToken.(string)
+			if f, ok := c.progress.Load(tok); ok {
+				f.(func(*sdk.ProgressNotificationParams))(r.Params)
+			}
+		},
 	})
 	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
-		err = c.explain(ctx, err)
+		err = c.explainStart(ctx, err)
 		c.stop(false)
-		return nil, fmt.Errorf("could not start the MCP server: %v", err)
+		return nil, fmt.Errorf("could not start the MCP server: %w", err)
 	}
 	c.session = cs
 	return c, nil
@@ -277,7 +335,7 @@ func (c *conn) list(ctx context.Context) (listing, error) {
 	var tools []*sdk.Tool
 	for t, err := range c.session.Tools(ctx, nil) {
 		if err != nil {
-			return listing{}, fmt.Errorf("listing its tools: %w", c.explain(ctx, err))
+			return listing{}, fmt.Errorf("listing its tools: %w", c.explainStart(ctx, err))
 		}
 		tools = append(tools, t)
 	}
@@ -345,8 +403,10 @@ func (c *conn) start(cfg Server, net []sandbox.Endpoint, owner changes.Owner) (s
 	}
 	c.log.Info("started MCP server", "pid", cmd.Process.Pid, "command", exe, "sandboxed", c.sandboxed)
 	go func() {
-		defer stderr.flush()
 		c.exitErr = cmd.Wait()
+		// Its last line, even one without a newline, is kept and logged
+		// before anyone hears that it exited.
+		stderr.flush()
 		cleanup()
 		c.unstage()
 		c.log.Info("MCP server exited", "pid", cmd.Process.Pid, "status", fmt.Sprint(c.exitErr))
@@ -364,6 +424,10 @@ func (c *conn) stage(pol *sandbox.Policy, store *changes.Store, owner changes.Ow
 	c.changes = store
 	pol.Layers = map[string]sandbox.Overlay{}
 	for _, d := range pol.ReadWrite {
+		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
+			// The likeliest first start of all: the folder is not made yet.
+			return &FolderError{App: c.app, Folders: []string{d}}
+		}
 		l, err := store.New(owner, d)
 		if err != nil {
 			return fmt.Errorf("a layer for %s: %w", d, err)
@@ -486,6 +550,23 @@ func (c *conn) explain(ctx context.Context, err error) error {
 		}
 	}
 	return fmt.Errorf("the MCP server failed: %v", err)
+}
+
+// explainStart is explain for an exchange of the server's start (the
+// MCP handshake, the listing of its tools): a process that exited by
+// then is an *ExitError — its exit status, its last lines of stderr and
+// the likeliest cause.
+func (c *conn) explainStart(ctx context.Context, err error) error {
+	if c.exited != nil && c.ended.Load() == nil && !c.over.Load() {
+		select {
+		case <-c.exited:
+		case <-time.After(time.Second): // the pipe may close just before the exit is seen
+		}
+		if c.hasExited() {
+			return c.exitError()
+		}
+	}
+	return c.explain(ctx, err)
 }
 
 // limited caps the bytes of one line (one JSON-RPC message) on the

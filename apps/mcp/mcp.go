@@ -151,6 +151,10 @@ type Server struct {
 	// uvx, … gets a folder of its own in it. "": such a server's runner
 	// caches nothing (its HOME is temporary). No grant may reach it.
 	Own string
+	// Data is the app's own data folder (data.go: DataFolder), kept
+	// across its versions and configurations; its XDG_DATA_HOME. "":
+	// none (what it writes outside its grants is gone when it ends).
+	Data string
 	// Reserved are more of bulkhead's folders no grant may reach, which
 	// its sandbox does not hide: bulkhead's cache folder (cache_dir),
 	// which holds every app's runner cache, wherever it lies.
@@ -328,6 +332,27 @@ func OpenContext(ctx context.Context, name string, cfg Server, cat *apps.Catalog
 	}
 	return a, nil
 }
+
+// Check makes the checks Open makes before it starts a server: the
+// config (a command or a url), and a stdio server's command and folders
+// as its sandbox takes them. What fails here is the config's to change,
+// not a start that failed.
+func Check(name string, cfg Server) error {
+	a, err := prepare(name, cfg, nil, nil)
+	if err != nil {
+		return err
+	}
+	if cfg.URL == "" {
+		if _, _, err := policy(a.cfg); err != nil {
+			return fmt.Errorf("mcp %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// ConfigKey names a server's configuration as the cache keys it: equal
+// keys, one listing.
+func ConfigKey(cfg Server) string { return cacheKey(cfg) }
 
 // prepare is an app not yet built: the config checked, defaults set.
 func prepare(name string, cfg Server, cache *Cache, log *slog.Logger) (*App, error) {

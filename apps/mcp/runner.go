@@ -18,7 +18,10 @@ import (
 // folder per configuration of the app (ownDir), which no other principal
 // runs anything from. The runner's variables point every cache and
 // install tree it keeps there; whatever else it writes under HOME lands
-// in the app's temporary HOME, removed when the process ends.
+// in the app's temporary HOME, removed when the process ends. What the
+// server keeps as its own data goes to its data folder (data.go), which
+// outlives the configuration: its XDG_DATA_HOME is that folder, not the
+// runner's.
 
 // runner is a package runner and where it keeps what it installs.
 type runner struct {
@@ -68,8 +71,21 @@ func runnerOf(exe string) (runner, bool) {
 	return runner{}, false
 }
 
+// NPMRunner names the package runner a server's command starts it
+// through when that runner downloads the server from the npm registry
+// (npx, pnpm dlx, yarn dlx, bunx: its first start needs the registry as
+// a network endpoint, NPMRegistry); ok is false for any other command.
+func NPMRunner(command string) (name string, ok bool) {
+	r, ok := runnerOf(command)
+	if !ok || !usesNPMRegistry(r) {
+		return "", false
+	}
+	return filepath.Base(command), true
+}
+
 // runnerEnv is a runner's variables under own, with the XDG folders a
-// runner's helpers fall back on: the runner's own, never the user's.
+// runner's helpers fall back on: the runner's own, never the user's
+// (an app with a data folder has its XDG_DATA_HOME there: dataPolicy).
 func runnerEnv(r runner, own string) []string {
 	return append(r.Env(own),
 		"XDG_CACHE_HOME="+filepath.Join(own, "xdg", "cache"), "XDG_DATA_HOME="+filepath.Join(own, "xdg", "data"),

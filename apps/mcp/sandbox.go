@@ -27,6 +27,8 @@ import (
 //   - started through a package runner (npx, pnpm dlx, uvx, …:
 //     runner.go), read and write a cache and install tree of its own
 //     (Server.Own), never the user's (~/.npm) nor another app's;
+//   - read and write its own data folder (Server.Data: data.go), kept
+//     across its versions, and no other app's;
 //   - read Server.Read and read and write Server.Folders (config
 //     mcp.<name>.read and mcp.<name>.folders), and nothing else: not its
 //     working folder (Dir) nor the workspace unless they are listed there.
@@ -151,6 +153,9 @@ func policy(cfg Server) (sandbox.Policy, string, error) {
 				p.Env = setEnv(p.Env, []string{"npm_config_registry=" + reg})
 			}
 		}
+	}
+	if err := dataPolicy(&p, cfg); err != nil {
+		return p, "", err
 	}
 	p.ReadOnly = slices.Compact(p.ReadOnly)
 	return p, exe, nil

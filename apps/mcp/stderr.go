@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // What a server may write to bulkhead's log on the side (its stderr and
@@ -23,6 +26,11 @@ const (
 	stderrWindow     = 5 * time.Second
 	stderrLineMax    = 4000 // bytes of one line that are logged
 	stderrPartialMax = 4000 // a line longer than this is logged in pieces
+	// stderrTail lines of a process's stderr are kept, each cut to
+	// stderrTailMax bytes, for the message about a process that exited
+	// as it started (ExitError).
+	stderrTail    = 8
+	stderrTailMax = 300
 )
 
 // stderrGate rate-limits what an app's servers write to the log, and
@@ -115,6 +123,58 @@ type stderrLog struct {
 	// those that did not (withheld, dropped): what a message about the
 	// process may truly say of its stderr.
 	logged, unlogged atomic.Int64
+	// tail are its last lines (not those of a private turn), cleaned
+	mu   sync.Mutex
+	tail []string
+}
+
+// last are the process's last lines of stderr, as kept (none while
+// private).
+func (w *stderrLog) last() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.tail...)
+}
+
+// keep keeps a line in the tail, unless the instance is private.
+func (w *stderrLog) keep(line []byte, private bool) {
+	if private {
+		return
+	}
+	l := cleanLine(string(line), stderrTailMax)
+	if l == "" {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.tail = append(w.tail, l)
+	if len(w.tail) > stderrTail {
+		w.tail = w.tail[len(w.tail)-stderrTail:]
+	}
+}
+
+// cleanLine is a server's line as bulkhead may show it: valid UTF-8,
+// no control characters (a tab or a line break is a space), trimmed, at
+// most max bytes.
+func cleanLine(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t', r == '\n', r == '\r':
+			return ' '
+		case unicode.IsControl(r), r == '\u2028', r == '\u2029', unicode.Is(unicode.Bidi_Control, r):
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	s = strings.TrimSpace(s)
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // words say, truly, where the process's stderr went.
@@ -151,7 +211,9 @@ func (w *stderrLog) Write(p []byte) (int, error) {
 			w.buf = append(w.buf, p[:i]...)
 			w.flushLine()
 		} else {
-			w.count(w.gate.line("server stderr", p[:i], w.private.Load()))
+			private := w.private.Load()
+			w.keep(p[:i], private)
+			w.count(w.gate.line("server stderr", p[:i], private))
 		}
 		p = p[i+1:]
 	}
@@ -159,7 +221,9 @@ func (w *stderrLog) Write(p []byte) (int, error) {
 }
 
 func (w *stderrLog) flushLine() {
-	w.count(w.gate.line("server stderr", w.buf, w.private.Load()))
+	private := w.private.Load()
+	w.keep(w.buf, private)
+	w.count(w.gate.line("server stderr", w.buf, private))
 	w.buf = w.buf[:0]
 }
 

@@ -1,8 +1,14 @@
 package chat
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bulkhead-dev/bulkhead/apps"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/memory"
@@ -35,6 +41,9 @@ type Live struct {
 	Cancelling bool
 	Started    time.Time // when it was sent
 	Tokens     int       // streamed answer chunks (one token each, from Ollama)
+	// Doing is what the turn waits for besides the model, by app: its
+	// server starting, a tool of it running and how far it got.
+	Doing map[string]string
 }
 
 // NewLive is a turn just sent: pending, started now.
@@ -50,6 +59,7 @@ func (r *Live) Apply(evs []hub.Event, working map[string]bool) {
 		if e.Turn != 0 && !r.Private {
 			r.Seq = e.Turn
 		}
+		r.doing(e)
 		if r.Extras.add(e) {
 			continue
 		}
@@ -114,12 +124,85 @@ func (r *Live) Apply(evs []hub.Event, working map[string]bool) {
 	}
 }
 
+// doing keeps what the turn waits for besides the model (Doing): an
+// app's server starting, a tool running, its progress; it ends with the
+// call, or with the app's spoke.
+func (r *Live) doing(e hub.Event) {
+	set := func(app, what string) {
+		if r.Doing == nil {
+			r.Doing = map[string]string{}
+		}
+		r.Doing[app] = what
+	}
+	switch e.Kind {
+	case hub.EventAppCall:
+		set(e.App, "running "+e.App+"."+e.Function)
+	case hub.EventAppResult:
+		delete(r.Doing, e.App)
+	case hub.EventSpoke:
+		if !e.Working {
+			delete(r.Doing, e.App)
+		}
+	case hub.EventProgress:
+		if p := e.Progress; p != nil {
+			if what := ProgressWords(*p); what != "" {
+				set(p.App, what)
+			} else {
+				delete(r.Doing, p.App)
+			}
+		}
+	}
+}
+
+// ProgressWords say what a turn waits for, from an app's progress: its
+// server starting ("" once started, before a call: the turn goes on),
+// or its tool running, with how far it got and its own words.
+func ProgressWords(p apps.Progress) string {
+	fn := p.App
+	if p.Function != "" {
+		fn += "." + p.Function
+	}
+	switch {
+	case p.Starting && p.Function == "":
+		return "starting the MCP server " + p.App + " (listing its tools)"
+	case p.Starting:
+		return "starting the MCP server " + p.App + " for " + fn
+	case p.Function == "":
+		return ""
+	}
+	w := "running " + fn
+	switch {
+	case p.Total > 0:
+		w += fmt.Sprintf(" · %s/%s", num(p.Done), num(p.Total))
+	case p.Done > 0:
+		w += " · " + num(p.Done)
+	}
+	if m := widget.OneLine(p.Message); m != "" {
+		w += " · " + p.App + ": " + m
+	}
+	return w
+}
+
+// num is a progress count: whole numbers without a fraction.
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// doingWords is what the turn waits for, in one line ("" for nothing
+// but the model).
+func (r *Live) doingWords() string {
+	var out []string
+	for _, app := range slices.Sorted(maps.Keys(r.Doing)) {
+		out = append(out, r.Doing[app])
+	}
+	return strings.Join(out, "; ")
+}
+
 // View is the run as the chat draws it.
 func (r *Live) View() TurnView {
 	return TurnView{
 		Query: r.Query, Answer: r.Answer.String(), Parts: r.Parts, Thinking: r.Thinking.String(),
 		Status: r.Status, Error: r.ErrText, App: r.App, Live: true, Cancelling: r.Cancelling,
 		Extras: &r.Extras, Private: r.Private, Started: r.Started, Tokens: r.Tokens, Fallback: r.Fallback, Drafting: r.Drafting,
+		Doing: r.doingWords(),
 	}
 }
 

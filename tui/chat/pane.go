@@ -112,6 +112,9 @@ type TurnView struct {
 	// Drafting: the answer shown is the plain model's draft, kept only if
 	// the plan is plain chat.
 	Drafting bool
+	// Doing is what a live turn waits for besides the model: an app's
+	// server starting, a tool running and its progress ("": the model).
+	Doing string
 }
 
 func viewOfTurn(t hub.Turn) TurnView {
@@ -416,6 +419,8 @@ func renderTurn(tv TurnView, w int, d Draw, expand bool, md string) string {
 			switch {
 			case tv.Extras.Asking() > 0:
 				what = "waiting for your answer"
+			case tv.Doing != "":
+				what = widget.OneLine(tv.Doing)
 			case tv.Answer == "":
 				what = "waiting for the model"
 			case tv.Drafting:

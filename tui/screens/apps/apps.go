@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -48,6 +49,17 @@ type mcpUnlisted interface {
 	Unlisted() (why, fix string)
 }
 
+// mcpListing is an enabled MCP server being listed in the background
+// (its server starting): since when, and whether it is.
+type mcpListing interface {
+	Listing() (since time.Time, on bool)
+}
+
+// relistEvery is how often the screen reads the apps again while a
+// server is being listed, so that it shows it installed (or why not)
+// once its listing ends.
+const relistEvery = time.Second
+
 // mcpRefresher is an MCP app whose tool list can be listed live again
 // (*mcp.App): it starts the server, lists and caches its tools.
 type mcpRefresher interface {
@@ -65,6 +77,10 @@ type appInfo struct {
 	on     bool
 	// unlisted: an MCP server that could not be listed, why and the fix.
 	unlisted, fix string
+	// listing: it is being listed in the background (its server
+	// starting), since since.
+	listing bool
+	since   time.Time
 }
 
 // Config is where the screen reads the apps from and what it may do.
@@ -146,6 +162,11 @@ func read(o Config) Loaded {
 					in.unlisted, in.fix, in.source, in.on = why, fix, "MCP · not listed", false
 				}
 			}
+			if l, ok := a.(mcpListing); ok {
+				if since, on := l.Listing(); on {
+					in.listing, in.since, in.source = true, since, "MCP · starting"
+				}
+			}
 		}
 		in.model = in.m.Model
 		if o.AppModel != nil {
@@ -183,13 +204,17 @@ func toggle(o Config, name string, on bool) tea.Cmd {
 }
 
 // refresh lists an MCP app's tools live (off the UI loop: it starts the
-// server) and says what changed.
-func refresh(o Config, name string) tea.Cmd {
+// server) and says what changed. fix is how to list an app that is not
+// listed ("" for one that is): a failure says it, since the screen has
+// no one to ask for the network a first start may need.
+func refresh(o Config, name, fix string) tea.Cmd {
 	return func() tea.Msg {
 		a, _ := o.Registry.App(name)
 		r := a.(mcpRefresher).Refresh(context.Background())
 		msg := read(o)
 		switch {
+		case r.Err != nil && fix != "":
+			msg.msg, msg.msgErr = fmt.Sprintf("could not list %s: %v — %s", name, r.Err, fix), true
 		case r.Err != nil:
 			msg.msg, msg.msgErr = fmt.Sprintf("could not refresh %s: %v", name, r.Err), true
 		case r.Stale:
@@ -225,6 +250,11 @@ func (v *Screen) Update(msg tea.Msg) (tea.Cmd, screens.Outcome) {
 	switch msg := msg.(type) {
 	case Loaded:
 		v.onLoaded(msg)
+		if slices.ContainsFunc(v.list, func(a appInfo) bool { return a.listing }) {
+			// Read again (off the UI loop) until no listing runs.
+			c := v.c
+			return tea.Tick(relistEvery, func(time.Time) tea.Msg { return read(c) }), screens.Stay
+		}
 	case tea.KeyPressMsg:
 		return v.key(msg)
 	}
@@ -275,17 +305,38 @@ func (v *Screen) key(msg tea.KeyPressMsg) (tea.Cmd, screens.Outcome) {
 			return nil, screens.Stay
 		}
 		a := v.list[v.cursor]
+		if a.unlisted != "" {
+			// Not installed: there is no app to switch until it is listed.
+			v.msg, v.msgErr = fmt.Sprintf("%s is not listed, so there is nothing to enable yet: r lists it here when its server needs no network to start; else %s", a.name, listFix(a)), true
+			return nil, screens.Stay
+		}
 		return toggle(v.c, a.name, !a.on), screens.Stay
 	case "r":
 		if v.cursor >= len(v.list) || !v.refreshable() {
 			v.msg, v.msgErr = "r lists an MCP app's tools again; this app has no server", true
 			return nil, screens.Stay
 		}
-		name := v.list[v.cursor].name
-		v.msg, v.msgErr = "listing "+name+"'s tools (the server starts)…", false
-		return refresh(v.c, name), screens.Stay
+		a := v.list[v.cursor]
+		v.msg, v.msgErr = "listing "+a.name+"'s tools (the server starts)…", false
+		if a.unlisted != "" {
+			v.msg = "listing " + a.name + "'s tools (the server starts, with no network: none can be asked for here)…"
+		}
+		fix := ""
+		if a.unlisted != "" {
+			fix = listFix(a)
+		}
+		return refresh(v.c, a.name, fix), screens.Stay
 	}
 	return nil, screens.Stay
+}
+
+// listFix is how to list an app that is not listed: the serving
+// process's fix, or the command every such server takes.
+func listFix(a appInfo) string {
+	if a.fix != "" {
+		return a.fix
+	}
+	return fmt.Sprintf("run `bulkhead mcp add %s` on a terminal (it asks for the network the server needs)", a.name)
 }
 
 // refreshable reports whether the selected app is an MCP app that r can
@@ -355,7 +406,10 @@ func (v *Screen) View(th style.Theme, w, h int, working map[string]bool) string 
 			names[j] = f.Name
 		}
 		state := widget.Cell{Text: "idle", St: th.Dim}
-		if working[a.name] {
+		switch {
+		case a.listing:
+			state = widget.Cell{Text: "listing", St: th.Working}
+		case working[a.name]:
 			state = widget.Cell{Text: "running", St: th.Working}
 		}
 		on := widget.Cell{Text: "on", St: th.OK}
@@ -420,6 +474,11 @@ func appDetail(th style.Theme, a appInfo, running bool, sb *sandbox.Report) []wi
 	}
 	head := fmt.Sprintf("%s · %s app · model %s · %s · %s", widget.Clean(a.name), widget.Clean(a.source), widget.Clean(a.model), state, onOff(a.on, "enabled", "disabled"))
 	out := []widget.Styled{{Text: head, St: th.BoxTitle}}
+	if a.listing {
+		out = append(out, widget.Styled{Text: "being listed since " + a.since.Format("15:04:05") + ": " + widget.Clean(a.unlisted), St: th.Working},
+			widget.Styled{Text: "then: " + widget.Clean(a.fix)})
+		return out
+	}
 	if a.unlisted != "" {
 		out = append(out, widget.Styled{Text: "not listed: " + widget.Clean(a.unlisted), St: th.Warn},
 			widget.Styled{Text: "fix: " + widget.Clean(a.fix)})

@@ -6,6 +6,11 @@
 // probe tries to read and to write the files it is given (the sandbox's
 // tests); -stderr-flood writes to stderr without pause (the fault suite).
 //
+// -stderr TEXT writes TEXT to stderr at the start, -exit N then exits
+// with status N (a server whose folder is missing); -wait-file FILE
+// holds the start until FILE exists (a server slow to start). progress
+// sends progress notifications, then waits for its gate file.
+//
 // For the tests of the tool-list cache: -starts FILE appends a line to
 // FILE each time the server starts; -version-file FILE reads the version
 // it reports from FILE's first line, and adds a read-only tool "shiny"
@@ -38,12 +43,13 @@ func yes() *bool { t := true; return &t }
 func no() *bool  { f := false; return &f }
 
 var (
-	textArg  = json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)
-	noArgs   = json.RawMessage(`{"type":"object","properties":{}}`)
-	probeArg = json.RawMessage(`{"type":"object","properties":{"read":{"type":"string"},"write":{"type":"string"}}}`)
-	reachArg = json.RawMessage(`{"type":"object","properties":{"tcp":{"type":"string"},"unix":{"type":"string"},"find":{"type":"string"},"hello":{"type":"string"}}}`)
-	shArg    = json.RawMessage(`{"type":"object","properties":{"script":{"type":"string"},"dir":{"type":"string"}},"required":["script","dir"]}`)
-	noteArg  = json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"}},"required":["title"]}`)
+	textArg     = json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)
+	noArgs      = json.RawMessage(`{"type":"object","properties":{}}`)
+	probeArg    = json.RawMessage(`{"type":"object","properties":{"read":{"type":"string"},"write":{"type":"string"}}}`)
+	reachArg    = json.RawMessage(`{"type":"object","properties":{"tcp":{"type":"string"},"unix":{"type":"string"},"find":{"type":"string"},"hello":{"type":"string"}}}`)
+	shArg       = json.RawMessage(`{"type":"object","properties":{"script":{"type":"string"},"dir":{"type":"string"}},"required":["script","dir"]}`)
+	progressArg = json.RawMessage(`{"type":"object","properties":{"steps":{"type":"integer"},"gate":{"type":"string"}}}`)
+	noteArg     = json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"}},"required":["title"]}`)
 )
 
 func text(s string) *sdk.CallToolResult {
@@ -164,6 +170,33 @@ func newServer(version string, shiny bool) *sdk.Server {
 			_ = json.Unmarshal(r.Params.Arguments, &in)
 			return text(reach(in.TCP, in.Unix, in.Find, in.Hello)), nil
 		})
+	add("progress", "Send progress notifications (steps of them, each with a message), then wait until the file gate exists, then answer.", progressArg, read,
+		func(ctx context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var in struct {
+				Steps int
+				Gate  string
+			}
+			_ = json.Unmarshal(r.Params.Arguments, &in)
+			if tok := r.Params.GetProgressToken(); tok != nil {
+				for i := 1; i <= in.Steps; i++ {
+					if err := r.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps),
+						Message: fmt.Sprintf("step %d of %d\x1b[31m", i, in.Steps)}); err != nil {
+						return nil, err
+					}
+				}
+			}
+			for in.Gate != "" {
+				if _, err := os.Stat(in.Gate); err == nil {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			return text("progressed"), nil
+		})
 	if shiny {
 		add("shiny", "A tool of a later version.", noArgs, read, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return text("shiny"), nil
@@ -185,7 +218,22 @@ func main() {
 	starts := flag.String("starts", "", "append a line to this file at each start")
 	versionFile := flag.String("version-file", "", "read the version (and +shiny) from this file")
 	flood := flag.Bool("stderr-flood", false, "write lines to stderr as fast as it can, from the start")
+	say := flag.String("stderr", "", "write this to stderr at the start (\\n between lines)")
+	exit := flag.Int("exit", -1, "exit with this status at the start, after -stderr (as a server whose folder is missing does)")
+	gate := flag.String("wait-file", "", "wait, at the start, until this file exists (a server slow to start, held by a test)")
 	flag.Parse()
+	if *say != "" {
+		fmt.Fprint(os.Stderr, strings.ReplaceAll(*say, `\n`, "\n"))
+	}
+	if *exit >= 0 {
+		os.Exit(*exit)
+	}
+	for *gate != "" {
+		if _, err := os.Stat(*gate); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if *flood {
 		go func() {
 			line := []byte(strings.Repeat("flood ", 20) + "\n")

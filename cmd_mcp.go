@@ -21,7 +21,9 @@ import (
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/config"
+	"github.com/bulkhead-dev/bulkhead/doctor"
 	"github.com/bulkhead-dev/bulkhead/engine"
+	"github.com/bulkhead-dev/bulkhead/headless"
 	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 	"github.com/bulkhead-dev/bulkhead/mcpconfig"
 	"github.com/bulkhead-dev/bulkhead/serve"
@@ -33,11 +35,19 @@ func newMCP(g *globals) *cobra.Command {
 		Use:   "mcp",
 		Short: "Add, list and remove MCP servers (each becomes an isolated app)",
 	}
+	cmd.AddCommand(newMCPAdd(g), newMCPList(g), newMCPRm(g))
+	return cmd
+}
+
+// newMCPAdd is `bulkhead mcp add`: a server written into the config (or
+// changed there, once the person saw what changes), started once and
+// listed; with its name alone, a configured server listed again.
+func newMCPAdd(g *globals) *cobra.Command {
 	var folders, read, net, env []string
-	var allowNet bool
+	var allowNet, force bool
 	add := &cobra.Command{
 		Use:   "add NAME [--folder DIR]... [--net HOST:PORT]... -- COMMAND [ARGS...]",
-		Short: "Add an MCP server to the config (enabled), start it once and list its tools",
+		Short: "Add an MCP server to the config (enabled), start it once and list its tools; with NAME alone, list a configured one again",
 		Long: `Add an MCP server to the config file (mcp.NAME, and NAME in enable),
 start it once in its sandbox, and list its tools with their effects. Its
 tool list is cached, so bulkhead starts from it without starting the
@@ -45,100 +55,190 @@ server; a process serving the data directory takes it at once.
 
 --folder grants a folder to read and write (repeatable), --read one to
 read, --net an endpoint its process may reach, each asked on the
-terminal before this start (--allow-net allows them without asking).
-A server started through npx (pnpm dlx, yarn dlx, bunx) downloads its
-package first: with no --net, the registry your npm is configured for
-(npm config get registry) is its endpoint.
+terminal before this start (--allow-net allows them without asking; off
+a terminal, without it, none is allowed). A server started through npx
+(pnpm dlx, yarn dlx, bunx) downloads its package first: with no --net,
+the registry your npm is configured for (npm config get registry) is its
+endpoint.
 
-  bulkhead mcp add fs --folder ~/notes -- npx -y @modelcontextprotocol/server-filesystem ~/notes`,
-		Args: cobra.MinimumNArgs(2),
+A NAME the config has already is changed only once you saw what changes
+(command, args, env, folders, read, net) and said yes; its other keys
+(tools, catalog, model, host, dir) and the file's comments stay. --force
+changes it without asking; off a terminal, without --force, it is left
+as it is (exit status 3). With NAME alone, the configured server is
+started and listed again (and enabled): the fix the apps screen names
+for a server that could not be listed.
+
+  bulkhead mcp add fs --folder ~/notes -- npx -y @modelcontextprotocol/server-filesystem ~/notes
+  bulkhead mcp add fs --allow-net`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.ArgsLenAtDash() != 1 {
-				return &exitError{2, errors.New("give the server's name, then -- and its command: bulkhead mcp add NAME -- COMMAND [ARGS...]")}
+			name, dash := args[0], cmd.ArgsLenAtDash()
+			ask := newPrompt(cmd)
+			defer ask.close()
+			if len(args) == 1 && dash < 0 {
+				if len(folders)+len(read)+len(net)+len(env) > 0 {
+					return &exitError{exitUsage, fmt.Errorf("--folder, --read, --net and --env change a server: give its command too (bulkhead mcp add %s [FLAGS] -- COMMAND [ARGS...])", name)}
+				}
+				return relistMCP(cmd, g, name, ask, allowNet)
 			}
-			name, command := args[0], args[1:]
+			if dash != 1 || len(args) < 2 {
+				return &exitError{exitUsage, errors.New("give the server's name, then -- and its command: bulkhead mcp add NAME -- COMMAND [ARGS...]; or its name alone to list a configured server again")}
+			}
+			command := args[1:]
 			s := mcpconfig.Server{Command: command[0], Args: command[1:], Folders: absAll(folders), Read: absAll(read), Net: net}
 			if len(env) > 0 {
 				s.Env = map[string]string{}
 				for _, kv := range env {
 					k, v, ok := strings.Cut(kv, "=")
 					if !ok || k == "" {
-						return &exitError{2, fmt.Errorf("--env %q: want NAME=VALUE", kv)}
+						return &exitError{exitUsage, fmt.Errorf("--env %q: want NAME=VALUE", kv)}
 					}
 					s.Env[k] = v
 				}
 			}
 			out := cmd.OutOrStdout()
-			if len(s.Net) == 0 && slices.Contains([]string{"npx", "pnpm", "pnpx", "yarn", "bunx"}, filepath.Base(s.Command)) {
+			if runner, npm := mcp.NPMRunner(s.Command); npm && len(s.Net) == 0 {
 				if reg, err := mcp.NPMRegistry(); err == nil {
 					if ep, err := mcp.RegistryEndpoint(reg); err == nil {
 						s.Net = []string{ep}
-						fmt.Fprintf(out, "%s downloads the server from %s (your npm's registry): that is its network endpoint.\n", filepath.Base(s.Command), ep)
+						fmt.Fprintf(out, "%s downloads the server from %s (your npm's registry): that is its network endpoint.\n", runner, ep)
 					}
 				}
 			}
-			path := g.configFile
-			if path == "" {
-				path = config.DefaultFile()
+			path := configPath(g)
+			plan, err := mcpconfig.Preview(path, name, s)
+			if err != nil {
+				return &exitError{exitUsage, err}
 			}
-			if err := mcpconfig.Add(path, name, s); err != nil {
-				return &exitError{2, err}
+			if plan.Exists && len(plan.Changes) > 0 && !force {
+				if err := confirmChange(ask, out, path, name, plan); err != nil {
+					return err
+				}
 			}
-			fmt.Fprintf(out, "added mcp.%s to %s, enabled\n", name, path)
+			switch {
+			case !plan.Exists:
+				if err := mcpconfig.Add(path, name, s); err != nil {
+					return &exitError{exitUsage, err}
+				}
+				fmt.Fprintf(out, "added mcp.%s to %s, enabled\n", name, path)
+			case len(plan.Changes) > 0 || plan.Enable:
+				if err := mcpconfig.Add(path, name, s); err != nil {
+					return &exitError{exitUsage, err}
+				}
+				fmt.Fprintf(out, "changed mcp.%s in %s (%s), enabled\n", name, path, changedKeys(plan))
+			default:
+				fmt.Fprintf(out, "mcp.%s in %s says this already: nothing to write\n", name, path)
+			}
 			cfg, err := g.load(cmd)
 			if err != nil {
 				return err
 			}
-			var asker apps.Network = terminalNet{in: cmd.InOrStdin(), out: out, allow: allowNet}
-			a, err := listing(cmd.Context(), cfg, name, asker, cmd.ErrOrStderr())
-			if err != nil {
-				return &exitError{1, fmt.Errorf("%w\nits stderr is in %s; `bulkhead mcp add` again once it is fixed, or `bulkhead mcp rm %s`", err, filepath.Join(cfg.DataDir, "bulkhead.log"), name)}
-			}
-			printTools(out, name, a)
-			tellServing(cmd, g, cfg, name, out)
-			return nil
+			return listAndTell(cmd, g, cfg, name, ask, allowNet)
 		},
 	}
 	add.Flags().StringArrayVar(&folders, "folder", nil, "a folder the server may read and write (repeatable)")
 	add.Flags().StringArrayVar(&read, "read", nil, "a folder the server may only read (repeatable)")
 	add.Flags().StringArrayVar(&net, "net", nil, "an endpoint HOST:PORT its process may reach, asked first (repeatable)")
 	add.Flags().StringArrayVar(&env, "env", nil, "NAME=VALUE passed to the server (repeatable)")
-	add.Flags().BoolVar(&allowNet, "allow-net", false, "allow its endpoints for this listing without asking")
+	add.Flags().BoolVar(&allowNet, "allow-net", false, "allow its configured endpoints for this listing without asking (off a terminal, nothing is asked and none is allowed without it)")
+	add.Flags().BoolVar(&force, "force", false, "change a server the config has already without asking")
+	return add
+}
 
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "The configured MCP servers: enabled or not, listed or not",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.load(cmd)
-			if err != nil {
-				return err
-			}
-			return printSafely(cmd.OutOrStdout(), false, func(w io.Writer) error { return printServers(w, cfg) })
-		},
+// configPath is the config file the mcp commands write.
+func configPath(g *globals) string {
+	if g.configFile != "" {
+		return g.configFile
 	}
-	rm := &cobra.Command{
-		Use:   "rm NAME",
-		Short: "Remove an MCP server from the config (and from enable)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			path := g.configFile
-			if path == "" {
-				path = config.DefaultFile()
-			}
-			removed, err := mcpconfig.Remove(path, args[0])
-			if err != nil {
-				return &exitError{2, err}
-			}
-			if !removed {
-				return &exitError{2, fmt.Errorf("no MCP server %q in %s", args[0], path)}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "removed mcp.%s from %s\n", args[0], path)
-			return nil
-		},
+	return config.DefaultFile()
+}
+
+// changedKeys names the keys a plan changes, for the line that says so.
+func changedKeys(p mcpconfig.Plan) string {
+	var ks []string
+	for _, c := range p.Changes {
+		ks = append(ks, c.Key)
 	}
-	cmd.AddCommand(add, list, rm)
-	return cmd
+	if p.Enable {
+		ks = append(ks, "enable")
+	}
+	return strings.Join(ks, ", ")
+}
+
+// confirmChange shows what adding a server the config has already would
+// change, and asks whether to; off a terminal it asks nothing and
+// leaves the entry as it is (exit status 3, naming --force).
+func confirmChange(ask *prompt, out io.Writer, path, name string, p mcpconfig.Plan) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mcp.%s is in %s already; adding it again changes:\n", name, path)
+	for _, c := range p.Changes {
+		switch {
+		case c.Old == "":
+			fmt.Fprintf(&b, "  %s: (none) → %s\n", c.Key, c.New)
+		case c.New == "":
+			fmt.Fprintf(&b, "  %s: %s → (removed)\n", c.Key, c.Old)
+		default:
+			fmt.Fprintf(&b, "  %s: %s → %s\n", c.Key, c.Old, c.New)
+		}
+	}
+	keeps := "the file's comments"
+	if len(p.Kept) > 0 {
+		keeps = strings.Join(p.Kept, ", ") + " and the file's comments"
+	}
+	fmt.Fprintf(&b, "and keeps %s as they are.\n", keeps)
+	text := termtext.Sanitize(b.String())
+	if !ask.tty {
+		fmt.Fprint(out, text)
+		return &exitError{headless.ExitUnanswered, fmt.Errorf("mcp.%s left as it was: changing it is asked on a terminal, and standard input is not one; the same `bulkhead mcp add` with --force changes it", name)}
+	}
+	if !ask.yes(text + fmt.Sprintf("Change mcp.%s? [y/N] ", name)) {
+		return &exitError{exitFailed, fmt.Errorf("mcp.%s left as it was", name)}
+	}
+	return nil
+}
+
+// relistMCP is `bulkhead mcp add NAME` for a server the config has: it
+// is enabled if it was not, started once (asking for its network),
+// listed and cached.
+func relistMCP(cmd *cobra.Command, g *globals, name string, ask *prompt, allowNet bool) error {
+	cfg, err := g.load(cmd)
+	if err != nil {
+		return err
+	}
+	path := configPath(g)
+	if _, ok := cfg.MCP[name]; !ok {
+		return &exitError{exitUsage, fmt.Errorf("no MCP server %q in %s: bulkhead mcp add %s -- COMMAND [ARGS...] adds one", name, path, name)}
+	}
+	if !slices.Contains(cfg.Enable, name) && !slices.Contains(cfg.Enable, "mcp") {
+		if err := mcpconfig.Enable(path, name); err != nil {
+			return &exitError{exitUsage, err}
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "enabled %s in %s\n", name, path)
+		if cfg, err = g.load(cmd); err != nil {
+			return err
+		}
+	}
+	return listAndTell(cmd, g, cfg, name, ask, allowNet)
+}
+
+// listAndTell lists the configured server name live, prints its tools
+// and has the process serving the data directory, if one does, take
+// them.
+func listAndTell(cmd *cobra.Command, g *globals, cfg config.Config, name string, ask *prompt, allowNet bool) error {
+	out := cmd.OutOrStdout()
+	asker := &terminalNet{ask: ask, log: cmd.ErrOrStderr(), allow: allowNet}
+	a, err := listing(cmd.Context(), cfg, name, asker, ask, cmd.ErrOrStderr())
+	if err != nil {
+		fix := fmt.Sprintf("its stderr is in %s; `bulkhead mcp add %s` again once it is fixed, or `bulkhead mcp rm %s`", filepath.Join(cfg.DataDir, "bulkhead.log"), name, name)
+		if n := asker.network(name); len(n.Refused) > 0 {
+			fix = fmt.Sprintf("its network (%s) was not allowed: `bulkhead mcp add %s --allow-net` allows it for a listing; ", strings.Join(n.Refused, ", "), name) + fix
+		}
+		return &exitError{exitFailed, fmt.Errorf("%w\n%s", err, fix)}
+	}
+	printTools(out, name, a)
+	tellServing(cmd, g, cfg, name, out)
+	return nil
 }
 
 // tellServing has the process serving cfg's data directory, if one
@@ -178,8 +278,9 @@ func absAll(dirs []string) []string {
 }
 
 // listing lists the server live, saying every few seconds that it still
-// works (npx may be downloading it).
-func listing(ctx context.Context, cfg config.Config, name string, asker apps.Network, progress io.Writer) (*mcp.App, error) {
+// works (npx may be downloading it) — but never while a question waits
+// for its answer, and counting from the last answer.
+func listing(ctx context.Context, cfg config.Config, name string, asker apps.Network, ask *prompt, progress io.Writer) (*mcp.App, error) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -192,7 +293,9 @@ func listing(ctx context.Context, cfg config.Config, name string, asker apps.Net
 			case <-done:
 				return
 			case <-t.C:
-				fmt.Fprintf(progress, "  still starting %s · %s\n", name, time.Since(start).Round(time.Second))
+				ask.between(start, func(since time.Time) {
+					fmt.Fprintf(progress, "  still starting %s · %s\n", name, time.Since(since).Round(time.Second))
+				})
 			}
 		}
 	})
@@ -212,6 +315,22 @@ func printTools(w io.Writer, name string, a *mcp.App) {
 	tw.Flush()
 }
 
+// newMCPList is `bulkhead mcp list`.
+func newMCPList(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "The configured MCP servers: enabled or not, what they run, their folders, network and own data",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			return printSafely(cmd.OutOrStdout(), false, func(w io.Writer) error { return printServers(w, cfg) })
+		},
+	}
+}
+
 func printServers(w io.Writer, cfg config.Config) error {
 	if len(cfg.MCP) == 0 {
 		fmt.Fprintln(w, "no MCP servers configured: bulkhead mcp add NAME -- COMMAND [ARGS...]")
@@ -224,7 +343,7 @@ func printServers(w io.Writer, cfg config.Config) error {
 	sort.Strings(names)
 	enabled := func(n string) bool { return slices.Contains(cfg.Enable, n) || slices.Contains(cfg.Enable, "mcp") }
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tENABLED\tRUNS\tFOLDERS\tNET")
+	fmt.Fprintln(tw, "NAME\tENABLED\tRUNS\tFOLDERS\tNET\tDATA")
 	for _, n := range names {
 		s := cfg.MCP[n]
 		runs := s.URL
@@ -235,33 +354,138 @@ func printServers(w io.Writer, cfg config.Config) error {
 		if enabled(n) {
 			on = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n, on, runs, strings.Join(s.Folders, ","), strings.Join(s.Net, ","))
+		data := "none yet"
+		if s.URL != "" {
+			data = "(remote)"
+		} else if d := mcp.DataFolder(cfg.DataDir, n); exists(d) {
+			data = config.ShortHome(d)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n, on, runs, strings.Join(s.Folders, ","), strings.Join(s.Net, ","), data)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "A server's own data (its XDG_DATA_HOME) is kept in %s, across its versions; its package runner's cache in %s. `bulkhead mcp rm NAME` offers to remove both.\n",
+		config.ShortHome(filepath.Join(mcp.DataRoot(cfg.DataDir), "NAME")), config.ShortHome(filepath.Join(cfg.AppsCache(), "NAME")))
+	return nil
+}
+
+// exists reports whether something is at path.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// prompt asks a person yes or no on the terminal: the question goes
+// where they see it — standard error when that is the terminal, else
+// the terminal itself (/dev/tty) — and the answer is a line of standard
+// input. When standard input is not a terminal (tty false), nothing is
+// asked: the caller says so and names the flag that answers instead.
+// Its questions come one at a time (doctor lists servers side by side).
+type prompt struct {
+	tty bool
+	in  *bufio.Reader
+	out io.Writer
+	// closeOut closes out when it is the terminal this opened.
+	closeOut func()
+	// mu is held while a question waits for its answer; answered is when
+	// the last one was answered.
+	mu       sync.Mutex
+	answered time.Time
+}
+
+func newPrompt(cmd *cobra.Command) *prompt {
+	p := &prompt{in: bufio.NewReader(cmd.InOrStdin()), out: cmd.ErrOrStderr(), closeOut: func() {}}
+	f, ok := cmd.InOrStdin().(*os.File)
+	p.tty = ok && term.IsTerminal(f.Fd())
+	if e, ok := p.out.(*os.File); p.tty && (!ok || !term.IsTerminal(e.Fd())) {
+		if t, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+			p.out, p.closeOut = t, func() { t.Close() }
+		}
+	}
+	return p
+}
+
+// close lets go of the terminal the prompt opened, if it did.
+func (p *prompt) close() { p.closeOut() }
+
+// yes asks question and reports whether the answer was y or yes.
+func (p *prompt) yes(question string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprint(p.out, question)
+	line, _ := p.in.ReadString('\n')
+	p.answered = time.Now()
+	a := strings.TrimSpace(line)
+	return strings.EqualFold(a, "y") || strings.EqualFold(a, "yes")
+}
+
+// between runs say, unless a question waits for its answer (then
+// nothing is said: a line would land in the middle of the question),
+// with the time a progress line counts from: start, or the last answer
+// after it.
+func (p *prompt) between(start time.Time, say func(since time.Time)) {
+	if !p.mu.TryLock() {
+		return
+	}
+	defer p.mu.Unlock()
+	if p.answered.After(start) {
+		start = p.answered
+	}
+	say(start)
 }
 
 // terminalNet asks on the terminal, for a listing started from it
 // (`bulkhead mcp add`, doctor), whether the server's process may reach
-// each endpoint of its config. Not on a terminal, it allows none unless
-// allow is set. The listing's process stops when the listing ends, so
-// the answer needs no lease.
+// each endpoint of its config (prompt). Not on a terminal it asks
+// nothing and allows none, and says so, naming --allow-net; allow (that
+// flag) allows every one without asking. It records what it refused,
+// for doctor's fix. The listing's process stops when the listing ends,
+// so an answer needs no lease. Safe for concurrent use.
 type terminalNet struct {
-	in    io.Reader
-	out   io.Writer
+	ask *prompt
+	// log gets what is allowed or refused without a question (standard
+	// error: never the output a script reads).
+	log   io.Writer
 	allow bool
+
+	mu      sync.Mutex
+	refused map[string]doctor.Network
 }
 
-func (t terminalNet) AllowNetwork(_ context.Context, app, endpoint string) (apps.Lease, bool) {
+func (t *terminalNet) AllowNetwork(_ context.Context, app, endpoint string) (apps.Lease, bool) {
+	app, endpoint = termtext.OneLine(app), termtext.OneLine(endpoint)
 	if t.allow {
-		fmt.Fprintf(t.out, "%s may connect to %s while it lists its tools (--allow-net)\n", app, endpoint)
+		fmt.Fprintf(t.log, "%s may connect to %s while it lists its tools (--allow-net)\n", app, endpoint)
 		return nil, true
 	}
-	f, ok := t.in.(*os.File)
-	if !ok || !term.IsTerminal(f.Fd()) {
-		fmt.Fprintf(t.out, "%s would connect to %s: not asked (not a terminal), so not allowed; --allow-net allows it\n", app, endpoint)
+	if !t.ask.tty {
+		fmt.Fprintf(t.log, "%s would connect to %s: not asked, since standard input is not a terminal, so not allowed; --allow-net allows it\n", app, endpoint)
+		t.refuse(app, endpoint, true)
 		return nil, false
 	}
-	fmt.Fprintf(t.out, "Network: %s's process may connect to %s, and could send there whatever it reads. Allow it, for this listing? [y/N] ", app, endpoint)
-	line, _ := bufio.NewReader(t.in).ReadString('\n')
-	return nil, strings.EqualFold(strings.TrimSpace(line), "y") || strings.EqualFold(strings.TrimSpace(line), "yes")
+	if t.ask.yes(fmt.Sprintf("Network: %s's process may connect to %s, and could send there whatever it reads. Allow it, for this listing? [y/N] ", app, endpoint)) {
+		return nil, true
+	}
+	t.refuse(app, endpoint, false)
+	return nil, false
+}
+
+func (t *terminalNet) refuse(app, endpoint string, unasked bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.refused == nil {
+		t.refused = map[string]doctor.Network{}
+	}
+	n := t.refused[app]
+	n.Refused = append(n.Refused, endpoint)
+	n.Unasked = n.Unasked || unasked
+	t.refused[app] = n
+}
+
+// network is what it refused app (doctor.Options.Network).
+func (t *terminalNet) network(app string) doctor.Network {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.refused[app]
 }

@@ -19,10 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bulkhead-dev/bulkhead/accessible"
-	"github.com/bulkhead-dev/bulkhead/apps"
-	"github.com/bulkhead-dev/bulkhead/apps/mcp"
 	"github.com/bulkhead-dev/bulkhead/config"
-	"github.com/bulkhead-dev/bulkhead/doctor"
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/headless"
 	"github.com/bulkhead-dev/bulkhead/hub"
@@ -418,49 +415,6 @@ given: nothing was done past it, and the turn is kept for --retry with the
 	f.BoolVar(&opts.Retry, "retry", false, "run the last turn of --chat again if it did not finish")
 	f.StringVar(&onPrompt, "on-prompt", "", "answer permission dialogs: expected (allow only what the hub judged routine: expected, reversible, no concern; deny the rest — the policy for scripts), judged (what the plan declared, irreversible included, and nothing the hub warned of — the policy bulkhead bench measures), deny, or once / session (allow EVERY dialog, attacks included; irreversible actions once at most); without it a dialog fails the run")
 	return cmd
-}
-
-func newDoctor(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "doctor",
-		Short: "Check Ollama, the configured models, the data directory and the MCP servers, and say how to fix what fails",
-		Long: `Check Ollama, the configured models, the data directory and the enabled
-MCP servers, and say how to fix what fails.
-
-Every enabled MCP server is started, its tools are listed, and it is
-stopped: this refreshes the tool list bulkhead caches for it (in the data
-directory, mcp-cache/), which is what bulkhead starts from without
-starting the server; a process serving the data directory takes the
-new lists at once. Run it after updating an MCP server.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.load(cmd)
-			if err != nil {
-				return err
-			}
-			// Listing a server asks, on this terminal, for the network its
-			// first start needs (npx downloads it).
-			asker := terminalNet{in: cmd.InOrStdin(), out: cmd.OutOrStdout()}
-			dopts := doctor.Options{MCP: func(ctx context.Context, cfg config.Config) []mcp.Refreshed {
-				return engine.RefreshMCP(apps.WithNetwork(ctx, asker), cfg)
-			}}
-			// A served data directory is reported as such, not opened.
-			if cli, err := g.served(cmd, cfg, "doctor"); err == nil {
-				defer cli.Close()
-				dopts.Served = func(ctx context.Context) (string, bool) { return servedDetail(ctx, cli) }
-				// What it just listed reaches the serving process at once.
-				dopts.Relist = func(context.Context) ([]string, error) { return cli.Relist() }
-			} else if !errors.Is(err, serve.ErrNotServed) {
-				// A serving process this one cannot talk to: the database
-				// check says why, not "another bulkhead".
-				dopts.ServedErr = termtext.Sanitize(err.Error())
-			}
-			if !doctor.Print(cmd.OutOrStdout(), doctor.Run(cmd.Context(), cfg, dopts)) {
-				return &exitError{1, errors.New("some checks failed")}
-			}
-			return nil
-		},
-	}
 }
 
 func newVersion() *cobra.Command {

@@ -3,16 +3,17 @@
 // models (installed, and able to serve their role, as Ollama's /api/show
 // capabilities say), the data directory, and the enabled MCP servers
 // (each started and listed live, which refreshes its cached tool list).
-// It is used by `bulkhead doctor`. Run is safe to call from several
-// goroutines.
+// It is used by `bulkhead doctor`: Print writes the checks for a person,
+// PrintJSON as one JSON document (`doctor --json`). Run is safe to call
+// from several goroutines.
 package doctor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,13 +30,15 @@ import (
 
 // Check is one finding.
 type Check struct {
-	Name string
-	OK   bool
+	Name string `json:"name"`
+	OK   bool   `json:"ok"`
 	// Note: it is not a failure, but worth saying (a server configured
 	// and not enabled); printed with its Fix.
-	Note bool
-	// Detail says what was found; Fix what to do when not OK.
-	Detail, Fix string
+	Note bool `json:"note,omitempty"`
+	// Detail says what was found; Fix what to do when not OK (or when a
+	// Note).
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
 }
 
 // Options adds the checks that need more than the configuration.
@@ -58,6 +61,10 @@ type Options struct {
 	// Sandbox probes the sandbox of out-of-process apps (nil:
 	// sandbox.Probe with no grant).
 	Sandbox func(ctx context.Context) sandbox.Report
+	// Network says, once MCP ran, what became of the endpoints an app's
+	// config names (nil: nothing is known), so that a server that could
+	// not start without them gets the fix that gives them.
+	Network func(app string) Network
 }
 
 // Run performs every check; it never stops at the first failure.
@@ -132,30 +139,12 @@ func Run(ctx context.Context, cfg config.Config, opts Options) []Check {
 		out = append(out, dataDir(cfg.DataDir, opts.ServedErr)...)
 	}
 	if opts.MCP != nil {
-		out = append(out, mcpChecks(opts.MCP(ctx, cfg), cfg)...)
+		out = append(out, mcpChecks(opts.MCP(ctx, cfg), cfg, opts.Network)...)
 		if opts.Relist != nil {
 			out = append(out, relisted(opts.Relist(ctx)))
 		}
 	}
 	return append(out, notEnabled(cfg)...)
-}
-
-// notEnabled names each MCP server the config holds that enable does not
-// name: it is never installed (a server is an app only when enabled).
-func notEnabled(cfg config.Config) []Check {
-	var out []Check
-	where := cfg.File
-	if where == "" {
-		where = "the configuration"
-	}
-	for _, n := range slices.Sorted(maps.Keys(cfg.MCP)) {
-		if slices.Contains(cfg.Enable, n) || slices.Contains(cfg.Enable, "mcp") {
-			continue
-		}
-		out = append(out, Check{Name: "MCP server " + n, OK: true, Note: true, Detail: "configured, but not enabled: bulkhead does not install it",
-			Fix: fmt.Sprintf("add %s to enable in %s (enable: [%s, %s]), or remove mcp.%s", n, where, strings.Join(cfg.Enable, ", "), n, n)})
-	}
-	return out
 }
 
 // A role is one use of a model: the hub, the spokes, or one app's spoke
@@ -267,53 +256,6 @@ func roleChecks(ctx context.Context, cfg config.Config, reachable map[string]boo
 	return out
 }
 
-// mcpChecks says, for each enabled MCP server, whether it started and
-// listed its tools, and what became of its cached list.
-func mcpChecks(rs []mcp.Refreshed, cfg config.Config) []Check {
-	var out []Check
-	where := cfg.File
-	if where == "" {
-		where = "the configuration"
-	}
-	for _, r := range rs {
-		name := "MCP server " + r.App
-		if r.Err != nil {
-			fix := fmt.Sprintf("check mcp.%s in %s; its command must start an MCP server that speaks stdio (or its url one that speaks streamable HTTP); its stderr is in %s", r.App, where, filepath.Join(cfg.DataDir, "bulkhead.log"))
-			if r.Server != "" {
-				fix = fmt.Sprintf("fix mcp.%s in %s to fit the tools the server lists (see the detail)", r.App, where)
-			} else if s := cfg.MCP[r.App]; len(s.Net) > 0 && errors.Is(r.Err, mcp.ErrUnlisted) {
-				fix = fmt.Sprintf("its first start needs the network it names (%s: a package runner downloads the server), which is asked on a terminal: run bulkhead doctor there and allow it, or `bulkhead mcp add %s --allow-net -- …`; its stderr is in %s",
-					strings.Join(s.Net, ", "), r.App, filepath.Join(cfg.DataDir, "bulkhead.log"))
-			}
-			out = append(out, Check{Name: name, Detail: r.Err.Error(), Fix: fix})
-			continue
-		}
-		cache := "tool list cached"
-		switch {
-		case r.Changed:
-			cache = "tool list changed since it was cached; cache refreshed"
-		case r.Cached:
-			cache = "cached tool list up to date"
-		}
-		out = append(out, Check{Name: name, OK: true, Detail: fmt.Sprintf("%s %s, %d tools; %s", r.Server, r.Version, r.Tools, cache)})
-	}
-	return out
-}
-
-// relisted says what the serving process did with the tool lists the
-// MCP checks cached (Options.Relist).
-func relisted(apps []string, err error) Check {
-	const name = "serving process's MCP apps"
-	switch {
-	case err != nil:
-		return Check{Name: name, OK: true, Note: true, Detail: "it could not be told of the tool lists just cached: " + err.Error(),
-			Fix: "its sessions take them once it starts again: close the bulkhead windows and scripts on this data directory (it exits once unused)"}
-	case len(apps) == 0:
-		return Check{Name: name, OK: true, Detail: "up to date with the tool lists cached"}
-	}
-	return Check{Name: name, OK: true, Detail: "installed " + strings.Join(apps, ", ") + " from the tool lists just cached: open sessions use them from their next request"}
-}
-
 // servedBy asks opts.Served, if set.
 func servedBy(ctx context.Context, opts Options) (string, bool) {
 	if opts.Served == nil {
@@ -384,4 +326,30 @@ func Print(w io.Writer, checks []Check) bool {
 		}
 	}
 	return ok
+}
+
+// Report is what PrintJSON writes: OK is false when a check failed.
+type Report struct {
+	OK     bool    `json:"ok"`
+	Checks []Check `json:"checks"`
+}
+
+// PrintJSON writes the checks as one JSON document (Report), indented,
+// and reports whether all passed. A string that holds a control
+// character shows it as a visible escape (internal/termtext.JSON), as
+// Print does.
+func PrintJSON(w io.Writer, checks []Check) (bool, error) {
+	r := Report{OK: true, Checks: checks}
+	if r.Checks == nil {
+		r.Checks = []Check{}
+	}
+	for _, c := range checks {
+		r.OK = r.OK && c.OK
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return r.OK, err
+	}
+	_, err = w.Write(append(termtext.JSON(b), '\n'))
+	return r.OK, err
 }

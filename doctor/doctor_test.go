@@ -2,7 +2,9 @@ package doctor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,7 +45,7 @@ func TestMCPChecks(t *testing.T) {
 		{App: "picky", Server: "picky", Version: "1", Tools: 2, Err: errors.New("mcp picky: tools.send: the server has no such tool (it has a, b)")},
 	}
 	var b strings.Builder
-	if Print(&b, mcpChecks(rs, cfg)) {
+	if Print(&b, mcpChecks(rs, cfg, nil)) {
 		t.Fatal("two checks failed")
 	}
 	for _, want := range []string{
@@ -129,5 +131,98 @@ func TestHeldByAServerThatDidNotAnswer(t *testing.T) {
 	}
 	if checks = dataDir(dir, ""); !strings.Contains(checks[len(checks)-1].Detail, "in use by another bulkhead process") {
 		t.Fatalf("no serving process: %+v", checks[len(checks)-1])
+	}
+}
+
+// A server that could not start gets the fix for why: an npx server
+// whose config names no network is told its npm registry and the flag;
+// one whose network was refused unasked (off a terminal) is told the
+// flag — and, when bulkhead has its tool list cached, is a note, not a
+// failure; one whose network the person refused is told to allow it.
+func TestMCPChecksNameTheNetworkFix(t *testing.T) {
+	t.Parallel()
+	cfg := config.Config{File: "/home/ada/.config/bulkhead/config.yaml", DataDir: "/d", MCP: map[string]config.MCPServer{
+		"bare":     {Command: "npx", Args: []string{"-y", "server-bare"}},
+		"memory":   {Command: "npx", Net: []string{"registry.npmjs.org:443"}},
+		"cached":   {Command: "npx", Net: []string{"registry.npmjs.org:443"}},
+		"declined": {Command: "/opt/weather/bin/weather", Net: []string{"api.weather.example:443"}},
+		"local":    {Command: "/opt/tool/bin/tool"},
+	}}
+	unlisted := func(app string) error {
+		return fmt.Errorf("mcp %s: %w: could not start the MCP server: context deadline exceeded", app, mcp.ErrUnlisted)
+	}
+	rs := []mcp.Refreshed{
+		{App: "bare", Err: unlisted("bare")},
+		{App: "memory", Err: unlisted("memory")},
+		{App: "cached", Cached: true, Err: unlisted("cached")},
+		{App: "declined", Err: unlisted("declined")},
+		{App: "local", Err: unlisted("local")},
+	}
+	network := func(app string) Network {
+		switch app {
+		case "memory", "cached":
+			return Network{Refused: []string{"registry.npmjs.org:443"}, Unasked: true}
+		case "declined":
+			return Network{Refused: []string{"api.weather.example:443"}}
+		}
+		return Network{}
+	}
+	checks := mcpChecks(rs, cfg, network)
+	byApp := map[string]Check{}
+	for _, c := range checks {
+		byApp[strings.TrimPrefix(c.Name, "MCP server ")] = c
+	}
+	for app, want := range map[string]struct {
+		ok, note bool
+		fix      []string
+	}{
+		"bare":     {fix: []string{"npx downloads the server from your npm's registry (", "which mcp.bare does not name: add net: [", "to mcp.bare in /home/ada/.config/bulkhead/config.yaml, then run `bulkhead doctor --allow-net`"}},
+		"memory":   {fix: []string{"(registry.npmjs.org:443: npx downloads the server), which was not asked — standard input is not a terminal: `bulkhead doctor --allow-net` allows it"}},
+		"cached":   {ok: true, note: true, fix: []string{"`bulkhead doctor --allow-net`"}},
+		"declined": {fix: []string{"(api.weather.example:443), which you did not allow: run bulkhead doctor again and allow it, or `bulkhead doctor --allow-net`"}},
+		"local":    {fix: []string{"check mcp.local in /home/ada/.config/bulkhead/config.yaml; its command must start an MCP server"}},
+	} {
+		c := byApp[app]
+		if c.OK != want.ok || c.Note != want.note {
+			t.Errorf("%s: ok %v note %v: %+v", app, c.OK, c.Note, c)
+		}
+		for _, f := range want.fix {
+			if !strings.Contains(c.Fix, f) {
+				t.Errorf("%s: the fix lacks %q: %s", app, f, c.Fix)
+			}
+		}
+	}
+	if c := byApp["cached"]; !strings.Contains(c.Detail, "bulkhead starts from the tool list cached before") {
+		t.Errorf("cached: %s", c.Detail)
+	}
+}
+
+// --json is one document: whether all passed and every check, its
+// strings safe to print (a control character the server wrote decodes as
+// a visible escape).
+func TestPrintJSON(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	ok, err := PrintJSON(&b, []Check{
+		{Name: "configuration", OK: true, Detail: "/c.yaml"},
+		{Name: "MCP server fs", Detail: "mcp fs: \x1b]0;pwned\a", Fix: "`bulkhead doctor --allow-net`"},
+		{Name: "MCP server git", OK: true, Note: true, Detail: "configured, but not enabled", Fix: "add git to enable"},
+	})
+	if err != nil || ok {
+		t.Fatalf("ok %v err %v", ok, err)
+	}
+	var r Report
+	if err := json.Unmarshal([]byte(b.String()), &r); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if r.OK || len(r.Checks) != 3 || r.Checks[1].Detail != `mcp fs: \x1b]0;pwned\a` || r.Checks[1].Fix != "`bulkhead doctor --allow-net`" || !r.Checks[2].Note || r.Checks[0].Fix != "" {
+		t.Fatalf("%+v", r)
+	}
+	if !strings.Contains(b.String(), `"name": "configuration"`) || strings.Contains(b.String(), `"fix": ""`) {
+		t.Errorf("the document:\n%s", b.String())
+	}
+	b.Reset()
+	if ok, _ := PrintJSON(&b, nil); !ok || strings.TrimSpace(b.String()) != "{\n  \"ok\": true,\n  \"checks\": []\n}" {
+		t.Errorf("no checks: %v %s", ok, b.String())
 	}
 }

@@ -68,6 +68,25 @@ var dialogKinds = []struct {
 		Concerns:   []permissions.Concern{permissions.ConcernUnexpected},
 		Provenance: []permissions.Provenance{{Path: "body", Source: "notes.search"}, {Path: "title", Source: "notes.search"}}},
 		[]string{"notes → add (writes)", "← from notes.search"}},
+	// files.write as the hub asks it when the path is in the user's words
+	// but ruled out by them: the hub's judge quotes the user's sentence in
+	// the value's source and again in its list of values not typed; the
+	// dialog says it once, and the diff shows on the first screen.
+	{"files_write", permissions.Request{Kind: permissions.KindIrreversible, Subject: "files", Object: "files", Function: "write", Irreversible: true,
+		Args:   args(map[string]string{"path": "todo.txt", "content": "- call the bank\n- renew passport\n- pay rent\n- book dentist on Friday\n- buy milk\n- water plants\n"}),
+		Detail: "files wants to write",
+		Warning: "NOT expected by the plan: path has no binding in the plan (the value came in your words, but not as what you asked for: it holds another path, \"notes.txt\" — you wrote “Write buy milk to notes.txt, not to todo.txt”); " +
+			"cannot be undone; values you did not type: path in your words, but not as what you asked for: it holds another path, \"notes.txt\" — you wrote “Write buy milk to notes.txt, not to todo.txt”",
+		Concerns: []permissions.Concern{permissions.ConcernUnexpected, permissions.ConcernIrreversible, permissions.ConcernForeign},
+		Provenance: []permissions.Provenance{
+			{Path: "path", Source: permissions.ProvenanceDoubted, Via: "it holds another path, \"notes.txt\" — you wrote “Write buy milk to notes.txt, not to todo.txt”", Key: true},
+			{Path: "content", Source: permissions.ProvenanceUnknown}},
+		Explain: "todo.txt in the workspace; exists, 68 bytes", ExplainedBy: "files",
+		Change: &permissions.Change{Path: "todo.txt", Exists: true, Removed: 1, Added: 2, Field: "content", Lines: []permissions.ChangeLine{
+			{Op: "@", Text: "from line 1"}, {Op: " ", Text: "- call the bank"}, {Op: " ", Text: "- renew passport"}, {Op: " ", Text: "- pay rent"},
+			{Op: "-", Text: "- book dentist"}, {Op: "+", Text: "- book dentist on Friday"}, {Op: "+", Text: "- buy milk"}, {Op: " ", Text: "- water plants"}}}},
+		[]string{"files → write · path todo.txt", "change · todo.txt: 1 line removed, 2 added", "− - book dentist", "+ - book dentist on Friday",
+			"you wrote “Write buy milk to notes.txt, not to todo.txt”"}},
 	{"delete", permissions.Request{Kind: permissions.KindIrreversible, Subject: "files", Object: "files", Function: "delete", Irreversible: true,
 		Args: args(map[string]string{"path": "reports/latest.txt"}), Detail: "files wants to delete",
 		Warning: "NOT expected by the plan: path came from files.list; cannot be undone", Concerns: []permissions.Concern{permissions.ConcernUnexpected, permissions.ConcernIrreversible, permissions.ConcernForeign},
@@ -110,6 +129,10 @@ func TestDialogKinds(t *testing.T) {
 				// Said once: what cannot be undone, and what it does.
 				if n := strings.Count(flat, "cannot be undone"); k.req.IsIrreversible() && n != 1 {
 					t.Errorf("\"cannot be undone\" is said %d times:\n%s", n, v)
+				}
+				// The user's own sentence, quoted at most once.
+				if n := strings.Count(flat, "you wrote “"); n > 1 {
+					t.Errorf("the user's sentence is quoted %d times:\n%s", n, v)
 				}
 				golden.RequireEqual(t, randomID.ReplaceAllString(hostPort.ReplaceAllString(v, "http://HOST"), "<id>"))
 			})

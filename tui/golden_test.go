@@ -202,6 +202,21 @@ var scenes = []struct {
 		d.typeText("/")
 		return d
 	}},
+	// The keys dialog (?): at 80×24 taller than the screen, its top with a
+	// scroll line; then scrolled to its end.
+	{"help", func(t *testing.T, w, h int) *driver {
+		r := newRig(t, replies(ollamatest.Text("x")))
+		d := newDriver(t, r.options(), w, h)
+		d.key(char('?'))
+		return d
+	}},
+	{"help_end", func(t *testing.T, w, h int) *driver {
+		r := newRig(t, replies(ollamatest.Text("x")))
+		d := newDriver(t, r.options(), w, h)
+		d.key(char('?'))
+		d.key(keyEnd)
+		return d
+	}},
 	{"vanilla", func(t *testing.T, w, h int) *driver {
 		r := newRig(t, replies(ollamatest.Text("One context, every app: nothing is isolated.")))
 		opts := r.options()

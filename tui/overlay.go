@@ -1,8 +1,10 @@
 package tui
 
 import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/help"
-	"github.com/bulkhead-dev/bulkhead/tui/style"
 )
 
 // overlay names the dialog on top of the chat; only one is open at a time
@@ -26,13 +28,40 @@ func (o overlay) full() bool {
 	return o == overlayManager || o == overlayApps || o == overlayMemory
 }
 
-// helpView is the keys dialog (tui/dialogs/help) with this UI's keys.
-func helpView(th style.Theme, keys keyMap, width, height int, models bool) string {
+// helpContent is what the keys dialog (tui/dialogs/help) lists: this
+// UI's keys, its commands and the dialogs' keys.
+func helpContent(keys keyMap, models bool) help.Content {
 	// A private query is not logged: it is gone when the UI exits.
 	lines := []help.Line{
 		{Key: "/private <query>", Does: "no memory in, nothing saved; shown until you quit"},
 		{Key: "/", Does: "commands, with a menu: " + slashNames(models)},
 	}
 	notes := append([]string{"chats: ↑/↓ · enter open · n new · p private · d delete"}, permHelp...)
-	return help.View(th, keys.help(), lines, notes, width, height)
+	return help.Content{Bindings: keys.help(), Lines: lines, Notes: notes}
+}
+
+// openHelp opens the keys dialog at its top.
+func (m *Model) openHelp() {
+	m.overlay, m.keysAt = overlayHelp, help.Dialog{}
+}
+
+// helpKey is a key for the open keys dialog: esc, ?, q or enter closes
+// it; ↑/↓, pgup/pgdn, home/end scroll it where it is taller than the
+// screen.
+func (m *Model) helpKey(msg tea.KeyPressMsg) {
+	if key.Matches(msg, m.keys.Cancel, m.keys.Help) || msg.String() == "q" || msg.String() == "enter" {
+		m.overlay = overlayNone
+		return
+	}
+	m.keysAt.Scroll(msg.String(), helpContent(m.keys, m.opts.Models != nil), m.width, m.height-1)
+}
+
+// helpWheel scrolls the keys dialog by the mouse wheel, a line a notch.
+func (m *Model) helpWheel(msg tea.MouseWheelMsg) {
+	switch msg.Button {
+	case tea.MouseWheelUp:
+		m.keysAt.Scroll("up", helpContent(m.keys, m.opts.Models != nil), m.width, m.height-1)
+	case tea.MouseWheelDown:
+		m.keysAt.Scroll("down", helpContent(m.keys, m.opts.Models != nil), m.width, m.height-1)
+	}
 }

@@ -66,6 +66,24 @@ func TestPullShowsProgressAndEscCancelsIt(t *testing.T) {
 	}
 }
 
+// The offer preselects Pull: enter at once pulls the model.
+func TestPullIsPreselected(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, replies(ollamatest.Text("x")), hubModel)
+	opts := r.options()
+	sp := slowPull{started: make(chan struct{})}
+	opts.Ollama = sp
+	d := newDriver(t, opts, 80, 24)
+	d.ask("hello?")
+	if v := d.view(); !strings.Contains(v, "pull it now?  Pull     Not now") {
+		t.Fatalf("the dialog must offer the pull:\n%s", v)
+	}
+	d.key(keyEnter)
+	d.until("512.0 MiB / 1.0 GiB")
+	d.key(keyEsc)
+	d.idle()
+}
+
 func TestPullWithoutOllamaExplains(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, replies(ollamatest.Text("x")), hubModel)

@@ -119,9 +119,21 @@ type Confirmation struct {
 }
 
 // Ask opens the question q, answered by the yes or the no word, width
-// cells wide; the Cmd starts it.
+// cells wide, with the no word preselected (what removes something is
+// never what enter does at once); the Cmd starts it.
 func (c *Confirmation) Ask(th style.Theme, q, yes, no string, width int) tea.Cmd {
-	v := false
+	return c.ask(th, q, yes, no, width, false)
+}
+
+// Offer is Ask with the yes word preselected: for an offer whose yes is
+// what the user came for (pull the missing model), never for one that
+// removes something.
+func (c *Confirmation) Offer(th style.Theme, q, yes, no string, width int) tea.Cmd {
+	return c.ask(th, q, yes, no, width, true)
+}
+
+func (c *Confirmation) ask(th style.Theme, q, yes, no string, width int, preselect bool) tea.Cmd {
+	v := preselect
 	c.yes = &v
 	c.f = New(th, width, Confirm(q, yes, no, width, &v))
 	return c.f.Init()

@@ -59,6 +59,43 @@ func TestConfirmationAnswers(t *testing.T) {
 	}
 }
 
+// An offer preselects its yes word: enter at once is a yes, a move to the
+// no word and enter a no, and n and esc still decline.
+func TestOfferPreselectsYes(t *testing.T) {
+	th := style.New(true)
+	for _, tc := range []struct {
+		keys []tea.KeyPressMsg
+		yes  bool
+	}{
+		{[]tea.KeyPressMsg{{Code: tea.KeyEnter}}, true},
+		{[]tea.KeyPressMsg{{Code: tea.KeyRight}, {Code: tea.KeyEnter}}, false},
+		{[]tea.KeyPressMsg{{Code: 'n', Text: "n"}}, false},
+		{[]tea.KeyPressMsg{{Code: tea.KeyEscape}}, false},
+	} {
+		var c Confirmation
+		pump(&c, c.Offer(th, "pull it now?", "Pull", "Not now", 60))
+		var done, yes bool
+		for _, k := range tc.keys {
+			var cmd tea.Cmd
+			cmd, done, yes = c.Update(k)
+			if !done {
+				done, yes = pump(&c, cmd)
+			}
+		}
+		if !done || yes != tc.yes {
+			t.Errorf("%v: done %v, yes %v (want %v)", tc.keys, done, yes, tc.yes)
+		}
+	}
+	// Drawn: the yes word in the selection's colours, the no word dim.
+	var offer, ask Confirmation
+	offer.Offer(th, "pull it now?", "Pull", "Not now", 60)
+	ask.Ask(th, "pull it now?", "Pull", "Not now", 60)
+	sel := th.Selected.Padding(0, 2).Render("Pull")
+	if !strings.Contains(offer.View(), sel) || strings.Contains(ask.View(), sel) {
+		t.Errorf("the offer must draw Pull selected, the ask must not:\noffer %q\nask   %q", offer.View(), ask.View())
+	}
+}
+
 // pump runs cmd and hands what it says back to c, as the program would,
 // until c ends or nothing more comes.
 func pump(c *Confirmation, cmd tea.Cmd) (done, yes bool) {

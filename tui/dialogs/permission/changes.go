@@ -31,7 +31,10 @@ func changeSetLines(th style.Theme, set *perm.ChangeSet, iw int) []string {
 		if len(e.Warnings) > 0 || e.Conflict != "" {
 			mark, st = "⚠ ", th.Warn
 		}
-		out = append(out, st.Render(ansi.Truncate(mark+widget.Clean(e.Words()), iw, "…")))
+		// The paths shortened by whole folders (widget.ShortPath), so a
+		// long one keeps its file name and what follows it.
+		line := widget.FitPathIn(mark+widget.Clean(e.Words()), iw, widget.Clean(e.From), widget.Clean(e.Path))
+		out = append(out, st.Render(line))
 		for _, w := range e.Warnings {
 			out = append(out, markedLines(th.Warn, "    ⚠ ", widget.Clean(w), iw)...)
 		}

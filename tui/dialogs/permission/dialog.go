@@ -29,6 +29,7 @@ type Dialog struct {
 	id       uint64
 	req      perm.Request
 	values   []dlgValue
+	judged   string // the hub's warning, what it repeats said once (judgement)
 	armed    bool
 	gen      int         // the grace wait in force: a keystroke starts a new one
 	chosen   perm.Answer // a risky request's allow, waiting for enter
@@ -114,18 +115,22 @@ func (p *Dialog) fit(th style.Theme, width, height int) (dlgLayout, bool) {
 // few lines, with a "more" line when they do not fit), then what the app
 // says, the apps line and the detail as room allows.
 func (p *Dialog) layout(th style.Theme, iw, room int, short bool) dlgLayout {
-	wrap := func(s string, st lipgloss.Style, w int) []string {
+	wrapWith := func(fit func(string, int) string, s string, st lipgloss.Style, w int) []string {
 		var out []string
-		for _, l := range strings.Split(widget.FitWidth(s, max(w, 1)), "\n") {
+		for _, l := range strings.Split(fit(s, max(w, 1)), "\n") {
 			out = append(out, st.Render(l))
 		}
 		return out
 	}
+	wrap := func(s string, st lipgloss.Style, w int) []string { return wrapWith(widget.FitWidth, s, st, w) }
 	titleSt := th.BoxTitle
 	if !p.routine() {
 		titleSt = titleSt.Foreground(th.WarnColor(request.Dangerous(p.req)))
 	}
 	title := wrap(p.title(iw), titleSt, iw)
+	if p.titleHasPath() {
+		title = wrapWith(widget.WrapPath, p.title(iw), titleSt, iw)
+	}
 	warn := p.judgementLines(th, iw)
 	answers := p.answerLines(th, iw, short)
 	foot := []string{p.footer(th, iw)}
@@ -134,10 +139,16 @@ func (p *Dialog) layout(th style.Theme, iw, room int, short bool) dlgLayout {
 	}
 	free := room - len(title) - len(warn) - len(answers) - len(foot)
 
-	// The values keep at least a few lines; the rest is optional.
+	// The values keep at least a few lines; the rest is optional. A
+	// write's change keeps room for its first lines too — its summary, the
+	// hunk's head and the lines around the first removed and added ones —
+	// so the diff is on the first screen, above what the app says.
 	vals := p.valueLines(th, iw)
 	total := len(vals)
 	least := min(total, 4)
+	if n := p.changeLineCount(); n > 0 {
+		least = min(total, max(least, total-n+1+min(n-1, 1+permChangeContext+2)))
+	}
 	if total > least {
 		least++ // the "more" line
 	}
@@ -209,7 +220,7 @@ func (p *Dialog) footer(th style.Theme, iw int) string {
 	}
 	hasLong := false
 	for _, v := range p.values {
-		if ansi.StringWidth(v.text) > iw {
+		if ansi.StringWidth(v.text) > iw && !p.shownAsChange(v) {
 			hasLong = true
 		}
 	}

@@ -59,7 +59,7 @@ func New(a Ask, c Config) (*Dialog, tea.Cmd) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	p := &Dialog{c: c, id: a.ID, req: a.Req, values: dialogValues(a.Req), gen: 1}
+	p := &Dialog{c: c, id: a.ID, req: a.Req, values: dialogValues(a.Req), judged: judgement(a.Req), gen: 1}
 	var cmds []tea.Cmd
 	if len(a.Req.Choices) > 0 {
 		cmds = append(cmds, p.openChoice(0))

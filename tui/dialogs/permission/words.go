@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -118,9 +119,20 @@ func (p *Dialog) keySummary(width int) string {
 	each := max(width/len(keys)-2, 12)
 	var parts []string
 	for _, v := range keys {
-		parts = append(parts, v.path+" "+headTail(v.text, max(each-ansi.StringWidth(v.path)-1, 10)))
+		parts = append(parts, v.path+" "+shorten(v, max(each-ansi.StringWidth(v.path)-1, 10)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// titleHasPath reports whether the title names a decisive value that is
+// a path (its lines then break after a folder: widget.WrapPath).
+func (p *Dialog) titleHasPath() bool {
+	for _, v := range p.values {
+		if v.key && widget.LooksLikePath(v.path, v.text) {
+			return true
+		}
+	}
+	return false
 }
 
 // title says what is asked, by kind, naming the decisive values, in about
@@ -217,6 +229,61 @@ func headTail(s string, n int) string {
 	return string(r[:head]) + mark + string(r[len(r)-tail:])
 }
 
+// quoted is the user's own sentence as the hub quotes it, after the
+// reason a value has no single reading in it (hub/judge): " — you wrote
+// “…”".
+var quoted = regexp.MustCompile(` — you wrote “[^”]*”`)
+
+// judgement is the hub's warning with what it repeats said once. The
+// hub's judge says a value's source in its reason ("the value came in
+// your words, but not as what you asked for: <why> — you wrote “…”") and
+// again in its list of values the user did not type, and the dialog
+// would say it a third time beside the value: the user's sentence,
+// quoted three times, pushed a write's diff below the fold. Here each
+// source's reason keeps its first place in the warning and leaves the
+// later ones, each distinct quote of the user's sentence is said once,
+// and the value's own line names its source without the reason the
+// warning gives (sourceWords).
+func judgement(r perm.Request) string {
+	w := r.Warning
+	for _, pv := range r.Provenance {
+		if len(pv.Via) < 12 { // a reason, not a word that may be part of others
+			continue
+		}
+		if i := strings.Index(w, pv.Via); i >= 0 {
+			end := i + len(pv.Via)
+			w = w[:end] + strings.ReplaceAll(w[end:], ": "+pv.Via, "")
+		}
+	}
+	said := map[string]bool{}
+	return quoted.ReplaceAllStringFunc(w, func(q string) string {
+		if said[q] {
+			return ""
+		}
+		said[q] = true
+		return q
+	})
+}
+
+// sourceWords say where a value came from, beside it: its provenance's
+// words, without the reason (Via) where the judgement already gives it.
+func (p *Dialog) sourceWords(pv perm.Provenance) string {
+	if len(pv.Via) >= 12 && strings.Contains(p.judged, pv.Via) {
+		pv.Via = ""
+	}
+	return pv.Words()
+}
+
+// shorten fits v's text into about n cells: a path by whole folders,
+// keeping the ones that say where (widget.ShortPath), any other value as
+// its head and tail.
+func shorten(v dlgValue, n int) string {
+	if widget.LooksLikePath(v.path, v.text) {
+		return widget.ShortPath(v.text, n)
+	}
+	return headTail(v.text, n)
+}
+
 // valueLines draws the values in iw cells: "path  value  ← where from",
 // a decisive value whose source is not the user highlighted; long values
 // as head and tail unless expanded.
@@ -257,12 +324,12 @@ func (p *Dialog) valueLines(th style.Theme, iw int) []string {
 	}
 	ch := p.req.Change
 	for _, v := range p.values {
-		if ch != nil && ch.Unshown == "" && ch.Field != "" && v.top == ch.Field {
+		if p.shownAsChange(v) {
 			continue // shown as the change, below
 		}
 		src, risky := "", false
 		if v.prov != nil {
-			src = "← " + widget.Clean(v.prov.Words())
+			src = "← " + widget.Clean(p.sourceWords(*v.prov))
 			risky = !v.prov.Trusted()
 		}
 		name := v.path
@@ -278,7 +345,7 @@ func (p *Dialog) valueLines(th style.Theme, iw int) []string {
 		}
 		text := v.text
 		if !p.expanded {
-			text = headTail(text, max(budget-pathW-ansi.StringWidth(src)-4, 16))
+			text = shorten(v, max(budget-pathW-ansi.StringWidth(src)-4, 16))
 		}
 		valSt, srcSt := lipgloss.NewStyle(), th.Dim
 		switch {
@@ -294,7 +361,11 @@ func (p *Dialog) valueLines(th style.Theme, iw int) []string {
 			lead = "▸ "
 		}
 		vw := max(iw-pathW-3, 8)
-		wrapped := strings.Split(widget.FitWidth(text, vw), "\n")
+		fit := widget.FitWidth
+		if widget.LooksLikePath(v.path, v.text) {
+			fit = widget.WrapPath // its lines break after a folder
+		}
+		wrapped := strings.Split(fit(text, vw), "\n")
 		rendered := make([]string, len(wrapped))
 		for i, w := range wrapped {
 			rendered[i] = valSt.Render(w)
@@ -345,7 +416,7 @@ func changeLines(th style.Theme, ch *perm.Change, iw int) []string {
 	if ch == nil {
 		return nil
 	}
-	out := []string{th.Dim.Render(ansi.Truncate("change · "+widget.Clean(ch.Summary()), iw, "…"))}
+	out := []string{th.Dim.Render(widget.FitPathIn("change · "+widget.Clean(ch.Summary()), iw, widget.Clean(ch.Path)))}
 	for _, l := range ch.Lines {
 		text := widget.OneLine(l.Text)
 		var st lipgloss.Style
@@ -368,6 +439,31 @@ func changeLines(th style.Theme, ch *perm.Change, iw int) []string {
 	return out
 }
 
+// shownAsChange reports whether v is the value a write's change shows
+// (its new content, drawn as the diff in its place).
+func (p *Dialog) shownAsChange(v dlgValue) bool {
+	ch := p.req.Change
+	return ch != nil && ch.Unshown == "" && ch.Field != "" && v.top == ch.Field
+}
+
+// permChangeContext is how many unchanged lines the hub's diff keeps
+// before a change (permissions' changeContext).
+const permChangeContext = 3
+
+// changeLineCount is how many of the value lines are the change's (the
+// last ones: changeLines), 0 without one.
+func (p *Dialog) changeLineCount() int {
+	ch := p.req.Change
+	if ch == nil || p.req.Changes != nil {
+		return 0
+	}
+	n := 1 + len(ch.Lines)
+	if ch.More > 0 {
+		n++
+	}
+	return n
+}
+
 // judgementLines draw the hub's judgement: calm ("✓ …") for a routine
 // request, the warning style with ⚠ for any other.
 func (p *Dialog) judgementLines(th style.Theme, iw int) []string {
@@ -376,7 +472,7 @@ func (p *Dialog) judgementLines(th style.Theme, iw int) []string {
 		// Always shown: a chat resumed in another folder acts on this one.
 		folder = markedLines(th.Warn, "⚠ ", f, iw)
 	}
-	w := widget.Clean(p.req.Warning)
+	w := widget.Clean(p.judged)
 	if w == "" {
 		return folder
 	}

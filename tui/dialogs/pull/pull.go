@@ -76,7 +76,9 @@ func New(th style.Theme, model string, f For, width int, canPull bool) (*Dialog,
 	if !canPull {
 		return p, nil
 	}
-	return p, p.ask.Ask(th, "pull it now?", "Pull", "Not now", widget.DialogWidth(width)-4)
+	// Pull is preselected: the user asked for what needs the model, and
+	// enter gets it; n or esc still declines.
+	return p, p.ask.Offer(th, "pull it now?", "Pull", "Not now", widget.DialogWidth(width)-4)
 }
 
 // Update takes a key, or the confirmation's own messages, and says what

@@ -60,7 +60,15 @@ func TestMCPAddListRemove(t *testing.T) {
 	if code != 0 || strings.Contains(string(b), "runner") {
 		t.Errorf("mcp rm: %d %s\n%s", code, out, b)
 	}
-	if _, errOut, code := run(t, "mcp", "rm", "--config", cfg, "runner"); code != 2 || !strings.Contains(errOut, "no MCP server") {
+	// Off a terminal, what the server left (its cached list) stays, and
+	// rm says so; --purge removes it; then nothing of it is left.
+	if out, _, code := run(t, "mcp", "rm", "--config", cfg, "--data-dir", data, "runner", "--purge"); code != 0 {
+		t.Errorf("mcp rm --purge: %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(data, "mcp-cache", "runner.json")); !os.IsNotExist(err) {
+		t.Errorf("--purge left its tool list: %v", err)
+	}
+	if _, errOut, code := run(t, "mcp", "rm", "--config", cfg, "--data-dir", data, "runner"); code != 2 || !strings.Contains(errOut, "no MCP server") {
 		t.Errorf("removing what is not there: %d %s", code, errOut)
 	}
 }

@@ -107,7 +107,9 @@ func TestFaults(t *testing.T) {
 		{name: "headers, then nothing", query: "are you there", reply: ollamatest.Reply{Hang: true},
 			config: "limits:\n  stall_timeout: 1s\n", want: "sent nothing for 1s", within: 20 * time.Second},
 		{name: "huge tool arguments", query: "what time is it", plan: &clockPlan, reply: ollamatest.Reply{ToolCalls: []api.ToolCall{{Function: api.ToolCallFunction{Name: "now", Arguments: big}}}},
-			want: "limits.tool_arg_bytes", within: 60 * time.Second},
+			// 7 MB of arguments take ~7 s alone and ~50 s under -race
+			// on a loaded 2-core machine: the bound is for a hang.
+			want: "limits.tool_arg_bytes", within: 3 * time.Minute},
 		{name: "500 tool calls", query: "what time is it", plan: &clockPlan, reply: ollamatest.Reply{ToolCalls: manyCalls},
 			want: "limits.tool_calls_per_answer", within: 30 * time.Second},
 		{name: "the disk floor", query: "hello", reply: ollamatest.Text("hi"),

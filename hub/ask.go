@@ -240,7 +240,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 	if !o.opts.Vanilla {
 		// What the chat's apps left pending — a crash, a restart, a
 		// dialog no one answered — is offered again as the chat resumes.
-		o.settleChanges(ctx, tr, "", false)
+		o.settleChanges(ctx, tr, "", resumedWrites)
 	}
 	var plan Plan
 	var dr *answerDraft     // the plain answer drafted while the plan is made

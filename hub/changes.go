@@ -29,7 +29,7 @@ import (
 // call that wrote them was the one the plan's step expects. It returns
 // words for the app's model on what became of them ("" when there were
 // none).
-func (o *Operator) settleChanges(ctx context.Context, tr *turnRun, app string, expected bool) string {
+func (o *Operator) settleChanges(ctx context.Context, tr *turnRun, app string, expect writeExpect) string {
 	store := o.opts.Changes
 	if store == nil || tr == nil {
 		return ""
@@ -44,7 +44,7 @@ func (o *Operator) settleChanges(ctx context.Context, tr *turnRun, app string, e
 		if l.Owner.Chat != tr.chat || l.Owner.Private != tr.private || app != "" && l.Owner.App != app || tr.leftPending(l.ID) {
 			continue
 		}
-		if n := o.review(ctx, tr, store, l, expected); n != "" {
+		if n := o.review(ctx, tr, store, l, expect); n != "" {
 			notes = append(notes, n)
 		}
 		if ctx.Err() != nil {
@@ -56,7 +56,7 @@ func (o *Operator) settleChanges(ctx context.Context, tr *turnRun, app string, e
 
 // review puts one layer's change set to the person and does what they
 // answer.
-func (o *Operator) review(ctx context.Context, tr *turnRun, store *changes.Store, l changes.Layer, expected bool) string {
+func (o *Operator) review(ctx context.Context, tr *turnRun, store *changes.Store, l changes.Layer, expect writeExpect) string {
 	held := store.Held(l.ID)
 	if l.Empty() {
 		if !held {
@@ -75,7 +75,7 @@ func (o *Operator) review(ctx context.Context, tr *turnRun, store *changes.Store
 		}
 		return ""
 	}
-	d, err := o.ask(ctx, tr, changesRequest(l.Owner.App, set, expected))
+	d, err := o.ask(ctx, tr, changesRequest(l.Owner.App, set, expect))
 	switch {
 	case err != nil:
 		tr.leavePending(l.ID)
@@ -90,7 +90,11 @@ func (o *Operator) review(ctx context.Context, tr *turnRun, store *changes.Store
 		return fmt.Sprintf("The user accepted %d of your %d changes in %s; %s", len(res.Applied), len(set.View.Entries), l.Folder, failedWords(set, res))
 	case d.Pending():
 		tr.leavePending(l.ID)
-		return fmt.Sprintf("Your changes in %s wait for the user's review (%s); they are not in the folder.", l.Folder, d.Note)
+		why := ""
+		if d.Note != "" {
+			why = " (" + d.Note + ")"
+		}
+		return fmt.Sprintf("Your changes in %s wait for the user's review%s; they are not in the folder.", l.Folder, why)
 	default:
 		if err := store.Discard(set); err != nil {
 			o.log.Warn("discard a change set", "set", l.ID, "err", err)
@@ -102,8 +106,36 @@ func (o *Operator) review(ctx context.Context, tr *turnRun, store *changes.Store
 // changesRequest is the dialog of set, with the hub's warning: whether
 // the plan expected the write, and how many of its entries something
 // else may run or trust, changed underneath, or never land.
-func changesRequest(app string, set *changes.Set, expected bool) permissions.Request {
+// writeExpect is whether the plan expected a change set's writes, and
+// when not, why not, in words that are true of it.
+type writeExpect struct {
+	ok  bool
+	why string
+}
+
+var (
+	// resumedWrites: a set left from before this turn.
+	resumedWrites = writeExpect{why: "it was left from an earlier turn (a crash, a restart or an unanswered dialog), which no plan of this request expects"}
+	// betweenCalls: a set a server wrote outside any of its calls.
+	betweenCalls = writeExpect{why: "the app wrote it between its calls, not in a call the plan's step expects"}
+	// outsideTurn: a pending set shown or decided outside its turn.
+	outsideTurn = writeExpect{why: "it is decided outside its turn, where no plan expects it"}
+)
+
+// callExpect is what the plan expected of the writes of one call of fn.
+func callExpect(fn apps.Function, v spokes.Verdict) writeExpect {
+	switch {
+	case !v.Expected:
+		return writeExpect{why: fmt.Sprintf("the call of %s that wrote it is not the one the plan's step expects", fn.Name)}
+	case fn.Effect == apps.EffectRead:
+		return writeExpect{why: fmt.Sprintf("%s declares that it only reads", fn.Name)}
+	}
+	return writeExpect{ok: true}
+}
+
+func changesRequest(app string, set *changes.Set, expect writeExpect) permissions.Request {
 	v := set.View
+	expected := expect.ok
 	r := permissions.Request{Kind: permissions.KindChanges, Subject: app, Object: v.Folder, Function: "write", Changes: &v, Expected: expected,
 		Detail: fmt.Sprintf("%s wrote in %s: %s; nothing of it is in the folder until you accept it", app, v.Folder, v.Count())}
 	var warned, conflicts, never int
@@ -122,7 +154,7 @@ func changesRequest(app string, set *changes.Set, expected bool) permissions.Req
 	if expected {
 		w = append(w, "expected by the plan: the app's step writes here")
 	} else {
-		w = append(w, "NOT expected by the plan: no step of this request had the app write here")
+		w = append(w, "NOT expected by the plan: "+expect.why)
 		r.Concerns = append(r.Concerns, permissions.ConcernUnexpected)
 	}
 	if warned > 0 {
@@ -190,7 +222,7 @@ func (o *Operator) dropPrivate(tr *turnRun) {
 // function declares it writes: what a function declared a read wrote is
 // never routine.
 func (g *gate) Settle(ctx context.Context, fn apps.Function, v spokes.Verdict) string {
-	return g.o.settleChanges(ctx, g.o.turn(g.chat), g.app, v.Expected && fn.Effect != apps.EffectRead)
+	return g.o.settleChanges(ctx, g.o.turn(g.chat), g.app, callExpect(fn, v))
 }
 
 // Settle applies what the baseline's apps wrote, with no dialog: the
@@ -212,7 +244,7 @@ func (g openGate) Settle(ctx context.Context, f apps.Function, _ spokes.Verdict)
 		}
 		res, err := g.changes.Accept(set, nil)
 		if g.broker != nil {
-			r := changesRequest(app, set, false)
+			r := changesRequest(app, set, outsideTurn)
 			r.Warning, r.Chat = vanillaWarning, permissions.ChatOf(ctx)
 			note := vanillaWarning
 			if err != nil {
@@ -313,7 +345,7 @@ func (o *Operator) ChangeSet(ctx context.Context, id string, visible func(change
 	if err != nil {
 		return nil, err
 	}
-	r := changesRequest(set.Layer.Owner.App, set, false)
+	r := changesRequest(set.Layer.Owner.App, set, outsideTurn)
 	r.ID, r.Chat = id, set.Layer.Owner.Chat
 	return &r, nil
 }
@@ -328,7 +360,7 @@ func (o *Operator) DecideChanges(ctx context.Context, session, id string, accept
 		return ChangesOutcome{}, err
 	}
 	store := o.opts.Changes
-	r := changesRequest(set.Layer.Owner.App, set, false)
+	r := changesRequest(set.Layer.Owner.App, set, outsideTurn)
 	r.Session, r.Chat, r.Private = session, set.Layer.Owner.Chat, set.Layer.Owner.Private
 	d := permissions.Decision{Answer: permissions.AnswerDeny, Source: permissions.SourceUser}
 	var out ChangesOutcome

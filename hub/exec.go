@@ -230,7 +230,7 @@ func (o *Operator) runStep(ctx context.Context, tr *turnRun, s Step, done map[st
 	if s.App != VanillaApp {
 		// A server may write between its calls: what it left is put to
 		// the person before the turn ends, at the latest.
-		o.settleChanges(ctx, tr, app, false)
+		o.settleChanges(ctx, tr, app, betweenCalls)
 	}
 	callMu.Lock()
 	if refused != nil && !did {

@@ -3,6 +3,7 @@ package judge
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bulkhead-dev/bulkhead/apps"
@@ -144,7 +145,13 @@ func Unbound(args json.RawMessage, keys []string, params json.RawMessage, s Step
 					}
 				}
 				src, via := l.SourceFor(leaf, k, app)
-				why = fmt.Sprintf("%s has no binding in the plan (the value came %s)", path, l.describeValue(leaf, src, via))
+				// A binding of the plan the request leaves no single
+				// reading is still the plan's: said as such (doubtedWords).
+				none := "no binding in the plan"
+				if slices.ContainsFunc(s.Doubted, func(b Binding) bool { return b.Arg == k }) {
+					none = "no binding the hub takes as yours"
+				}
+				why = fmt.Sprintf("%s has %s (the value came %s)", path, none, l.describeValue(leaf, src, via))
 				if str, ok := leaf.(string); ok && Shown(str) != "" {
 					why += fmt.Sprintf("; %s is %s", path, ValueWords(str, 80))
 				}

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,13 +55,13 @@ import (
 // never refuses.
 
 // vocabulary is every word the hub reads around a value: the imperative
-// verbs of requests, determiners, pronouns, prepositions, "please", the
+// verbs of requests (requestVerbs), determiners, pronouns, prepositions, "please", the
 // conjunctions that join requests, a few words of asking, and the nouns
 // of what the apps act on. It is closed on purpose: a word it lacks
 // makes the step ask, never refuse. Words that open a question (what,
 // when, …) are read only there (questionOpeners).
-var vocabulary = wordSet(
-	// verbs of requests
+// requestVerbs are the verbs of requests.
+var requestVerbs = wordSet(
 	"add", "answer", "append", "attach", "book", "bring", "buy", "calculate", "check",
 	"compare", "compute", "convert", "copy", "count", "create", "describe", "draft",
 	"edit", "email", "e-mail", "estimate", "evaluate", "explain", "fetch", "find",
@@ -69,6 +70,9 @@ var vocabulary = wordSet(
 	"reply", "reserve", "respond", "run", "save", "schedule", "search", "see", "send",
 	"set", "share", "show", "sort", "store", "summarise", "summarize", "take", "tell",
 	"translate", "update", "upload", "use", "view", "write",
+)
+
+var vocabulary = wordSet(append(slices.Collect(maps.Keys(requestVerbs)),
 	"let", "keep", "want", "need", "know", "work",
 	// asking
 	"please", "kindly", "can", "could", "would", "will", "is", "are", "be", "do", "does",
@@ -103,7 +107,7 @@ var vocabulary = wordSet(
 	// words of what a request is about
 	"what", "which", "have", "has", "quarterly", "monthly", "weekly", "daily",
 	"latest", "new", "final", "recent", "same",
-)
+)...)
 
 // questionOpeners are the words that open a question the hub reads as a
 // request of the assistant ("What time is it in Tokyo?"), at the start of
@@ -719,6 +723,12 @@ func (p *parsed) readOne(o occurrence, spans [][2]int, arg string) (bool, string
 	}
 	if depth > 0 {
 		return false, "it stands in a parenthesis", sentence
+	}
+	// A value that is the whole of what a colon introduces, to the
+	// sentence's end ("run: make test"), is what the words before the
+	// colon ask for, not words of a content.
+	if content == ":" && marker == v-1 && v+1 == b && slices.ContainsFunc(sent[a:marker], func(t token) bool { return t.k == tWord && requestVerbs[t.w] }) {
+		content = ""
 	}
 	if content != "" && !isContentArg(arg) {
 		return false, fmt.Sprintf("it stands in the words of the content (after %q), not as the %s", content, arg), sentence

@@ -164,12 +164,7 @@ func callLine(th style.Theme, a act, w int) string {
 	}
 	args := ""
 	if len(a.args) > 0 {
-		var buf bytes.Buffer
-		if json.Compact(&buf, a.args) == nil {
-			args = " " + widget.OneLine(buf.String())
-		} else {
-			args = " " + widget.OneLine(string(a.args))
-		}
+		args = " " + widget.OneLine(readableJSON(a.args))
 	}
 	// Shorten the arguments first, then the error.
 	room := w - ansi.StringWidth(head) - ansi.StringWidth(tail)
@@ -223,4 +218,23 @@ func answerWords(a permissions.Answer) string {
 		return "denied"
 	}
 	return string(a)
+}
+
+// readableJSON is raw compact, with &, < and > as themselves (the
+// dialog's words show them so), control characters still escaped; raw
+// as it is when it does not parse.
+func readableJSON(raw json.RawMessage) string {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return string(raw)
+	}
+	var buf bytes.Buffer
+	e := json.NewEncoder(&buf)
+	e.SetEscapeHTML(false)
+	if e.Encode(v) != nil {
+		return string(raw)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
 }

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -24,5 +25,18 @@ func TestAnUnansweredRequestSaysSo(t *testing.T) {
 	}
 	if l := ansi.Strip(strings.Join(x.lines(th, 80, false), "")); !strings.Contains(l, "⚑ exec mail → not answered") {
 		t.Errorf("ended: %q", l)
+	}
+}
+
+// A call's arguments read as the dialog shows them: & < > as written
+// (JSON's HTML escapes undone), a control character still escaped.
+func TestACallsArgumentsReadAsWritten(t *testing.T) {
+	t.Parallel()
+	args, _ := json.Marshal(map[string]string{"command": "make && echo hi >> README <x\x1b"})
+	x := &Extras{}
+	x.add(hub.Event{Kind: hub.EventAppCall, App: "shell", Function: "shell.run", Args: args})
+	l := ansi.Strip(strings.Join(x.lines(style.New(true), 120, true), ""))
+	if !strings.Contains(l, `make && echo hi >> README <x\u001b`) || strings.Contains(l, `\u0026`) || strings.Contains(l, "\x1b") {
+		t.Errorf("the call's line: %q", l)
 	}
 }

@@ -24,6 +24,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.stopAll()
 		return tea.Quit
 	}
+	if m.unarmed() && !scrollKey(msg) {
+		// A dialog the person has not seen yet answers nothing: the key
+		// is typing, and goes to the input box behind it (overlay.go).
+		return m.toInput(msg)
+	}
 	switch m.overlay {
 	case overlayHelp:
 		m.helpKey(msg)

@@ -116,8 +116,9 @@
 // queues the request and blocks until the dialog answers it or its ctx
 // ends; a Cmd the root model keeps armed hands Update a snapshot of the
 // queue whenever it changes. The first request shows as a dialog (with
-// a bell, and keys ignored for a grace period so typing in the chat cannot
-// answer it); the others wait in arrival order and the status bar counts
+// a bell, and unarmed while the person types — overlay.go's gate, which
+// every dialog the person did not open passes — so typing in the chat
+// cannot answer it); the others wait in arrival order and the status bar counts
 // them. A request whose ctx ends leaves the queue and its dialog closes.
 // s and p do not answer at once: the caveat step first lets
 // the user limit the grant — an expiry, a number of uses, one argument

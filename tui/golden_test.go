@@ -79,6 +79,14 @@ var scenes = []struct {
 		d.ask("hello?")
 		return d
 	}},
+	// A change set's entries' picker (a): framed, the warned entry
+	// unticked.
+	{"changes_picker", func(t *testing.T, w, h int) *driver {
+		d, p := caveatDriver(t, w, h)
+		prompt(t, d, p, changesRequest("the shell app's changes", true))
+		d.key(char('a'))
+		return d
+	}},
 	// The mail injection's send, the drive request denied by a rule.
 	{"irreversible", func(t *testing.T, w, h int) *driver {
 		r := newAppRig(t, ollamatest.Gullible(), allowExec, denyCollab)

@@ -281,14 +281,21 @@ func (d *driver) untilRaw(n int) {
 	}
 }
 
-// graceOver ends the open dialog's grace period, as its tick would.
+// graceOver ends the open permission dialog's wait to be armed, as its
+// timer would.
 func (d *driver) graceOver() {
 	d.t.Helper()
-	p := d.model().perm
-	if p == nil {
+	if d.model().perm == nil {
 		d.t.Fatalf("no dialog is open:\n%s", d.view())
 	}
-	d.send(p.GraceEnd())
+	d.arm()
+}
+
+// arm ends the wait of the dialog on top (overlay.go's gate), as its
+// timer would.
+func (d *driver) arm() {
+	d.t.Helper()
+	d.send(armMsg{gen: d.model().gate.gen})
 }
 
 func (d *driver) view() string { return ansi.Strip(d.m.View().Content) }

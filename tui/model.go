@@ -146,6 +146,7 @@ type Model struct {
 	input   input
 	bar     statusBar
 	overlay overlay
+	gate    gate          // whether the dialog on top takes answers yet (overlay.go)
 	keysAt  help.Dialog   // where the keys dialog is scrolled to (overlay.go)
 	list    *chats.Dialog // the chats dialog, while it is open
 	pull    *pull.Dialog  // the model-missing dialog (pulling.go)
@@ -284,6 +285,10 @@ func (m Model) Init() tea.Cmd {
 // re-renders it once, at the end.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	if arm := m.regate(); arm != nil {
+		// A dialog came on top that the person did not open: it waits.
+		cmd = tea.Batch(cmd, arm)
+	}
 	if m.notice != m.noticeShown {
 		// A new notice fades after a while; one that wraps takes lines
 		// from the conversation while it shows.
@@ -347,6 +352,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 	case tea.PasteMsg:
 		switch {
+		case m.unarmed():
+			return m.toInput(msg) // typing, not an answer
 		case m.overlay == overlayNone:
 			return m.input.update(msg)
 		case m.overlay == overlayPermission && m.perm != nil:
@@ -375,6 +382,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 	case permission.Queue:
 		return m.onPrompts(msg)
+	case armMsg:
+		m.onArm(msg)
 	case revealedMsg:
 		if msg.err != nil {
 			m.notice = "could not log the reveal: " + msg.err.Error()
@@ -437,7 +446,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 	default:
 		if m.perm != nil {
-			// The grace wait's end, and the dialog's forms' messages.
+			// The dialog's forms' messages.
 			return m.permKey(msg)
 		}
 		// huh's own messages (moving between fields, a cursor's blink) go

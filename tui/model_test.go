@@ -253,6 +253,7 @@ func TestModelMissingOffersAPullThenRetries(t *testing.T) {
 	if !strings.Contains(v, "model spoke-model is not installed.") {
 		t.Fatalf("no pull dialog:\n%s", v)
 	}
+	d.arm()
 	d.key(char('y'))
 	d.idle()
 	v = d.view()
@@ -274,6 +275,7 @@ func TestModelMissingDialogNClosesIt(t *testing.T) {
 	r := newRig(t, replies(ollamatest.Text("x")), hubModel)
 	d := newDriver(t, r.options(), 80, 24)
 	d.ask("hello?")
+	d.arm()
 	d.key(char('n'))
 	d.idle()
 	v := d.view()

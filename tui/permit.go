@@ -3,7 +3,6 @@ package tui
 import (
 	"slices"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -66,7 +65,7 @@ func (m *Model) openPerm(a permission.Ask) tea.Cmd {
 	left := m.leaveAllForms()
 	var cmd tea.Cmd
 	m.perm, cmd = permission.New(a, permission.Config{
-		Theme: m.th, Width: m.width, Height: m.dialogHeight(), After: m.after, Now: m.now,
+		Theme: m.th, Width: m.width, Height: m.dialogHeight(), Now: m.now,
 	})
 	return tea.Batch(left, cmd)
 }
@@ -82,17 +81,15 @@ func (m *Model) permKey(msg tea.Msg) tea.Cmd {
 }
 
 // onDialog acts on what the dialog asked: a key or a paste meant for the
-// input box goes there (enter sends the message; a turn runs, the text
-// stays with a notice), an answer goes to the Prompter.
+// input box goes there (toInput), an answer goes to the Prompter.
 func (m *Model) onDialog(out permission.Outcome) tea.Cmd {
 	switch {
 	case out.Answer != nil:
 		return m.answerPerm(*out.Answer)
 	case out.Typed != nil:
-		if k, ok := out.Typed.(tea.KeyPressMsg); ok && key.Matches(k, m.keys.Send) {
-			return m.send()
-		}
-		return m.input.update(out.Typed)
+		// A key the dialog does not answer to: typing, which disarms it
+		// again (overlay.go).
+		return m.toInput(out.Typed)
 	}
 	return nil
 }

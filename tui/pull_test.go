@@ -40,6 +40,7 @@ func TestPullShowsProgressAndEscCancelsIt(t *testing.T) {
 	opts.Ollama = sp
 	d := newDriver(t, opts, 80, 24)
 	d.ask("hello?")
+	d.arm() // the dialog opened by itself: it answers once armed (overlay.go)
 	d.key(char('y'))
 	d.until("512.0 MiB / 1.0 GiB")
 	v := d.view()
@@ -78,6 +79,7 @@ func TestPullIsPreselected(t *testing.T) {
 	if v := d.view(); !strings.Contains(v, "pull it now?  Pull     Not now") {
 		t.Fatalf("the dialog must offer the pull:\n%s", v)
 	}
+	d.arm()
 	d.key(keyEnter)
 	d.until("512.0 MiB / 1.0 GiB")
 	d.key(keyEsc)
@@ -91,6 +93,7 @@ func TestPullWithoutOllamaExplains(t *testing.T) {
 	opts.Ollama = nil
 	d := newDriver(t, opts, 80, 24)
 	d.ask("hello?")
+	d.arm()
 	d.key(char('y'))
 	if v := d.view(); !strings.Contains(v, "Run `ollama pull spoke-model`") {
 		t.Fatalf("without an Ollama client the dialog must say how to pull:\n%s", v)

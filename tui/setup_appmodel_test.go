@@ -47,6 +47,7 @@ func TestSetupAnAppsOwnModelNamesItsKey(t *testing.T) {
 	f := installed()
 	d := newDriver(t, withModel(f, own), 120, 40)
 	mustShow(t, unboxed(d.view()), "Model missing", own+" is not installed.", "it is the model of calc's spoke")
+	d.arm()
 	d.key(char('y')) // offline: the pull fails
 	d.idle()
 	v := d.view()

@@ -14,7 +14,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/permissions"
-	"github.com/bulkhead-dev/bulkhead/tui/dialogs/permission"
+	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
 // virtualClock stands in for the model's timers: after records what is
@@ -156,7 +156,7 @@ func TestTypingNeverAnswersADialog(t *testing.T) {
 			if v := d.view(); !strings.Contains(v, "typing goes to your message") {
 				t.Fatalf("while typing, the dialog says keys go to the message:\n%s", v)
 			}
-			clock.advance(d, permission.Grace)
+			clock.advance(d, widget.ArmDelay)
 			if v := d.view(); !strings.Contains(v, "answering now") {
 				t.Fatalf("after the pause the dialog must say it answers now:\n%s", v)
 			}

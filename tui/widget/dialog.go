@@ -2,6 +2,7 @@ package widget
 
 import (
 	"strings"
+	"time"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -10,6 +11,14 @@ import (
 )
 
 // A dialog is a framed box drawn over what is on screen.
+
+// ArmDelay is how long a dialog that opened without the person's own key
+// (a permission request, a model to pull) stays unarmed: its answers take
+// no key until this long has passed since it opened and since the last key
+// typed at it, and what is typed meanwhile goes to the input box behind it
+// (the root model's gate, tui/overlay.go; Firefox's
+// security.dialog_enable_delay).
+const ArmDelay = 800 * time.Millisecond
 
 // DialogWidth is how wide a dialog is on a screen width wide.
 func DialogWidth(width int) int { return min(width, 72) }

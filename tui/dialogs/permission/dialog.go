@@ -19,8 +19,9 @@ import (
 // other values (scrollable, long ones as head and tail), what the app says
 // the call touches, the hub's judgement, and the answers it offers.
 //
-// It takes answers only once the user has stopped typing for the grace
-// period (armed); until then keys go to the input box (keys.go). A
+// It takes answers only once the root has armed it (SetArmed: the user
+// has stopped typing for widget.ArmDelay); until then keys go to the
+// input box (keys.go). A
 // routine request (expected, reversible, no concern) is drawn calm and
 // answers with one key; any other is drawn as a warning, rings the bell,
 // and an allow needs a choice and then enter.
@@ -29,10 +30,10 @@ type Dialog struct {
 	id       uint64
 	req      perm.Request
 	values   []dlgValue
-	judged   string // the hub's warning, what it repeats said once (judgement)
-	armed    bool
-	gen      int         // the grace wait in force: a keystroke starts a new one
+	judged   string      // the hub's warning, what it repeats said once (judgement)
+	armed    bool        // takes answers (the root's gate decides, SetArmed)
 	chosen   perm.Answer // a risky request's allow, waiting for enter
+	picked   []int       // with chosen: the change set's entries picked (a), not nil
 	expanded bool        // long values shown whole (x)
 	noting   bool        // typing the note of a deny
 	caveat   *caveatStep // choosing the limits of a session or permanent grant
@@ -190,7 +191,11 @@ func (p *Dialog) layout(th style.Theme, iw, room int, short bool) dlgLayout {
 			if below := total - start - window; below > 0 {
 				more = append(more, fmt.Sprintf("↓ %d more", below))
 			}
-			more = append(more, "↑/↓ pgup/pgdn scroll")
+			if p.picksForm != nil {
+				more = append(more, "pgup/pgdn scroll") // ↑/↓ move in the picker
+			} else {
+				more = append(more, "↑/↓ pgup/pgdn scroll")
+			}
 			shown = append(shown, th.Dim.Render(ansi.Truncate(strings.Join(more, " · "), iw, "…")))
 		}
 	}
@@ -206,10 +211,13 @@ func (p *Dialog) layout(th style.Theme, iw, room int, short bool) dlgLayout {
 func (p *Dialog) footer(th style.Theme, iw int) string {
 	var s string
 	switch {
-	case p.noting || p.caveat != nil || p.picksForm != nil:
+	case p.picksForm != nil:
+		s = "space toggles · enter chooses · pgup/pgdn scroll · esc back"
+		return th.Key.Render(ansi.Truncate(s, iw, "…"))
+	case p.noting || p.caveat != nil:
 		return ""
 	case !p.armed:
-		s = fmt.Sprintf("typing goes to your message · answers once you stop typing for %.1fs", Grace.Seconds())
+		s = fmt.Sprintf("typing goes to your message · answers once you stop typing for %.1fs", widget.ArmDelay.Seconds())
 		return th.Dim.Render(ansi.Truncate(s, iw, "…"))
 	case p.chosen != "":
 		s = "enter confirms · any other key takes the choice back"
@@ -287,11 +295,14 @@ func (p *Dialog) answerLines(th style.Theme, iw int, short bool) []string {
 		keySt, textSt = th.Dim, th.Dim
 	}
 	var lines []string
+	if p.picked != nil {
+		lines = append(lines, p.pickedLines(th, iw)...)
+	}
 	cur, curW := "", 0
 	for _, it := range items {
 		w := ansi.StringWidth(it.k) + 1 + ansi.StringWidth(it.text)
 		s := keySt.Render(it.k) + " " + textSt.Render(it.text)
-		if p.chosen != "" && it.a == p.chosen && it.k != "esc" && it.k != "n" && it.k != "a" {
+		if p.chosen != "" && it.a == p.chosen && it.k != "esc" && it.k != "n" && (it.k == "a") == (p.picked != nil) {
 			s = th.Selected.Render("▸ " + it.k + " " + it.text)
 			w += 2
 		}

@@ -15,11 +15,6 @@ import (
 	"github.com/bulkhead-dev/bulkhead/tui/widget"
 )
 
-// Grace is how long the user must stop typing before a dialog takes
-// answers: every keystroke while it waits goes to the input box and starts
-// the wait again, so typing in the chat cannot answer it.
-const Grace = 800 * time.Millisecond
-
 // bell rings the terminal's bell: a dialog wants an answer.
 const bell = "\a"
 
@@ -29,37 +24,29 @@ type Config struct {
 	// Width and Height are the room the dialog has: the terminal's width,
 	// and the chat area above the input box (Resize follows them).
 	Width, Height int
-	// After schedules msg after d (the grace wait); nil turns timers off
-	// (tests end the wait with GraceEnd).
-	After func(d time.Duration, msg tea.Msg) tea.Cmd
-	Now   func() time.Time // the caveat step's expiries count from it
+	Now           func() time.Time // the caveat step's expiries count from it
 }
 
 // Outcome is what the dialog's Update asks of the root model.
 type Outcome struct {
 	// Typed is a key or a paste meant for the input box: the dialog is
 	// not armed yet, or the key answers nothing (a letter of a sentence).
-	// The root hands it to the input (enter sends the message there).
+	// The root hands it to the input (enter sends the message there) and
+	// disarms the dialog again: the person is typing, not answering.
 	Typed tea.Msg
 	// Answer is the user's decision, when this message made one.
 	Answer *perm.Decision
 }
 
-// graceMsg ends the grace wait gen of dialog id (a later keystroke
-// started a newer one, and this one is void).
-type graceMsg struct {
-	id  uint64
-	gen int
-}
-
-// New opens the dialog of request a and returns what it starts with: the
-// choice among apps of a request with choices, the bell for a request
-// that is not routine, and the grace wait.
+// New opens the dialog of request a, unarmed, and returns what it starts
+// with: the choice among apps of a request with choices, and the bell for
+// a request that is not routine. The root arms it (SetArmed) once the
+// person has stopped typing for a while (tui/overlay.go).
 func New(a Ask, c Config) (*Dialog, tea.Cmd) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	p := &Dialog{c: c, id: a.ID, req: a.Req, values: dialogValues(a.Req), judged: judgement(a.Req), gen: 1}
+	p := &Dialog{c: c, id: a.ID, req: a.Req, values: dialogValues(a.Req), judged: judgement(a.Req)}
 	var cmds []tea.Cmd
 	if len(a.Req.Choices) > 0 {
 		cmds = append(cmds, p.openChoice(0))
@@ -67,7 +54,6 @@ func New(a Ask, c Config) (*Dialog, tea.Cmd) {
 	if !p.routine() {
 		cmds = append(cmds, tea.Raw(bell))
 	}
-	cmds = append(cmds, p.graceWait())
 	return p, tea.Batch(cmds...)
 }
 
@@ -90,23 +76,16 @@ func (p *Dialog) Resize(width, height int) { p.c.Width, p.c.Height = width, heig
 // SetTheme draws the dialog in th from now on.
 func (p *Dialog) SetTheme(th style.Theme) { p.c.Theme, p.setLines = th, nil }
 
-// GraceEnd is the message that ends the grace wait in force, as its
-// timer delivers it.
-func (p *Dialog) GraceEnd() tea.Msg { return graceMsg{id: p.id, gen: p.gen} }
+// SetArmed says whether the dialog takes answers: the root decides
+// (its gate, tui/overlay.go), the dialog draws its answers dimmed until
+// then and hands every key but a scroll to the input box.
+func (p *Dialog) SetArmed(armed bool) { p.armed = armed }
 
-// graceWait starts the grace wait afresh: the dialog takes answers only
-// once Grace has passed without a keystroke.
-func (p *Dialog) graceWait() tea.Cmd {
-	p.gen++
-	p.armed = false
-	if p.c.After == nil {
-		return nil
-	}
-	return p.c.After(Grace, graceMsg{id: p.id, gen: p.gen})
-}
+// Armed reports whether the dialog takes answers.
+func (p *Dialog) Armed() bool { return p.armed }
 
-// Update handles one message: a key, a paste, the wheel, the end of a
-// grace wait, and its forms' own messages.
+// Update handles one message: a key, a paste, the wheel, and its forms'
+// own messages.
 func (p *Dialog) Update(msg tea.Msg) (tea.Cmd, Outcome) {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
@@ -123,10 +102,6 @@ func (p *Dialog) Update(msg tea.Msg) (tea.Cmd, Outcome) {
 		case tea.MouseWheelDown:
 			p.scrollBy(1)
 		}
-	case graceMsg:
-		if msg.id == p.id && msg.gen == p.gen {
-			p.armed = true
-		}
 	default:
 		return p.formUpdate(msg)
 	}
@@ -134,11 +109,13 @@ func (p *Dialog) Update(msg tea.Msg) (tea.Cmd, Outcome) {
 }
 
 // typed hands a key (or a paste) meant for the input box to the root,
-// and starts the grace wait again: the user is typing, not answering.
+// and disarms the dialog: the user is typing, not answering (the root
+// arms it again once the typing stops).
 func (p *Dialog) typed(msg tea.Msg) (tea.Cmd, Outcome) {
-	p.chosen = ""
+	p.takeBack()
 	p.caveat = nil
-	return p.graceWait(), Outcome{Typed: msg}
+	p.armed = false
+	return nil, Outcome{Typed: msg}
 }
 
 // answer is the outcome of a decision; a request with choices takes the
@@ -151,8 +128,8 @@ func (p *Dialog) answer(d perm.Decision) (tea.Cmd, Outcome) {
 }
 
 // key drives the dialog. ↑/↓/pgup/pgdn scroll its values at any time.
-// Until it is armed (the user has stopped typing for Grace), every other
-// key goes to the input box and starts the wait again. Armed, it
+// Until it is armed (the root's gate: the user has stopped typing for
+// widget.ArmDelay), every other key goes to the input box. Armed, it
 // answers: o allows once, s and p open the caveat step (caveats.go), d
 // and esc deny, n denies with a note, x shows long values whole. A
 // request that is not routine takes an allow as a choice, confirmed by
@@ -165,6 +142,16 @@ func (p *Dialog) key(msg tea.KeyPressMsg) (tea.Cmd, Outcome) {
 		return p.formUpdate(msg)
 	}
 	if p.picksForm != nil {
+		// ↑/↓ move in the picker; pgup/pgdn scroll the entries it picks
+		// from, their warnings and diffs.
+		switch s {
+		case "pgup":
+			p.scrollBy(-p.page())
+			return nil, Outcome{}
+		case "pgdown":
+			p.scrollBy(p.page())
+			return nil, Outcome{}
+		}
 		return p.picksUpdate(msg)
 	}
 	if p.caveat != nil && p.armed && s != "pgup" && s != "pgdown" {
@@ -194,7 +181,7 @@ func (p *Dialog) key(msg tea.KeyPressMsg) (tea.Cmd, Outcome) {
 		// Picking an app answers nothing: an allow still has to follow.
 		switch {
 		case s == "left" || s == "shift+tab" || s == "right" || s == "tab":
-			p.chosen = ""
+			p.takeBack()
 			if p.choiceForm == nil {
 				// The select ended (esc, enter): ←/→ wrap as before.
 				d := 1
@@ -207,15 +194,15 @@ func (p *Dialog) key(msg tea.KeyPressMsg) (tea.Cmd, Outcome) {
 			p.pick = p.hovered()
 			return cmd, Outcome{}
 		case len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < n:
-			p.chosen = ""
+			p.takeBack()
 			return p.openChoice(int(s[0] - '1')), Outcome{}
 		}
 	}
 	if p.chosen != "" {
 		if s == "enter" {
-			return p.answer(perm.Decision{Answer: p.chosen})
+			return p.answer(perm.Decision{Answer: p.chosen, Picks: p.picked})
 		}
-		p.chosen = ""
+		p.takeBack()
 		if s == "esc" {
 			return nil, Outcome{}
 		}
@@ -258,6 +245,9 @@ func (p *Dialog) key(msg tea.KeyPressMsg) (tea.Cmd, Outcome) {
 	}
 	return p.typed(msg)
 }
+
+// takeBack drops the allow (or the discard) waiting for enter.
+func (p *Dialog) takeBack() { p.chosen, p.picked = "", nil }
 
 // scrollBy moves the values by delta lines, keeping the window full.
 func (p *Dialog) scrollBy(delta int) {

@@ -13,6 +13,7 @@ import (
 
 	"charm.land/bubbles/v2/progress"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/bulkhead-dev/bulkhead/llm"
 	"github.com/bulkhead-dev/bulkhead/tui/forms"
@@ -54,6 +55,11 @@ type Dialog struct {
 	last  llm.Progress
 	err   string
 	bar   progress.Model
+	// armed: its answers take keys. The root decides (its gate,
+	// tui/overlay.go): a dialog that opened by itself — a turn's missing
+	// model, the setup panel's — stays unarmed while the person types,
+	// its buttons dimmed.
+	armed bool
 }
 
 // Outcome is what the user asked of the root.
@@ -81,10 +87,20 @@ func New(th style.Theme, model string, f For, width int, canPull bool) (*Dialog,
 	return p, p.ask.Offer(th, "pull it now?", "Pull", "Not now", widget.DialogWidth(width)-4)
 }
 
+// SetArmed says whether the dialog's answers take keys (the root's
+// gate decides); unarmed, it answers no key and draws its buttons dimmed.
+func (p *Dialog) SetArmed(armed bool) { p.armed = armed }
+
+// Armed reports whether the dialog's answers take keys.
+func (p *Dialog) Armed() bool { return p.armed }
+
 // Update takes a key, or the confirmation's own messages, and says what
-// the user asked.
+// the user asked. Unarmed, it takes no key.
 func (p *Dialog) Update(msg tea.Msg) (tea.Cmd, Outcome) {
 	if k, ok := msg.(tea.KeyPressMsg); ok {
+		if !p.armed {
+			return nil, None
+		}
 		return p.key(k)
 	}
 	if !p.ask.Open() {
@@ -171,9 +187,17 @@ func (p *Dialog) View(th style.Theme, width, height int, canPull bool) string {
 			break
 		}
 		lines = append(lines, fmt.Sprintf("model %s is not installed.", th.Key.Render(widget.OneLine(p.Model))))
-		if p.ask.Open() {
+		switch {
+		case !p.armed:
+			// Not yet answering: the buttons dimmed, and where the keys go.
+			q := "pull it now? (y/n)"
+			if p.ask.Open() {
+				q = ansi.Strip(strings.TrimRight(p.ask.View(), "\n"))
+			}
+			lines = append(lines, th.Dim.Render(q), th.Dim.Render(fmt.Sprintf("typing goes to your message · answers once you stop typing for %.1fs", widget.ArmDelay.Seconds())))
+		case p.ask.Open():
 			lines = append(lines, strings.TrimRight(p.ask.View(), "\n"))
-		} else {
+		default:
 			lines = append(lines, "pull it now? (y/n)")
 		}
 		switch {

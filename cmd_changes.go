@@ -76,6 +76,10 @@ func newChanges(g *globals) *cobra.Command {
 	}
 	cmd.RunE = list
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
+	// `changes list` is `changes`, as the other commands that list say it.
+	listCmd := &cobra.Command{Use: "list", Short: "List the change sets that wait for your answer (as bulkhead changes)", Args: cobra.NoArgs, RunE: list}
+	listCmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
+	cmd.AddCommand(listCmd)
 
 	var showJSON bool
 	show := &cobra.Command{

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/apps/mcp"
+	"github.com/bulkhead-dev/bulkhead/internal/termtext"
 )
 
 // An enabled MCP server whose tool list the cache does not hold (or
@@ -56,6 +57,32 @@ func (l *Listing) Err() error {
 		return nil
 	}
 	return l.err
+}
+
+// Failure says what the person is told of a listing that failed: the
+// server, its exit status and its stderr's last line (Failure); "" while
+// it runs, and once it listed the server.
+func (l *Listing) Failure() string {
+	if err := l.Err(); err != nil {
+		return Failure(l.App, err)
+	}
+	return ""
+}
+
+// Failure is one line for the MCP server app that could not be started
+// or listed with err: for a server that exited as it started, its exit
+// status and the last line of its stderr, made safe to print; else err's
+// words, on one line. Where it says why at length is the apps screen.
+func Failure(app string, err error) string {
+	var ee *mcp.ExitError
+	if errors.As(err, &ee) {
+		s := fmt.Sprintf("the MCP server %s failed to start (%s)", termtext.OneLine(app), termtext.OneLine(ee.Status))
+		if n := len(ee.Stderr); n > 0 {
+			s += ": " + termtext.OneLine(ee.Stderr[n-1])
+		}
+		return s
+	}
+	return fmt.Sprintf("the MCP server %s could not be listed: %s", termtext.OneLine(app), termtext.OneLine(err.Error()))
 }
 
 // listingKey names a server's configuration for its listing: what the

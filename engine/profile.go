@@ -30,6 +30,12 @@ type ProfileSpec struct {
 	Workspace string `json:"workspace"`
 	// Enable lists the apps it installs (names and packs, as config.Enable).
 	Enable []string `json:"enable"`
+	// Configured says Enable is the config file's enable list (or its
+	// default), not a choice of the session's own (--apps,
+	// $BULKHEAD_ENABLE): the serving process moves the session to the
+	// file's list when an edit of the file (`bulkhead mcp add`, say)
+	// changes it (serve). It is no part of the profile's key.
+	Configured bool `json:"configured,omitempty"`
 }
 
 func (s ProfileSpec) key() string {

@@ -65,7 +65,10 @@ func Applied(start, next config.Config) config.Config {
 // says (ReloadMCP); what an allow rule that next lacks allowed ends
 // (permissions.Broker.SetRules), and the network a config that did not
 // load stopped (LoadFailed) is as next says again. Sessions open keep
-// their profile. Nothing changes when next's rules are not valid.
+// their profile — but for their apps: the serving process moves a
+// session that takes them from the config file to the file's enable
+// list once that changed (ProfileSpec.Configured). Nothing changes when
+// next's rules are not valid.
 func (e *Engine) Apply(next config.Config) error {
 	next = Applied(e.settings(), next)
 	rules := brokerRules(next.Rules)

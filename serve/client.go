@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -523,6 +524,29 @@ func (c *Client) Listing() map[string]time.Time {
 		}
 	}
 	return out
+}
+
+// ListingState is Listing, with the MCP servers of the session's apps
+// that could not be started or listed (AppInfo.Failed), sorted: what
+// the status line says of them.
+func (c *Client) ListingState() (listing map[string]time.Time, failed []string) {
+	as, err := c.Apps()
+	if err != nil {
+		return nil, nil
+	}
+	for _, a := range as {
+		switch {
+		case a.Listing:
+			if listing == nil {
+				listing = map[string]time.Time{}
+			}
+			listing[a.Manifest.Name] = a.Since
+		case a.Failed != "":
+			failed = append(failed, a.Manifest.Name)
+		}
+	}
+	slices.Sort(failed)
+	return listing, failed
 }
 
 // Relist has the serving process take what the MCP listing cache in the

@@ -320,6 +320,11 @@ func (s *Server) handle(ss *session, req *jsonrpc2.Request) (any, error) {
 		}
 		return RefreshResult{Refreshed: out, Err: toWire(out.Err)}, nil
 	case mRelist:
+		// The command that listed may have changed the config file too
+		// (`bulkhead mcp add` enables what it adds): read it now rather
+		// than when its watcher fires, so that the sessions that follow
+		// its apps have them at their next call.
+		s.Reload()
 		return RelistResult{Apps: s.eng.Relist()}, nil
 	}
 	return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "no such method: " + req.Method}
@@ -388,7 +393,7 @@ func (s *Server) turn(ss *session, prof *engine.Profile, method string, p AskPar
 		}
 		if np := s.hold(ss); np != nil {
 			defer s.eng.Release(np)
-			op = np.Hub
+			op, prof = np.Hub, np
 		}
 	}
 	var (
@@ -400,7 +405,50 @@ func (s *Server) turn(ss *session, prof *engine.Profile, method string, p AskPar
 	} else {
 		t, err = op.AskWith(ctx, p.Chat, p.Query, p.Opts, emit)
 	}
+	err = withFailures(err, t, p.Query, prof)
 	return AskResult{Turn: t, Err: toWire(err)}
+}
+
+// withFailures is a turn's error err, led by what failed of the MCP
+// servers prof runs without that the turn t needed: those its plan asked
+// for (the error, or the reason its plan fell back to plain chat, names
+// one of their functions), or those its query names when it failed or
+// fell back. Each server's failure is a line (engine.Failure: its exit
+// status, its stderr's last line) — for a turn that would otherwise end
+// saying only that no app provides what it asked for, or answer without
+// it as if nothing was wrong (then its error says so; the answer stays).
+func withFailures(err error, t hub.Turn, query string, prof *engine.Profile) error {
+	var said []string
+	if err != nil {
+		said = append(said, err.Error())
+	}
+	if t.Plan != nil && t.Plan.Fallback {
+		said = append(said, t.Plan.Reason)
+	}
+	if len(said) == 0 {
+		return err
+	}
+	text := strings.Join(said, "\n")
+	words := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	})
+	var lead []string
+	for _, u := range prof.Unlisted {
+		u = u.Now()
+		if u.Pending || u.Err == nil {
+			continue
+		}
+		if strings.Contains(text, `"`+u.App+`.`) || strings.Contains(text, `"`+u.App+`"`) || slices.Contains(words, u.App) {
+			lead = append(lead, engine.Failure(u.App, u.Err))
+		}
+	}
+	switch {
+	case len(lead) == 0:
+		return err
+	case err == nil:
+		return fmt.Errorf("%s (the apps screen says why): the request was answered without it", strings.Join(lead, "; "))
+	}
+	return fmt.Errorf("%s (the apps screen says why): %w", strings.Join(lead, "; "), err)
 }
 
 // apps lists the installed apps of a session's profile.
@@ -425,6 +473,8 @@ func (s *Server) apps(prof *engine.Profile) []AppInfo {
 		info := AppInfo{Manifest: apps.Manifest{Name: u.App}, MCP: true, Unlisted: u.Why, Fix: u.Fix}
 		if u.Pending {
 			info.Listing, info.Since = true, u.Since
+		} else if u.Err != nil {
+			info.Failed = engine.Failure(u.App, u.Err)
 		}
 		out = append(out, info)
 	}

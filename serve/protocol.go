@@ -257,6 +257,10 @@ type AppInfo struct {
 	// starting), since Since; Unlisted says so meanwhile.
 	Listing bool      `json:"listing,omitempty"`
 	Since   time.Time `json:"since,omitzero"`
+	// Failed, for one that could not be started or listed (its listing
+	// is over), says so in a line: its exit status and its stderr's last
+	// line (engine.Failure); Unlisted and Fix say the rest.
+	Failed string `json:"failed,omitempty"`
 }
 
 // ModelName names a model.

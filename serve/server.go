@@ -9,15 +9,20 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/engine"
 	"github.com/bulkhead-dev/bulkhead/permissions"
 	"github.com/bulkhead-dev/bulkhead/sandbox"
@@ -446,6 +451,87 @@ func (s *Server) Reload() {
 	s.mu.Lock()
 	s.keys, s.fp = keys, FingerprintOf(keys)
 	s.mu.Unlock()
+	s.followConfig()
+}
+
+// followConfig moves each session whose apps are the config file's
+// enable list (engine.ProfileSpec.Configured, of this process's file)
+// to the list the file has now, when it changed: the profile of its
+// folder and the new list, as a session started now gets it, from its
+// next call. A turn running finishes on the apps it started with. A
+// session that chose its apps (--apps, $BULKHEAD_ENABLE) keeps them. The
+// caller holds reloadMu.
+func (s *Server) followConfig() {
+	enable, ok := configEnable(s.opts.ConfigFile)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	all := slices.Collect(maps.Values(s.sessions))
+	s.mu.Unlock()
+	for _, ss := range all {
+		ss.mu.Lock()
+		h, prof := ss.hello, ss.prof
+		follows := ss.authed && ss.limited == "" && prof != nil && h != nil && h.Profile != nil && h.Profile.Configured && sameConfig(h.File, s.opts.ConfigFile)
+		ss.mu.Unlock()
+		if !follows || slices.Equal(prof.Spec.Enable, enable) {
+			continue
+		}
+		spec := prof.Spec
+		spec.Enable, spec.Configured = slices.Clone(enable), true
+		np, err := s.eng.Profile(spec)
+		if err != nil {
+			s.log.Warn("the config file's apps changed, but a session's could not start with them; it keeps its own", "session", ss.id, "apps", strings.Join(enable, ","), "err", err)
+			continue
+		}
+		ss.mu.Lock()
+		old := ss.prof
+		if old != nil {
+			ss.prof = np
+		}
+		ss.mu.Unlock()
+		if old == nil {
+			// It ended meanwhile.
+			s.eng.Release(np)
+			continue
+		}
+		s.eng.Release(old)
+		s.log.Info("the config file's apps changed: a session that runs them moves to them from its next call", "session", ss.id, "apps", strings.Join(enable, ","))
+	}
+}
+
+// configEnable is the enable list of the config file at file (the
+// default file for ""), as a client that takes its apps from it reads
+// it; false when the file does not load, or when $BULKHEAD_ENABLE, not
+// the file, would decide it.
+func configEnable(file string) ([]string, bool) {
+	src, err := config.Open(file)
+	if err != nil {
+		return nil, false
+	}
+	c, err := src.Load()
+	if err != nil || !configured(c.From["enable"]) || engine.CheckEnable(c) != nil {
+		return nil, false
+	}
+	return c.Enable, true
+}
+
+// sameConfig says whether a client's config file is the serving
+// process's ("" for either: the default file, which did not exist when
+// it was read).
+func sameConfig(a, b string) bool {
+	if a == "" {
+		a = config.DefaultFile()
+	}
+	if b == "" {
+		b = config.DefaultFile()
+	}
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // collectionsStarted counts the collections between turns this process

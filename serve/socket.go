@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/bulkhead-dev/bulkhead/config"
 	"github.com/bulkhead-dev/bulkhead/engine"
@@ -137,7 +138,19 @@ func Differ(a, b map[string]string) []string {
 }
 
 // Session is what a client of cfg runs with in its session: its folder
-// and apps, and its models and Ollama host.
+// and apps, and its models and Ollama host. Apps that cfg took from the
+// config file (or its default), not from --apps or $BULKHEAD_ENABLE,
+// follow the file's enable list while the session runs
+// (engine.ProfileSpec.Configured).
 func Session(cfg config.Config) (engine.ProfileSpec, engine.Models) {
-	return engine.ProfileSpec{Workspace: cfg.Workspace, Enable: cfg.Enable}, engine.Models{Hub: cfg.Hub.Model, Spoke: cfg.Spokes.Model, Host: cfg.Ollama.Host}
+	return engine.ProfileSpec{Workspace: cfg.Workspace, Enable: cfg.Enable, Configured: configured(cfg.From["enable"])},
+		engine.Models{Hub: cfg.Hub.Model, Spoke: cfg.Spokes.Model, Host: cfg.Ollama.Host}
+}
+
+// configured says whether a value from src (config.Config.From) is the
+// config file's or its default: not a flag's ("--apps") nor the
+// environment's ("$BULKHEAD_ENABLE"); "" (a Config not loaded from
+// its sources) is none of them.
+func configured(src string) bool {
+	return src != "" && !strings.HasPrefix(src, "--") && !strings.HasPrefix(src, "$")
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -121,7 +122,9 @@ func (m *Model) openApps() tea.Cmd {
 	var cmd tea.Cmd
 	m.appsv, cmd = appscreen.New(appscreen.Config{
 		Registry: m.opts.Registry, Sandbox: m.opts.Sandbox, Apps: m.opts.Apps,
-		AppModel: m.opts.AppModel, AppSource: m.opts.AppSource, SpokeModel: m.opts.SpokeModel,
+		// The spokes' model now, as the status bar has it: /model may
+		// have switched it (no call out from the UI loop).
+		AppModel: m.opts.AppModel, AppSource: m.opts.AppSource, SpokeModel: cmp.Or(m.bar.spokeModel, m.opts.SpokeModel),
 		Working: m.b.Working,
 	})
 	m.show(overlayApps)

@@ -25,9 +25,18 @@ const (
 )
 
 // listingBackend is a Backend that names the MCP servers being listed
-// in the background, with since when (*serve.Client).
+// in the background, with since when, and those that could not be
+// started or listed (*serve.Client).
 type listingBackend interface {
-	Listing() map[string]time.Time
+	ListingState() (listing map[string]time.Time, failed []string)
+}
+
+// listings are the MCP servers of the session's apps being listed (their
+// servers starting), with since when, and those whose start or listing
+// failed, sorted.
+type listings struct {
+	since  map[string]time.Time
+	failed []string
 }
 
 // ollamaState is what the status bar knows of the Ollama server.
@@ -49,13 +58,13 @@ type healthMsg struct {
 	// backend says.
 	background int64
 	// listing are the MCP servers being listed (their servers starting),
-	// with since when, when the backend says.
-	listing map[string]time.Time
+	// with since when, and those that failed, when the backend says.
+	listing listings
 }
 
 // poll is when to check again.
 func (h healthMsg) poll() time.Duration {
-	if len(h.listing) > 0 {
+	if len(h.listing.since) > 0 {
 		return listingPoll
 	}
 	return ollamaPoll
@@ -77,7 +86,7 @@ func checkHealth(base context.Context, o Ollama, b Backend) tea.Cmd {
 			msg.background = bc.BackgroundCalls()
 		}
 		if lb, ok := b.(listingBackend); ok {
-			msg.listing = lb.Listing()
+			msg.listing.since, msg.listing.failed = lb.ListingState()
 		}
 		if o != nil {
 			ctx, cancel := context.WithTimeout(base, 3*time.Second)
@@ -106,8 +115,9 @@ type statusBar struct {
 	background  int64
 	memoryMoved bool
 	// listing are the MCP servers being listed in the background, with
-	// since when; now is the time the bar is drawn at.
-	listing map[string]time.Time
+	// since when, and those that failed; now is the time the bar is drawn
+	// at.
+	listing listings
 	now     time.Time
 }
 
@@ -164,6 +174,10 @@ func (s statusBar) view(th style.Theme, width int, title string, private, runnin
 	}
 	if l := s.listingWords(); l != "" {
 		segs = append(segs, segment{text: l, style: plain(th.Working.Render), drop: 2})
+	}
+	if f := s.failedWords(); f != "" {
+		// Where "⟳ starting" was: the start is over, and failed.
+		segs = append(segs, segment{text: f, style: plain(th.StatusDown().Render), drop: 2})
 	}
 	if w := s.workingApps(); len(w) > 0 {
 		segs = append(segs, segment{text: "⚙ " + widget.OneLine(strings.Join(w, ", ")), style: plain(th.Working.Render), drop: 2})
@@ -229,18 +243,32 @@ func (s statusBar) view(th style.Theme, width int, title string, private, runnin
 // listingWords say which MCP servers are starting to be listed, and
 // for how long: "⟳ starting fs 12s".
 func (s statusBar) listingWords() string {
-	if len(s.listing) == 0 {
+	if len(s.listing.since) == 0 {
 		return ""
 	}
 	var out []string
-	for _, app := range slices.Sorted(maps.Keys(s.listing)) {
+	for _, app := range slices.Sorted(maps.Keys(s.listing.since)) {
 		w := widget.OneLine(app)
-		if since := s.listing[app]; !since.IsZero() && !s.now.IsZero() && s.now.After(since) {
+		if since := s.listing.since[app]; !since.IsZero() && !s.now.IsZero() && s.now.After(since) {
 			w += " " + s.now.Sub(since).Truncate(time.Second).String()
 		}
 		out = append(out, w)
 	}
 	return "⟳ starting " + strings.Join(out, ", ")
+}
+
+// failedWords say which MCP servers of the session's apps could not be
+// started or listed, and where to see why: "✗ bad failed to start —
+// apps screen (ctrl+a) for why".
+func (s statusBar) failedWords() string {
+	if len(s.listing.failed) == 0 {
+		return ""
+	}
+	names := make([]string, len(s.listing.failed))
+	for i, app := range s.listing.failed {
+		names[i] = widget.OneLine(app)
+	}
+	return "✗ " + strings.Join(names, ", ") + " failed to start — apps screen (ctrl+a) for why"
 }
 
 func (s statusBar) workingApps() []string {

@@ -83,6 +83,10 @@ type appInfo struct {
 	since   time.Time
 }
 
+// failed says whether a is an enabled MCP server that could not be
+// started or listed (its listing over): enabled, but not running.
+func (a appInfo) failed() bool { return a.unlisted != "" && !a.listing }
+
 // Config is where the screen reads the apps from and what it may do.
 type Config struct {
 	Registry Installed // the installed apps (nil: none listed)
@@ -159,7 +163,9 @@ func read(o Config) Loaded {
 			in.where = o.AppSource[name]
 			if u, ok := a.(mcpUnlisted); ok {
 				if why, fix := u.Unlisted(); why != "" {
-					in.unlisted, in.fix, in.source, in.on = why, fix, "MCP · not listed", false
+					// Enabled (the config's enable list names it), but not
+					// installed: no switch of the hub's says otherwise.
+					in.unlisted, in.fix, in.source = why, fix, "MCP · not listed"
 				}
 			}
 			if l, ok := a.(mcpListing); ok {
@@ -177,7 +183,7 @@ func read(o Config) Loaded {
 		if in.model == "" {
 			in.model = o.SpokeModel
 		}
-		if o.Apps != nil {
+		if o.Apps != nil && in.unlisted == "" {
 			in.on = o.Apps.Enabled(name)
 		}
 		msg.list = append(msg.list, in)
@@ -393,7 +399,7 @@ func effects(th style.Theme, fs []appkit.Function) widget.Cell {
 // of which works now (the status bar's).
 func (v *Screen) View(th style.Theme, w, h int, working map[string]bool) string {
 	canSwitch := v.c.Apps != nil
-	title := widget.TitleBar(th, w, "Apps", []string{widget.Plural(len(v.list), "app") + " installed", sandboxNote(v.sandbox)}, -1, "")
+	title := widget.TitleBar(th, w, "Apps", []string{v.count(), sandboxNote(v.sandbox)}, -1, "")
 	second := " Every app runs alone, behind its own spoke · space enables / disables it"
 	if !canSwitch {
 		second = " Every app runs alone, behind its own spoke · enable / disable: not available"
@@ -409,6 +415,8 @@ func (v *Screen) View(th style.Theme, w, h int, working map[string]bool) string 
 		switch {
 		case a.listing:
 			state = widget.Cell{Text: "listing", St: th.Working}
+		case a.failed():
+			state = widget.Cell{Text: "failed", St: th.Err}
 		case working[a.name]:
 			state = widget.Cell{Text: "running", St: th.Working}
 		}
@@ -466,13 +474,44 @@ func (v *Screen) View(th style.Theme, w, h int, working map[string]bool) string 
 	return widget.Screen(w, h, []string{title, widget.FitLines([]string{th.Dim.Render(second)}, w, 1)[0]}, head, list, pane, []string{widget.Footer(th, w, keys, v.msg, st)})
 }
 
+// count is the title's count: the apps installed, then the enabled MCP
+// servers being started or that failed to (not installed).
+func (v *Screen) count() string {
+	installed, starting, failed := 0, 0, 0
+	for _, a := range v.list {
+		switch {
+		case a.listing:
+			starting++
+		case a.failed():
+			failed++
+		default:
+			installed++
+		}
+	}
+	out := widget.Plural(installed, "app") + " installed"
+	if starting > 0 {
+		out += fmt.Sprintf(" · %d starting", starting)
+	}
+	if failed > 0 {
+		out += fmt.Sprintf(" · %d enabled but failed to start", failed)
+	}
+	return out
+}
+
 // appDetail is one app in full. App-authored descriptions are not shown.
 func appDetail(th style.Theme, a appInfo, running bool, sb *sandbox.Report) []widget.Styled {
 	state := "idle"
 	if running {
 		state = "running (a spoke of it works now)"
 	}
-	head := fmt.Sprintf("%s · %s app · model %s · %s · %s", widget.Clean(a.name), widget.Clean(a.source), widget.Clean(a.model), state, onOff(a.on, "enabled", "disabled"))
+	on := onOff(a.on, "enabled", "disabled")
+	switch {
+	case a.listing:
+		state = "starting"
+	case a.failed():
+		state, on = "failed", "enabled, but not running: its server could not be started or listed"
+	}
+	head := fmt.Sprintf("%s · %s app · model %s · %s · %s", widget.Clean(a.name), widget.Clean(a.source), widget.Clean(a.model), state, on)
 	out := []widget.Styled{{Text: head, St: th.BoxTitle}}
 	if a.listing {
 		out = append(out, widget.Styled{Text: "being listed since " + a.since.Format("15:04:05") + ": " + widget.Clean(a.unlisted), St: th.Working},

@@ -51,7 +51,10 @@ func newMCPAdd(g *globals) *cobra.Command {
 		Long: `Add an MCP server to the config file (mcp.NAME, and NAME in enable),
 start it once in its sandbox, and list its tools with their effects. Its
 tool list is cached, so bulkhead starts from it without starting the
-server; a process serving the data directory takes it at once.
+server; a process serving the data directory takes it at once. A server
+whose listing fails is not added: the file is left as it was, unless
+--force keeps it (enabled; bulkhead starts without it until it is
+listed).
 
 --folder grants a folder to read and write (repeatable), --read one to
 read, --net an endpoint its process may reach, each asked on the
@@ -116,6 +119,13 @@ for a server that could not be listed.
 					return err
 				}
 			}
+			// The file as it was: a server whose listing fails is not
+			// added (nor changed) unless --force.
+			was, wasErr := os.ReadFile(path)
+			undo := &undoAdd{path: path, was: was, existed: wasErr == nil, force: force}
+			if wasErr != nil && !errors.Is(wasErr, os.ErrNotExist) {
+				undo = nil // unreadable: nothing to put back
+			}
 			switch {
 			case !plan.Exists:
 				if err := mcpconfig.Add(path, name, s); err != nil {
@@ -134,7 +144,10 @@ for a server that could not be listed.
 			if err != nil {
 				return err
 			}
-			return listAndTell(cmd, g, cfg, name, ask, allowNet)
+			if plan.Exists && len(plan.Changes) == 0 && !plan.Enable {
+				undo = nil // nothing was written
+			}
+			return listAndTell(cmd, g, cfg, name, ask, allowNet, undo)
 		},
 	}
 	add.Flags().StringArrayVar(&folders, "folder", nil, "a folder the server may read and write (repeatable)")
@@ -142,7 +155,7 @@ for a server that could not be listed.
 	add.Flags().StringArrayVar(&net, "net", nil, "an endpoint HOST:PORT its process may reach, asked first (repeatable)")
 	add.Flags().StringArrayVar(&env, "env", nil, "NAME=VALUE passed to the server (repeatable)")
 	add.Flags().BoolVar(&allowNet, "allow-net", false, "allow its configured endpoints for this listing without asking (off a terminal, nothing is asked and none is allowed without it)")
-	add.Flags().BoolVar(&force, "force", false, "change a server the config has already without asking")
+	add.Flags().BoolVar(&force, "force", false, "change a server the config has already without asking, and keep a server in the config (enabled) even when its listing fails")
 	return add
 }
 
@@ -219,22 +232,63 @@ func relistMCP(cmd *cobra.Command, g *globals, name string, ask *prompt, allowNe
 			return err
 		}
 	}
-	return listAndTell(cmd, g, cfg, name, ask, allowNet)
+	return listAndTell(cmd, g, cfg, name, ask, allowNet, nil)
+}
+
+// undoAdd is the config file as it was before `bulkhead mcp add` wrote
+// it: a server whose listing fails is taken out again — the file put
+// back as it was — unless --force keeps it.
+type undoAdd struct {
+	path    string
+	was     []byte
+	existed bool
+	force   bool
+}
+
+// restore puts the file back as it was.
+func (u *undoAdd) restore() error {
+	if !u.existed {
+		return os.Remove(u.path)
+	}
+	return os.WriteFile(u.path, u.was, 0o600)
 }
 
 // listAndTell lists the configured server name live, prints its tools
 // and has the process serving the data directory, if one does, take
 // them.
-func listAndTell(cmd *cobra.Command, g *globals, cfg config.Config, name string, ask *prompt, allowNet bool) error {
+func listAndTell(cmd *cobra.Command, g *globals, cfg config.Config, name string, ask *prompt, allowNet bool, undo *undoAdd) error {
 	out := cmd.OutOrStdout()
-	asker := &terminalNet{ask: ask, log: cmd.ErrOrStderr(), allow: allowNet}
-	a, err := listing(cmd.Context(), cfg, name, asker, ask, cmd.ErrOrStderr())
+	// One writer for the progress lines and the network notes, which
+	// come from two goroutines.
+	errw := &syncWriter{w: cmd.ErrOrStderr()}
+	asker := &terminalNet{ask: ask, log: errw, allow: allowNet}
+	a, err := listing(cmd.Context(), cfg, name, asker, ask, errw)
 	if err != nil {
-		fix := fmt.Sprintf("its stderr is in %s; `bulkhead mcp add %s` again once it is fixed, or `bulkhead mcp rm %s`", filepath.Join(cfg.DataDir, "bulkhead.log"), name, name)
+		// Where its stderr went, once: the error of a server that exited
+		// says it already.
+		stderr := fmt.Sprintf("its stderr is in %s; ", filepath.Join(cfg.DataDir, "bulkhead.log"))
+		if ee := (*mcp.ExitError)(nil); errors.As(err, &ee) && ee.Logged != "" {
+			stderr = ""
+		}
+		if undo != nil && !undo.force {
+			// Not added: the file is as it was.
+			if rerr := undo.restore(); rerr != nil {
+				return &exitError{exitFailed, fmt.Errorf("%w\nmcp.%s could not be taken out of %s again (%v): `bulkhead mcp rm %s` does", err, name, undo.path, rerr, name)}
+			}
+			fix := stderr + "the same `bulkhead mcp add` once it is fixed adds it, or with --force now (enabled: bulkhead starts without it until it is listed)"
+			if n := asker.network(name); len(n.Refused) > 0 {
+				fix = fmt.Sprintf("its network (%s) was not allowed: the same `bulkhead mcp add` with --allow-net allows it for a listing; ", strings.Join(n.Refused, ", ")) + fix
+			}
+			return &exitError{exitFailed, fmt.Errorf("%w\nmcp.%s was not added to %s: its listing failed, and %s is as it was\n%s", err, name, undo.path, undo.path, fix)}
+		}
+		fix := stderr + fmt.Sprintf("`bulkhead mcp add %s` again once it is fixed, or `bulkhead mcp rm %s`", name, name)
 		if n := asker.network(name); len(n.Refused) > 0 {
 			fix = fmt.Sprintf("its network (%s) was not allowed: `bulkhead mcp add %s --allow-net` allows it for a listing; ", strings.Join(n.Refused, ", "), name) + fix
 		}
-		return &exitError{exitFailed, fmt.Errorf("%w\n%s", err, fix)}
+		// The config keeps it enabled: say so, and what that means at
+		// the next start, rather than leave the person to find out.
+		kept := fmt.Sprintf("mcp.%s stays in %s, enabled but not listed: bulkhead starts without it (the apps screen says why) until it is listed", name, configPath(g))
+		return &exitError{exitFailed, fmt.Errorf("%w\n%s\n%s", err, kept, fix)}
 	}
 	printTools(out, name, a)
 	tellServing(cmd, g, cfg, name, out)
@@ -259,7 +313,7 @@ func tellServing(cmd *cobra.Command, g *globals, cfg config.Config, name string,
 	// This session's apps are those of a session started here now.
 	as, _ := cli.Apps()
 	if slices.ContainsFunc(as, func(a serve.AppInfo) bool { return a.Manifest.Name == name && a.Unlisted == "" }) {
-		fmt.Fprintf(out, "the bulkhead serving %s (pid %d) runs %s now: open sessions that enable it use it from their next request\n", cfg.DataDir, pid, termtext.OneLine(name))
+		fmt.Fprintf(out, "the bulkhead serving %s (pid %d) runs %s now: open sessions use it from their next request (those started with --apps keep the apps they chose)\n", cfg.DataDir, pid, termtext.OneLine(name))
 		return
 	}
 	fmt.Fprintf(out, "the bulkhead serving %s (pid %d) installs %s in the sessions that start from now on (open ones keep the apps they started with)\n", cfg.DataDir, pid, termtext.OneLine(name))
@@ -285,7 +339,11 @@ func listing(ctx context.Context, cfg config.Config, name string, asker apps.Net
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		start := time.Now()
-		fmt.Fprintf(progress, "starting %s to list its tools (a first run through npx downloads it)…\n", name)
+		how := ""
+		if runner, ok := mcp.NPMRunner(cfg.MCP[name].Command); ok {
+			how = " (a first run through " + runner + " downloads it)"
+		}
+		fmt.Fprintf(progress, "starting %s to list its tools%s…\n", name, how)
 		t := time.NewTicker(5 * time.Second)
 		defer t.Stop()
 		for {
@@ -313,13 +371,37 @@ func printTools(w io.Writer, name string, a *mcp.App) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", termtext.OneLine(t.Tool), t.Effect, termtext.OneLine(t.Functionality))
 	}
 	tw.Flush()
+	printBeyondTools(w, "", a.Summary())
+}
+
+// printBeyondTools says what a server's listing holds besides the
+// functions of its tools: its resources, its prompts (listed, never
+// run), and, a line each, what bulkhead does not support of it. Its
+// names are the server's: each is shown on one line, escaped.
+func printBeyondTools(w io.Writer, indent string, s mcp.Summary) {
+	if s.Resources {
+		fmt.Fprintf(w, "%s  resources: its own spoke lists and reads them (read_resource, list_resources)\n", indent)
+	}
+	if s.PromptCount > 0 {
+		names := make([]string, 0, len(s.Prompts))
+		for _, p := range s.Prompts {
+			names = append(names, termtext.OneLine(p))
+		}
+		if len(names) > 10 {
+			names = append(names[:10], "…")
+		}
+		fmt.Fprintf(w, "%s  prompts (%d, listed, never run): %s\n", indent, s.PromptCount, strings.Join(names, ", "))
+	}
+	for _, u := range s.Unsupported {
+		fmt.Fprintf(w, "%s  not supported: %s\n", indent, termtext.OneLine(u))
+	}
 }
 
 // newMCPList is `bulkhead mcp list`.
 func newMCPList(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
-		Short: "The configured MCP servers: enabled or not, what they run, their folders, network and own data",
+		Short: "The configured MCP servers: enabled or not, what they run, their folders, network and own data, and what each offers as last listed (resources, prompts, what is not supported)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load(cmd)
@@ -365,9 +447,37 @@ func printServers(w io.Writer, cfg config.Config) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	// What each offers, from the listing cached for its configuration
+	// (no server is started).
+	fmt.Fprintln(w, "What each offers, as last listed:")
+	cache := engine.MCPCache(cfg.DataDir)
+	for _, n := range names {
+		sum, ok := cache.Summary(n, cachedAs(cfg.MCP[n]))
+		if !ok {
+			fmt.Fprintf(w, "  %s: not listed for its current configuration: `bulkhead mcp add %s` lists it\n", n, n)
+			continue
+		}
+		what := "an MCP server"
+		if sv := strings.TrimSpace(sum.Server + " " + sum.Version); sv != "" {
+			what = termtext.OneLine(sv)
+		}
+		fmt.Fprintf(w, "  %s: %s, %d of its %d tools offered\n", n, what, sum.Offered, sum.Tools)
+		printBeyondTools(w, "  ", sum)
+	}
 	fmt.Fprintf(w, "A server's own data (its XDG_DATA_HOME) is kept in %s, across its versions; its package runner's cache in %s. `bulkhead mcp rm NAME` offers to remove both.\n",
 		config.ShortHome(filepath.Join(mcp.DataRoot(cfg.DataDir), "NAME")), config.ShortHome(filepath.Join(cfg.AppsCache(), "NAME")))
 	return nil
+}
+
+// cachedAs is a configured server as the tool-list cache keys it: what
+// decides its listing and its mapping (mcp.ConfigKey), as the engine
+// builds it (engine.mcpServers).
+func cachedAs(c config.MCPServer) mcp.Server {
+	s := mcp.Server{Command: c.Command, Args: c.Args, Env: c.Env, Dir: c.Dir, URL: c.URL, Tools: map[string]mcp.ToolConfig{}}
+	for t, tc := range c.Tools {
+		s.Tools[t] = mcp.ToolConfig{Functionality: tc.Functionality, Effect: apps.Effect(tc.Effect), Key: tc.Key}
+	}
+	return s
 }
 
 // exists reports whether something is at path.
@@ -488,4 +598,16 @@ func (t *terminalNet) network(app string) doctor.Network {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.refused[app]
+}
+
+// syncWriter serialises whole writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
 }

@@ -21,14 +21,31 @@ import (
 )
 
 // listing is what a server tells of itself once started: its name,
-// version and instructions, and its tools. The manifest is built from a
-// listing, whether it was just listed or read from the cache, so the two
-// paths build the same app.
+// version and instructions, its tools, whether it serves resources, and
+// its prompts. The manifest is built from a listing, whether it was just
+// listed or read from the cache, so the two paths build the same app.
 type listing struct {
 	Server       string       `json:"server"`
 	Version      string       `json:"version"`
 	Instructions string       `json:"instructions,omitempty"`
 	Tools        []listedTool `json:"tools"`
+	// Resources: the server declares the resources capability; its own
+	// spoke may list and read them (resources.go). Subscribe: it offers
+	// subscriptions to them, which bulkhead does not use.
+	Resources bool `json:"resources,omitempty"`
+	Subscribe bool `json:"subscribe,omitempty"`
+	// Completions: it offers completions (of prompt arguments), which
+	// bulkhead does not use.
+	Completions bool `json:"completions,omitempty"`
+	// Prompts names its prompts (at most maxPrompts of them; Prompted
+	// counts them all): listed and shown, never run.
+	Prompts  []string `json:"prompts,omitempty"`
+	Prompted int      `json:"prompted,omitempty"`
+	// Asked names what the server asked of bulkhead while it was listed
+	// (sampling, elicitation, roots): bulkhead offers none of it. It is
+	// no part of the listing's fingerprint (sum): a server may ask at
+	// one start and not at the next.
+	Asked []string `json:"asked,omitempty"`
 }
 
 // listedTool is what the manifest needs of one tool.
@@ -38,7 +55,15 @@ type listedTool struct {
 	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	Annotations  *listedHints    `json:"annotations,omitempty"`
+	// Tasks is the tool's execution.taskSupport: "required" (it runs
+	// only as a task: not offered), "optional" (called plainly),
+	// "forbidden" or "" (called plainly).
+	Tasks string `json:"tasks,omitempty"`
 }
+
+// requiresTasks reports whether the tool can only be called as a task,
+// which bulkhead does not support.
+func (t listedTool) requiresTasks() bool { return t.Tasks == taskRequired }
 
 // listedHints are the annotations EffectOf reads.
 type listedHints struct {
@@ -55,17 +80,24 @@ func (h *listedHints) sdk() *sdk.ToolAnnotations {
 }
 
 // newListing turns what a server answered into a listing: schemas in
-// canonical JSON (keys sorted), tools sorted by name.
-func newListing(init *sdk.InitializeResult, tools []*sdk.Tool) listing {
+// canonical JSON (keys sorted), tools sorted by name. tasks is each
+// tool's execution.taskSupport, by name (the SDK's Tool has no field for
+// it: tap.go reads it off the wire).
+func newListing(init *sdk.InitializeResult, tools []*sdk.Tool, tasks map[string]string) listing {
 	var l listing
 	if init != nil {
 		if init.ServerInfo != nil {
 			l.Server, l.Version = init.ServerInfo.Name, init.ServerInfo.Version
 		}
 		l.Instructions = init.Instructions
+		if c := init.Capabilities; c != nil {
+			l.Resources = c.Resources != nil
+			l.Subscribe = c.Resources != nil && c.Resources.Subscribe
+			l.Completions = c.Completions != nil
+		}
 	}
 	for _, t := range tools {
-		lt := listedTool{Name: t.Name, Description: t.Description, InputSchema: canonical(t.InputSchema), OutputSchema: canonical(t.OutputSchema)}
+		lt := listedTool{Name: t.Name, Description: t.Description, InputSchema: canonical(t.InputSchema), OutputSchema: canonical(t.OutputSchema), Tasks: tasks[t.Name]}
 		if a := t.Annotations; a != nil {
 			lt.Annotations = &listedHints{ReadOnly: a.ReadOnlyHint, Destructive: a.DestructiveHint, OpenWorld: a.OpenWorldHint}
 		}
@@ -93,9 +125,11 @@ func canonical(v any) json.RawMessage {
 	return b
 }
 
-// sum is the listing's fingerprint: equal sums, equal listings.
+// sum is the listing's fingerprint: equal sums, equal listings (what
+// the server asked while it was listed aside).
 func (l listing) sum() [32]byte {
-	b, _ := json.Marshal(l) // only strings, bools and canonical JSON
+	l.Asked = nil
+	b, _ := json.Marshal(l) // only strings, bools, numbers and canonical JSON
 	return sha256.Sum256(b)
 }
 
@@ -126,14 +160,16 @@ func NewCache(dir string) *Cache { return &Cache{dir: dir} }
 func (c *Cache) Dir() string { return c.dir }
 
 // cacheFormat is the version of the file layout and of key; a file of
-// another format is a miss.
-const cacheFormat = 1
+// another format is a miss. 2: tools' taskSupport, resources, prompts
+// (a file of format 1 does not say which tools require tasks).
+const cacheFormat = 2
 
 // Bounds on a cache file, beyond which it is not read.
 const (
 	maxCacheFile = 8 << 20
 	maxTools     = 4096
 	maxNameLen   = 512
+	maxPrompts   = 256
 )
 
 // cacheFile is one file of the cache.
@@ -236,6 +272,22 @@ func (l *listing) check() error {
 		}
 		if i > 0 && l.Tools[i-1].Name >= t.Name {
 			return fmt.Errorf("tool %q: out of order or repeated", clip(t.Name, 40))
+		}
+		if len(t.Tasks) > 32 {
+			return fmt.Errorf("tool %q: taskSupport too long", clip(t.Name, 40))
+		}
+	}
+	if len(l.Prompts) > maxPrompts || l.Prompted < len(l.Prompts) {
+		return fmt.Errorf("%d prompts named, %d counted", len(l.Prompts), l.Prompted)
+	}
+	for _, p := range l.Prompts {
+		if p == "" || len(p) > maxNameLen {
+			return fmt.Errorf("prompt name %q empty or too long", clip(p, 40))
+		}
+	}
+	for _, a := range l.Asked {
+		if !slices.Contains(askable, a) {
+			return fmt.Errorf("asked %q", clip(a, 40))
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,23 +86,55 @@ func (in *instance) Call(ctx context.Context, c apps.Call) (json.RawMessage, err
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
+	// failed is what a call that failed in the exchange says: a server
+	// that answered with an error keeps running; one in doubt is stopped.
+	failed := func(err error) error {
+		if in.conn.healthy(ctx, err) {
+			return fmt.Errorf("the MCP server refused the call: %s", clip(err.Error(), 2000))
+		}
+		err = in.conn.explain(ctx, err)
+		in.conn.stop(false)
+		in.conn = nil
+		return err
+	}
+	if t.kind != callTool {
+		// The server's resources (resources.go), on this spoke's own
+		// session.
+		var res struct {
+			URI string `json:"uri"`
+		}
+		if t.kind == readResource {
+			if err := json.Unmarshal(args, &res); err != nil || res.URI == "" {
+				return nil, errors.New("read_resource takes the resource's uri")
+			}
+		}
+		text, err := in.conn.resources(ctx, t.kind, res.URI)
+		if err != nil {
+			return nil, failed(err)
+		}
+		return textResult(text, in.app.cfg.MaxOutput)
+	}
 	params := &sdk.CallToolParams{Name: t.name, Arguments: args}
 	// The tool's progress notifications reach the turn's status line.
 	tok := fmt.Sprintf("bulkhead-%d", progressSeq.Add(1))
 	params.SetProgressToken(tok)
 	in.conn.progress.Store(tok, progressTo(report, in.app.name, c.Function))
 	defer in.conn.progress.Delete(tok)
-	res, err := in.conn.session.CallTool(ctx, params)
+	had := in.conn.askedNames()
+	cn := in.conn
+	res, err := cn.session.CallTool(ctx, params)
+	var out json.RawMessage
 	if err != nil {
-		if in.conn.healthy(ctx, err) {
-			return nil, fmt.Errorf("the MCP server refused the call: %s", clip(err.Error(), 2000))
-		}
-		err = in.conn.explain(ctx, err)
-		in.conn.stop(false)
-		in.conn = nil
-		return nil, err
+		err = failed(err)
+	} else if out, err = result(res, t.structured, in.app.cfg.MaxOutput); err == nil || !res.IsError {
+		return out, err
 	}
-	return result(res, t.structured, in.app.cfg.MaxOutput)
+	// What it asked for during the call, and did not get, is the likely
+	// cause of its failure.
+	if asked := slices.DeleteFunc(cn.askedNames(), func(a string) bool { return slices.Contains(had, a) }); len(asked) > 0 {
+		err = fmt.Errorf("%w (the server asked bulkhead for %s, which bulkhead does not offer MCP servers)", err, strings.Join(asked, " and "))
+	}
+	return nil, err
 }
 
 // start starts the server for calls: connects, lists its tools and
@@ -209,6 +242,13 @@ type conn struct {
 	// what went wrong with the stream
 	over    atomic.Bool  // a message exceeded the frame limit
 	readErr atomic.Value // the first read error that is not EOF (error text)
+	// what the SDK does not tell (tap.go): the tools/list requests in
+	// flight (by id), the listed tools' taskSupport, what the server
+	// asked of bulkhead
+	lists  sync.Map
+	wireMu sync.Mutex
+	tasks  map[string]string
+	asked  []string
 }
 
 // frameLimit bounds one JSON-RPC message.
@@ -320,6 +360,7 @@ func (in *instance) connect(ctx context.Context, cfg Server, net []sandbox.Endpo
 			}
 		},
 	})
+	client.AddReceivingMiddleware(c.asks)
 	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		err = c.explainStart(ctx, err)
@@ -330,7 +371,8 @@ func (in *instance) connect(ctx context.Context, cfg Server, net []sandbox.Endpo
 	return c, nil
 }
 
-// list lists the server's tools.
+// list lists the server's tools (and which of them require tasks),
+// and names its prompts.
 func (c *conn) list(ctx context.Context) (listing, error) {
 	var tools []*sdk.Tool
 	for t, err := range c.session.Tools(ctx, nil) {
@@ -339,7 +381,10 @@ func (c *conn) list(ctx context.Context) (listing, error) {
 		}
 		tools = append(tools, t)
 	}
-	return newListing(c.session.InitializeResult(), tools), nil
+	l := newListing(c.session.InitializeResult(), tools, c.taskSupport())
+	l.Prompts, l.Prompted = c.listPrompts(ctx)
+	l.Asked = c.askedNames()
+	return l, nil
 }
 
 // start runs the command in its own process group, talking over pipes
@@ -619,7 +664,15 @@ func (w *watchedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, os.ErrClosed) && ctx.Err() == nil {
 		w.c.readErr.CompareAndSwap(nil, err.Error())
 	}
+	if err == nil {
+		w.c.received(m) // before the SDK reads it (tap.go)
+	}
 	return m, err
+}
+
+func (w *watchedConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	w.c.listRequested(m)
+	return w.Connection.Write(ctx, m)
 }
 
 // capped caps HTTP response bodies of a streamable-HTTP server.
@@ -629,12 +682,17 @@ func (t capped) RoundTrip(r *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(r.Context())
 	stop := context.AfterFunc(t.c.httpCtx, cancel)
 	done := func() { stop(); cancel() }
+	watched := t.c.requestWatched(r) // a tools/list: its answer is read (tap.go)
 	resp, err := t.c.http.RoundTrip(r.WithContext(ctx))
 	if err != nil {
 		done()
 		return nil, err
 	}
-	resp.Body = &cappedBody{ReadCloser: resp.Body, c: t.c, left: int64(t.c.max), done: done}
+	body := &cappedBody{ReadCloser: resp.Body, c: t.c, left: int64(t.c.max), done: done}
+	if watched {
+		body.tap = newBodyTap(t.c, resp.Header.Get("Content-Type"))
+	}
+	resp.Body = body
 	return resp, nil
 }
 
@@ -643,6 +701,7 @@ type cappedBody struct {
 	c    *conn
 	left int64
 	done func()
+	tap  *bodyTap // nil: not read
 }
 
 func (b *cappedBody) Close() error {
@@ -656,6 +715,9 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	if b.left -= int64(n); b.left < 0 {
 		b.c.over.Store(true)
 		return 0, errTooLarge
+	}
+	if b.tap != nil {
+		b.tap.feed(p[:n], err != nil)
 	}
 	return n, err
 }

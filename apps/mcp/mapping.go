@@ -206,7 +206,15 @@ func contentText(cs []sdk.Content) string {
 		case *sdk.AudioContent:
 			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", t.MIMEType, len(t.Data)))
 		case *sdk.ResourceLink:
-			parts = append(parts, fmt.Sprintf("[resource %s]", t.URI))
+			// read_resource reads it, where the server has resources
+			link := fmt.Sprintf("[resource link %s", t.URI)
+			if t.Name != "" {
+				link += fmt.Sprintf(" %q", clip(t.Name, 200))
+			}
+			if t.MIMEType != "" {
+				link += " " + clip(t.MIMEType, 100)
+			}
+			parts = append(parts, link+"]")
 		case *sdk.EmbeddedResource:
 			switch {
 			case t.Resource == nil:

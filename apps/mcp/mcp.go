@@ -84,6 +84,28 @@
 // Server.Catalog (CatalogEntries): written by the user, they and the
 // names are the only words about this app the hub planner reads.
 //
+// # Beyond tools: tasks, resources, prompts
+//
+// A tool whose execution.taskSupport is "required" runs only as a task,
+// which bulkhead does not support: it is no function and no
+// functionality (the planner is never offered it), and `bulkhead mcp
+// list` names it as not supported. One whose tasks are "optional" is
+// called plainly. The SDK drops the field: tap.go reads it off the wire.
+//
+// A server that declares the resources capability gets two read-only
+// functions more (resources.go): read_resource (resources/read of a URI,
+// such as a resource link a tool returned) and list_resources (its
+// resources and templates). They are called as its tools are, through
+// its spoke's own session, and return the app's text, bounded as a
+// tool's result is. By default each is a functionality of its own, as
+// an unmapped tool is; Server.Tools["read_resource"] (or
+// "list_resources") configures it as a tool's config does.
+//
+// Its prompts are listed (names, and how many) and shown by `bulkhead
+// mcp list`; the planner never runs them. What it asks of bulkhead
+// (sampling, elicitation, roots) it does not get: the listing notes it,
+// and a tool error says so. Summary is what `bulkhead mcp list` shows.
+//
 // # Faults
 //
 // Each fails only its own call, with a message that says what happened:
@@ -228,7 +250,17 @@ type ToolInfo struct {
 type tool struct {
 	name       string // the server's
 	structured bool   // has an output schema: return structuredContent
+	kind       kind   // a tool, or the server's resources
 }
+
+// kind is what a function calls on the server.
+type kind uint8
+
+const (
+	callTool      kind = iota // tools/call
+	readResource              // resources/read
+	listResources             // resources/list and resources/templates/list
+)
 
 // App is an installed MCP server.
 type App struct {
@@ -452,32 +484,27 @@ func (a *App) build(l listing) (built, error) {
 	taken := map[string]bool{}
 	used := map[string]bool{}
 	var errs []error
-	for _, t := range l.Tools {
-		fn := uniqueName(t.Name, taken)
-		key, tc := a.toolConfig(t.Name, fn)
+	// offer makes a function of what the server offers (a tool, or its
+	// resources), configured as the tool named name is (unless that
+	// name is a tool's already).
+	offer := func(name, desc string, annotated apps.Effect, open bool, params, res json.RawMessage, t tool) {
+		var key string
+		var tc ToolConfig
+		clash := t.kind != callTool && taken[name]
+		fn := uniqueName(name, taken)
+		if !clash {
+			key, tc = a.toolConfig(name, fn)
+		}
 		if key != "" {
 			used[key] = true
 		}
-		annotated, open := EffectOf(t.Annotations.sdk())
 		effect, err := tighten(annotated, tc.Effect)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("tools.%s: %w", t.Name, err))
-			continue
+			errs = append(errs, fmt.Errorf("tools.%s: %w", name, err))
+			return
 		}
-		params, err := safeSchema(decoded(t.InputSchema), true)
-		if err != nil {
-			a.log.Warn("unusable input schema; the tool takes any object", "tool", t.Name, "err", err)
-			params = permissiveObject
-		}
-		res, structured := TextResult, len(t.OutputSchema) > 0
-		if structured {
-			if res, err = safeSchema(decoded(t.OutputSchema), false); err != nil {
-				a.log.Warn("unusable output schema; results are only checked to be objects", "tool", t.Name, "err", err)
-				res = permissiveObject
-			}
-		}
-		m.Functions = append(m.Functions, apps.Function{Name: fn, Description: clip(t.Description, 2000), Params: params, Result: res, Effect: effect, Key: tc.Key})
-		b.tools[fn] = tool{name: t.Name, structured: structured}
+		m.Functions = append(m.Functions, apps.Function{Name: fn, Description: clip(desc, 2000), Params: params, Result: res, Effect: effect, Key: tc.Key})
+		b.tools[fn] = t
 		provides := tc.Functionality
 		switch provides {
 		case "none":
@@ -490,7 +517,38 @@ func (a *App) build(l listing) (built, error) {
 		if provides != "" {
 			m.Provides[provides] = fn
 		}
-		b.info = append(b.info, ToolInfo{Tool: t.Name, Function: fn, Effect: effect, Annotated: annotated, OpenWorld: open, Functionality: provides})
+		b.info = append(b.info, ToolInfo{Tool: name, Function: fn, Effect: effect, Annotated: annotated, OpenWorld: open, Functionality: provides})
+	}
+	for _, t := range l.Tools {
+		if t.requiresTasks() {
+			// It runs only as a task, which bulkhead does not support:
+			// no function, no functionality; `bulkhead mcp list` says so.
+			if key, _ := a.toolConfig(t.Name, FunctionName(t.Name)); key != "" {
+				used[key] = true
+			}
+			continue
+		}
+		annotated, open := EffectOf(t.Annotations.sdk())
+		params, err := safeSchema(decoded(t.InputSchema), true)
+		if err != nil {
+			a.log.Warn("unusable input schema; the tool takes any object", "tool", t.Name, "err", err)
+			params = permissiveObject
+		}
+		res, structured := TextResult, len(t.OutputSchema) > 0
+		if structured {
+			if res, err = safeSchema(decoded(t.OutputSchema), false); err != nil {
+				a.log.Warn("unusable output schema; results are only checked to be objects", "tool", t.Name, "err", err)
+				res = permissiveObject
+			}
+		}
+		offer(t.Name, t.Description, annotated, open, params, res, tool{name: t.Name, structured: structured})
+	}
+	if l.Resources {
+		// Its resources, for its own spoke (resources.go): after its
+		// tools, so that none of theirs is renamed.
+		for _, r := range resourceFunctions {
+			offer(r.name, r.desc, apps.EffectRead, true, r.params, TextResult, tool{name: r.name, kind: r.kind})
+		}
 	}
 	for k := range a.cfg.Tools {
 		if !used[k] {

@@ -15,6 +15,12 @@
 // FILE each time the server starts; -version-file FILE reads the version
 // it reports from FILE's first line, and adds a read-only tool "shiny"
 // when a later line says +shiny.
+//
+// For the parts of the spec beyond tools (spec.go), -spec adds a tool
+// that requires tasks, one whose tasks are optional, resources (and a
+// template), a tool that returns a resource link and an embedded
+// resource, a tool that asks for sampling, and prompts. -json has an
+// HTTP server answer with JSON bodies rather than event streams.
 package main
 
 import (
@@ -56,7 +62,7 @@ func text(s string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
 }
 
-func newServer(version string, shiny bool) *sdk.Server {
+func newServer(version string, shiny, spec bool) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "testserver", Version: version},
 		&sdk.ServerOptions{Instructions: "Test server instructions (app-authored)."})
 	add := func(name, desc string, schema json.RawMessage, a *sdk.ToolAnnotations, h sdk.ToolHandler) {
@@ -197,6 +203,9 @@ func newServer(version string, shiny bool) *sdk.Server {
 			}
 			return text("progressed"), nil
 		})
+	if spec {
+		addSpec(s)
+	}
 	if shiny {
 		add("shiny", "A tool of a later version.", noArgs, read, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return text("shiny"), nil
@@ -221,6 +230,8 @@ func main() {
 	say := flag.String("stderr", "", "write this to stderr at the start (\\n between lines)")
 	exit := flag.Int("exit", -1, "exit with this status at the start, after -stderr (as a server whose folder is missing does)")
 	gate := flag.String("wait-file", "", "wait, at the start, until this file exists (a server slow to start, held by a test)")
+	asJSON := flag.Bool("json", false, "with -http, answer with JSON bodies, not event streams")
+	spec := flag.Bool("spec", false, "add tools that require tasks or may use them, resources, a resource link, prompts")
 	flag.Parse()
 	if *say != "" {
 		fmt.Fprint(os.Stderr, strings.ReplaceAll(*say, `\n`, "\n"))
@@ -264,7 +275,7 @@ func main() {
 			shiny = shiny || strings.TrimSpace(l) == "+shiny"
 		}
 	}
-	s := newServer(version, shiny)
+	s := newServer(version, shiny, *spec)
 	if *addr == "" {
 		if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			log.Print(err)
@@ -276,6 +287,6 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("http://%s/mcp\n", ln.Addr())
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: *asJSON})
 	log.Fatal(http.Serve(ln, h))
 }

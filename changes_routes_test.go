@@ -265,3 +265,56 @@ func folderDiff(a, b map[string]string) []string {
 	}
 	return out
 }
+
+// A route no list names — a module the user's own program imports,
+// under a name and in a folder nothing in bulkhead spells — is no
+// warning, and still the person sees it, with its new lines, before any
+// of it lands (accessible mode says the set entry by entry; the person
+// decides later): the folder is as it was, and `bulkhead changes show`
+// lists it; accepted, it lands as shown.
+func TestARouteNoListNamesIsSeenBeforeItLands(t *testing.T) {
+	if r := sandboxProbe(t); !stagedHolds(r) {
+		t.Skip("no staged writes here")
+	}
+	ws := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, "vendor", "qux"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "vendor", "qux", "zorblat.py"), []byte("def greet():\n    return 'hi'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := folderState(t, ws)
+	script := `printf 'import os\nos.system(1)\n' >> vendor/qux/zorblat.py`
+	data := filepath.Join(t.TempDir(), "data")
+	cfg := writerConfig(t, ws, "/bin/false")
+	srv := ollamatest.NewScripted(t, writeScript("shell", script, ws), "m")
+	query := fmt.Sprintf("Run \"%s\" in %s", script, ws)
+	out, errOut, _ := lineChat(t, []typed{
+		{after: "request: ", n: 1, line: query},
+		{after: "Enter a number between", n: 1, answer: true, line: "1"},
+		{after: "Allow it? [y/N]", n: 1, answer: true, line: "y"},
+		{after: "Enter a number between", n: 2, answer: true, line: ""},
+	}, "--config", cfg, "--ollama-host", srv.Host(), "--model", "m", "--data-dir", data)
+	if !strings.Contains(out, "changed vendor/qux/zorblat.py") || !strings.Contains(out, "added: os.system(1)") {
+		t.Fatalf("the person must be shown the file and its new lines:\n%s\n%s", out, errOut)
+	}
+	if diff := folderDiff(before, folderState(t, ws)); len(diff) > 0 {
+		t.Fatalf("what the app wrote reached the folder:\n%s", strings.Join(diff, "\n"))
+	}
+	lst, _, _ := run(t, "changes", "--json", "--config", cfg, "--data-dir", data)
+	var set struct{ ID string }
+	if err := json.Unmarshal([]byte(strings.SplitN(lst, "\n", 2)[0]), &set); err != nil || set.ID == "" {
+		t.Fatalf("bulkhead changes: %q (%v)\n%s", lst, err, out)
+	}
+	show, _, code := run(t, "changes", "show", set.ID, "--config", cfg, "--data-dir", data)
+	if code != 0 || !strings.Contains(show, "vendor/qux/zorblat.py") || !strings.Contains(show, "os.system(1)") {
+		t.Fatalf("the set must show the file and its new lines (exit %d):\n%s", code, show)
+	}
+	if _, errOut, code := run(t, "changes", "accept", set.ID, "--config", cfg, "--data-dir", data); code != 0 {
+		t.Fatalf("accept: %d %s", code, errOut)
+	}
+	b, _ := os.ReadFile(filepath.Join(ws, "vendor", "qux", "zorblat.py"))
+	if !strings.Contains(string(b), "os.system(1)") {
+		t.Errorf("accepted, it lands as shown: %q", b)
+	}
+}

@@ -140,7 +140,7 @@ func causeOf(app string, cfg Server, e *ExitError, signaled bool) (cause, fix st
 			fmt.Sprintf("grant the folder it names in %s.folders (read and write) or %s.read (read only)", key, key)
 	case mentions(lines, missingWords):
 		return "a file or folder it needs does not exist, or its sandbox hides it",
-			fmt.Sprintf("create the folder it names, and grant it in %s.folders or %s.read", key, key)
+			fmt.Sprintf("create the file or folder its stderr names, and grant its folder in %s.folders or %s.read", key, key)
 	case mentions(lines, netWords) && len(cfg.Net) == 0:
 		return "it could not reach the network, and its config names none",
 			fmt.Sprintf("name the endpoints it needs in %s.net (registry.npmjs.org:443 for npx), and allow them when asked", key)

@@ -11,8 +11,8 @@ import (
 
 // An answer is drawn part by part (hub.Parts, invariant 12): the
 // assistant's words as Markdown; an app's in a frame of its own — a line
-// that names it, then every line of its words behind a bar, rendered as
-// Markdown inside the frame and cut to it, so that nothing the app wrote
+// that names it, then every line of its words behind a bar, as plain
+// text line for line, wrapped inside the frame, so that nothing the app wrote
 // can end the frame or draw a line outside it; the hub's own words after
 // its mark. Who wrote a word is never a character inside the text.
 
@@ -39,8 +39,10 @@ func drawParts(d Draw, ps hub.Parts, w int) string {
 		default:
 			bar := th.AppBar.Render("│ ")
 			out = append(out, ansi.Truncate(th.AppBar.Render("┌ "+widget.OneLine(p.Words())), w, "…"))
+			// As the app wrote it, line for line: plain text, wrapped to
+			// the frame (Markdown would join its lines, and style them).
 			text := strings.Join(hub.Lines(strings.Trim(p.Text, "\n")), "\n")
-			body := d.MD.Render(text, max(w-2, 1), th.Dark)
+			body := widget.FitWidth(widget.Clean(text), max(w-2, 1))
 			for _, l := range strings.Split(strings.TrimRight(body, "\n"), "\n") {
 				out = append(out, bar+ansi.Truncate(l, max(w-2, 1), ""))
 			}

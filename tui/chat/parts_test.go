@@ -61,3 +61,18 @@ func TestAnAppsPartStaysInItsFrame(t *testing.T) {
 		}
 	}
 }
+
+// An app's words are drawn as it wrote them, line for line: its line
+// breaks stay (each line behind the bar), and nothing of Markdown styles
+// or joins them.
+func TestAnAppsPartKeepsItsLines(t *testing.T) {
+	t.Parallel()
+	d := Draw{Theme: style.New(true), MD: &widget.Markdown{}, Width: 80}
+	ps := hub.Parts{{By: hub.ByApp, App: "shell", Text: "line one\nline two\n**line three**"}}
+	got := ansi.Strip(drawParts(d, ps, 80))
+	for _, want := range []string{"\n│ line one\n│ line two\n│ **line three**\n└"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the app's lines, as written: want %q in\n%s", want, got)
+		}
+	}
+}

@@ -74,16 +74,21 @@ const (
 // Request is one question put to the broker. Everything in it is shown in the
 // dialog; Args verbatim.
 type Request struct {
-	ID           string          `json:"id"`                 // set by the Broker when empty
-	Kind         Kind            `json:"kind"`               // what is asked
-	Subject      string          `json:"subject"`            // who asks: an app name, or "hub"
-	Object       string          `json:"object,omitempty"`   // what it touches: an app, a data key, a host
-	Function     string          `json:"function,omitempty"` // the function or functionality, if any
-	Args         json.RawMessage `json:"args,omitempty"`     // the exact data or arguments (JSON)
-	Detail       string          `json:"detail,omitempty"`   // one human line: what will happen
-	Warning      string          `json:"warning,omitempty"`  // the hub's assessment; required for collab, data, irreversible
-	Expected     bool            `json:"expected"`           // the hub judged it expected (see the package doc)
-	Irreversible bool            `json:"irreversible"`       // its effect cannot be undone
+	ID       string          `json:"id"`                 // set by the Broker when empty
+	Kind     Kind            `json:"kind"`               // what is asked
+	Subject  string          `json:"subject"`            // who asks: an app name, or "hub"
+	Object   string          `json:"object,omitempty"`   // what it touches: an app, a data key, a host
+	Function string          `json:"function,omitempty"` // the function or functionality, if any
+	Args     json.RawMessage `json:"args,omitempty"`     // the exact data or arguments (JSON)
+	Detail   string          `json:"detail,omitempty"`   // one human line: what will happen
+	Warning  string          `json:"warning,omitempty"`  // the hub's assessment; required for collab, data, irreversible
+	Expected bool            `json:"expected"`           // the hub judged it expected (see the package doc)
+	// Reason is, for an expected request, the warning's first clause
+	// whole — the plan's reason, the user's words in it as they wrote
+	// them — so that a dialog can draw it apart from the concerns after
+	// it without cutting the text at a character.
+	Reason       string `json:"reason,omitempty"`
+	Irreversible bool   `json:"irreversible"` // its effect cannot be undone
 	// Concerns are the risks the hub found (not expected, irreversible,
 	// labels the receiver is not cleared for, instruction-like content,
 	// values that did not come from the user). A request with none is

@@ -168,7 +168,7 @@ func (a Assessment) String() string {
 	case a.Expected && a.Why != "":
 		// The plan's reason is one part of the warning: a dialog draws it
 		// calm and each concern after it on its own.
-		parts = append(parts, "expected by the plan: "+strings.ReplaceAll(a.Why, "; ", ", "))
+		parts = append(parts, a.reason())
 	case a.Expected:
 		parts = append(parts, "expected by the plan")
 	case a.Why != "":
@@ -224,6 +224,10 @@ func (a Assessment) Apply(r *permissions.Request) {
 	}
 	r.Warning = a.String()
 	r.Expected = a.Expected
+	r.Reason = ""
+	if a.Expected && a.Why != "" && !a.Declared {
+		r.Reason = a.reason()
+	}
 	r.Irreversible = r.Irreversible || a.Irreversible
 	r.Concerns = a.Concerns()
 	r.Provenance = a.Provenance
@@ -275,4 +279,10 @@ func EffectWords(e apps.Effect) string {
 		return "cannot be undone"
 	}
 	return "does what its app says (" + string(e) + ")"
+}
+
+// reason is the plan's reason for an expected request, as the warning's
+// first clause: the user's words in it unchanged (Request.Reason).
+func (a Assessment) reason() string {
+	return "expected by the plan: " + a.Why
 }

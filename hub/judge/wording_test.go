@@ -31,9 +31,10 @@ func TestJudgementSaysWhatItFound(t *testing.T) {
 
 	var x permissions.Request
 	Assessment{Expected: true, Why: "step s1, one call of send; bound by the plan", Irreversible: true}.Apply(&x)
-	calm, rest, _ := strings.Cut(x.Warning, "; ")
-	if calm != "expected by the plan: step s1, one call of send, bound by the plan" || rest != "cannot be undone" {
-		t.Errorf("the plan's reason is one part, the concern another: %q", x.Warning)
+	// The reason is the warning's first clause whole — the user's words
+	// in it unchanged, a semicolon included — and the concerns follow.
+	if x.Reason != "expected by the plan: step s1, one call of send; bound by the plan" || x.Warning != x.Reason+"; cannot be undone" {
+		t.Errorf("the plan's reason is one part, the concern another: reason %q, warning %q", x.Reason, x.Warning)
 	}
 	for e, want := range map[string]string{"read": "reads", "write": "writes", "irreversible": "cannot be undone"} {
 		if got := EffectWords(apps.Effect(e)); got != want {

@@ -80,3 +80,21 @@ func TestJudgementSaysEachQuoteOnce(t *testing.T) {
 		t.Errorf("judgement:\n got %q\nwant %q", got, want)
 	}
 }
+
+// The plan's reason is drawn calm and whole, whatever it quotes: a
+// semicolon in the user's words neither ends it nor is changed, and the
+// concern after it has its own mark.
+func TestTheReasonIsDrawnWhole(t *testing.T) {
+	t.Parallel()
+	reason := `expected by the plan: step s1, one call of run (command bound by the plan from your words: "run: echo a; echo b")`
+	r := perm.Request{Kind: perm.KindIrreversible, Subject: "shell", Object: "shell", Function: "run", Irreversible: true, Expected: true,
+		Args: json.RawMessage(`{"command":"echo a; echo b"}`), Detail: "shell wants to run",
+		Warning: reason + "; cannot be undone", Reason: reason, Concerns: []perm.Concern{perm.ConcernIrreversible}}
+	th := style.New(true)
+	p, _ := New(Ask{ID: 1, Req: r}, Config{Theme: th})
+	out := ansi.Strip(p.View(th, 120, 40))
+	flat := strings.Join(strings.Fields(strings.ReplaceAll(out, "│", " ")), " ")
+	if !strings.Contains(flat, "✓ "+reason) || strings.Contains(flat, "⚠ echo b") {
+		t.Errorf("the reason, calm and whole:\n%s", out)
+	}
+}

@@ -488,7 +488,13 @@ func (p *Dialog) judgementLines(th style.Theme, iw int) []string {
 	// labels): what the plan expected is said calmly, the concerns after it
 	// with ⚠, so the mark never sits on the plan's own reason.
 	if !p.routine() && p.req.Expected && strings.HasPrefix(w, "expected by the plan") {
-		if calm, rest, ok := strings.Cut(w, "; "); ok {
+		calm, rest, ok := strings.Cut(w, "; ")
+		if rs := widget.Clean(p.req.Reason); rs != "" && strings.HasPrefix(w, rs) {
+			// The plan's reason whole, whatever its quotes hold.
+			calm, rest = rs, strings.TrimPrefix(w[len(rs):], "; ")
+			ok = rest != ""
+		}
+		if ok {
 			out = append(out, markedLines(th.Dim, "✓ ", calm, iw)...)
 			w = rest
 		}

@@ -193,21 +193,11 @@ Run without a command to open the chat.`,
 				// An app's own model, if the config gives it one — apps.NAME
 				// before mcp.NAME, as config.LLM reads them — and the key
 				// that gives it; the others follow the spokes' (and /model).
-				AppModel: func(app string) string {
-					if m := cfg.Apps[app].Model; m != "" {
-						return m
-					}
-					return cfg.MCP[app].Model
-				},
-				AppModelKey: func(app string) string {
-					if cfg.Apps[app].Model == "" && cfg.MCP[app].Model != "" {
-						return "mcp." + app + ".model"
-					}
-					return "apps." + app + ".model"
-				},
-				AppSource: map[string]string{},
-				Apps:      cli,
-				Models:    remembering{cli, cfg.DataDir, g.configured},
+				AppModel:    func(app string) string { m, _ := cfg.AppModel(app); return m },
+				AppModelKey: func(app string) string { _, k := cfg.AppModel(app); return k },
+				AppSource:   map[string]string{},
+				Apps:        cli,
+				Models:      remembering{cli, cfg.DataDir, g.configured},
 				// The first screen: Ollama and the models checked, and
 				// what fails shown with its fix until it works.
 				Setup: &tui.Setup{Host: ollama.Host(), HostFrom: cfg.From["ollama.host"], ConfigFile: cfg.File},

@@ -372,6 +372,20 @@ func (s *Sources) Load() (Config, error) {
 	return c, nil
 }
 
+// AppModel is the model app's own entry in the config gives its spoke
+// ("" when none: it follows spokes.model and /model), read as LLM reads
+// it — apps.NAME before mcp.NAME — and key, the config key that gives it
+// (or would: apps.NAME.model where neither does), for a fix to name.
+func (c Config) AppModel(app string) (model, key string) {
+	if m := c.Apps[app].Model; m != "" {
+		return m, "apps." + app + ".model"
+	}
+	if m := c.MCP[app].Model; m != "" {
+		return m, "mcp." + app + ".model"
+	}
+	return "", "apps." + app + ".model"
+}
+
 // LLM is the model configuration for the hub ("hub") or an app's spoke.
 func (c Config) LLM(owner string) llm.Config {
 	lc := llm.Config{Host: c.Ollama.Host, Model: c.Spokes.Model, KeepAlive: c.Ollama.KeepAlive, NumCtx: c.Ollama.NumCtx, Limits: c.Limits.Model}

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"path/filepath"
@@ -248,6 +249,30 @@ func TestTyposSayWhatWasMeant(t *testing.T) {
 		_, err := load(t, writeFile(t, body))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want it to say %q", body, err, want)
+		}
+	}
+}
+
+// An app's own model is read as its spoke's model is (LLM: apps.NAME
+// before mcp.NAME), and the key named for a fix is the one that gives it
+// — so the setup panel's fix for an app's missing model names the key
+// that would change what that spoke uses.
+func TestAnAppsOwnModelAndItsKey(t *testing.T) {
+	t.Parallel()
+	c := config.Config{Spokes: config.Owner{Model: "spoke"}, Apps: map[string]config.App{"notes": {Model: "a1"}, "both": {Model: "a2"}},
+		MCP: map[string]config.MCPServer{"fs": {Model: "m1"}, "both": {Model: "m2"}}}
+	for _, tc := range []struct{ app, model, key string }{
+		{"notes", "a1", "apps.notes.model"},
+		{"fs", "m1", "mcp.fs.model"},
+		{"both", "a2", "apps.both.model"},
+		{"calc", "", "apps.calc.model"},
+	} {
+		m, k := c.AppModel(tc.app)
+		if m != tc.model || k != tc.key {
+			t.Errorf("%s: %q %q, want %q %q", tc.app, m, k, tc.model, tc.key)
+		}
+		if want := cmp.Or(tc.model, "spoke"); c.LLM(tc.app).Model != want {
+			t.Errorf("%s: its spoke uses %q, the panel would say %q", tc.app, c.LLM(tc.app).Model, want)
 		}
 	}
 }

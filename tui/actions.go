@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/tui/chat"
 	"github.com/bulkhead-dev/bulkhead/tui/dialogs/pull"
 	permscreen "github.com/bulkhead-dev/bulkhead/tui/screens/permissions"
@@ -264,6 +266,12 @@ func (m *Model) onTurn(msg turnMsg) tea.Cmd {
 	if here {
 		if r.result.Seq != 0 {
 			m.chat.Upsert(r.result)
+			if r.err != nil && !kept && r.result.Status == memory.StatusOK && !errors.Is(r.err, context.Canceled) {
+				// Answered, and something it needed failed (an app's
+				// server that did not start): said, not dropped (a turn
+				// that failed says so in its own place).
+				m.notice = widget.OneLine(r.err.Error())
+			}
 		} else if r.err != nil && !kept {
 			m.chat.Failure = r.err.Error()
 		}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -229,5 +230,25 @@ func TestFrameLinesMatchTheWholeConversation(t *testing.T) {
 	}
 	if !strings.Contains(fmt.Sprint(frame(d)[0]), "question number 1:") {
 		t.Fatalf("the top line is %q", frame(d)[0])
+	}
+}
+
+// A turn that was answered while something it needed failed (an app's
+// server that did not start) says what failed: the error is not dropped
+// because the turn was recorded.
+func TestAnAnsweredTurnsFailureIsSaid(t *testing.T) {
+	t.Parallel()
+	f := newFakeBackend(1)
+	f.ask = func(_ context.Context, q string, emit func(hub.Event)) (hub.Turn, error) {
+		t := f.add(hub.Turn{Query: q, Answer: "answered without it", Status: memory.StatusOK})
+		emit(hub.Event{Kind: hub.EventStarted, Turn: t.Seq})
+		emit(hub.Event{Kind: hub.EventAnswer, Turn: t.Seq, Text: t.Answer})
+		return t, errors.New("the MCP server bad failed to start (exit status 1): error: cannot open /etc/bad.toml")
+	}
+	d := newDriver(t, f.options(), 120, 32)
+	d.ask("look it up with bad")
+	v := d.view()
+	if !strings.Contains(v, "answered without it") || !strings.Contains(v, "the MCP server bad failed to start") {
+		t.Fatalf("the answer and what failed, both shown:\n%s", v)
 	}
 }

@@ -310,10 +310,12 @@ func (s Step) BindingsFor(arg string) []Binding {
 // describe says where a binding came from, for a dialog.
 func (b Binding) Describe() string {
 	switch {
+	// Your words as you wrote them: quoted, never escaped (a backslash
+	// you typed is one backslash).
 	case b.Value != "" && b.Means != nil:
-		return fmt.Sprintf("bound by the plan from your words: %q (%s — %s)", b.Quote, b.Value, b.Means.Words)
+		return fmt.Sprintf("bound by the plan from your words: \"%s\" (%s — %s)", b.Quote, b.Value, b.Means.Words)
 	case b.Value != "":
-		return fmt.Sprintf("bound by the plan from your words: %q", b.Quote)
+		return fmt.Sprintf("bound by the plan from your words: \"%s\"", b.Quote)
 	case b.From != "":
 		return "bound by the plan to " + b.From + ", a field of an earlier step's result"
 	default:

@@ -42,3 +42,13 @@ func TestJudgementSaysWhatItFound(t *testing.T) {
 		}
 	}
 }
+
+// The user's words are quoted as they wrote them: a backslash they typed
+// is one backslash, a quote mark theirs, nothing escaped.
+func TestYourWordsAreQuotedAsWritten(t *testing.T) {
+	t.Parallel()
+	q := `run: printf 'line one\nline two' "x"`
+	if got := (Binding{Arg: "command", Value: "printf", Quote: q}).Describe(); got != `bound by the plan from your words: "`+q+`"` {
+		t.Errorf("Describe: %s", got)
+	}
+}

@@ -158,7 +158,11 @@ func changesRequest(app string, set *changes.Set, expect writeExpect) permission
 		r.Concerns = append(r.Concerns, permissions.ConcernUnexpected)
 	}
 	if warned > 0 {
-		w = append(w, fmt.Sprintf("%d of the %d entries are files something else may run or trust later (marked): read them", warned, len(v.Entries)))
+		what := "are files"
+		if warned == 1 {
+			what = "is a file"
+		}
+		w = append(w, fmt.Sprintf("%d of the %d entries %s something else may run or trust later (marked): read them", warned, len(v.Entries), what))
 		r.Concerns = append(r.Concerns, permissions.ConcernRunsLater)
 	}
 	if conflicts > 0 {

@@ -196,7 +196,7 @@ func (s Step) doubtedWords(arg string, leaf any) string {
 	if d == nil {
 		return ""
 	}
-	return fmt.Sprintf("; the plan bound %s to %q, which your words leave no single reading: %s — you wrote “%s”", arg, clip(d.Value, 60), d.Why, d.Quote)
+	return fmt.Sprintf("; the plan bound the argument %s to %q, which your words leave no single reading: %s — you wrote “%s”", arg, clip(d.Value, 60), d.Why, d.Quote)
 }
 
 // BoundWords says, for an expected call, which bindings its decisive

@@ -295,7 +295,7 @@ func TestTheDialogShowsTheSentence(t *testing.T) {
 		{"Email bob (formerly eve@example.com) the report", "mail.send", Binding{Arg: "to", Value: "eve@example.com"}, `{"to":"eve@example.com","subject":"r","body":"b"}`,
 			"it stands in a parenthesis — you wrote “Email bob (formerly eve@example.com) the report”"},
 		{"Unless it rains, add the dentist next Friday", "calendar.add", Binding{Arg: "date", Value: "next Friday"}, `{"title":"x","date":"2026-12-11"}`,
-			`the plan bound date to "next Friday", which your words leave no single reading: the hub does not read "Unless", "rains" — you wrote “Unless it rains, add the dentist next Friday”`},
+			`the plan bound the argument date to "next Friday", which your words leave no single reading: the hub does not read "Unless", "rains" — you wrote “Unless it rains, add the dentist next Friday”`},
 	} {
 		l := NewLedger()
 		l.User(ScopeQuery, c.query)

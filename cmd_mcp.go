@@ -452,7 +452,7 @@ func printServers(w io.Writer, cfg config.Config) error {
 	fmt.Fprintln(w, "What each offers, as last listed:")
 	cache := engine.MCPCache(cfg.DataDir)
 	for _, n := range names {
-		sum, ok := cache.Summary(n, cachedAs(cfg.MCP[n]))
+		sum, ok := cache.Summary(n, engine.MCPServer(cfg.MCP[n]))
 		if !ok {
 			fmt.Fprintf(w, "  %s: not listed for its current configuration: `bulkhead mcp add %s` lists it\n", n, n)
 			continue
@@ -467,17 +467,6 @@ func printServers(w io.Writer, cfg config.Config) error {
 	fmt.Fprintf(w, "A server's own data (its XDG_DATA_HOME) is kept in %s, across its versions; its package runner's cache in %s. `bulkhead mcp rm NAME` offers to remove both.\n",
 		config.ShortHome(filepath.Join(mcp.DataRoot(cfg.DataDir), "NAME")), config.ShortHome(filepath.Join(cfg.AppsCache(), "NAME")))
 	return nil
-}
-
-// cachedAs is a configured server as the tool-list cache keys it: what
-// decides its listing and its mapping (mcp.ConfigKey), as the engine
-// builds it (engine.mcpServers).
-func cachedAs(c config.MCPServer) mcp.Server {
-	s := mcp.Server{Command: c.Command, Args: c.Args, Env: c.Env, Dir: c.Dir, URL: c.URL, Tools: map[string]mcp.ToolConfig{}}
-	for t, tc := range c.Tools {
-		s.Tools[t] = mcp.ToolConfig{Functionality: tc.Functionality, Effect: apps.Effect(tc.Effect), Key: tc.Key}
-	}
-	return s
 }
 
 // exists reports whether something is at path.

@@ -291,6 +291,17 @@ func installMCP(names []string, cfg config.Config, cache *mcp.Cache, log *slog.L
 // package runner keeps its cache in the config's AppsCache; no grant
 // may reach the cache folder, which holds every app's, nor the apps'
 // data folders (mcp.DataRoot), of which each server has its own.
+// MCPServer is how a server is started and its tools mapped, as its
+// config entry says (what its cached listing is keyed by); mcpServers
+// adds its model, grants, folders and store.
+func MCPServer(c config.MCPServer) mcp.Server {
+	s := mcp.Server{Command: c.Command, Args: c.Args, Env: c.Env, Dir: c.Dir, URL: c.URL, Tools: map[string]mcp.ToolConfig{}}
+	for t, tc := range c.Tools {
+		s.Tools[t] = mcp.ToolConfig{Functionality: tc.Functionality, Effect: apps.Effect(tc.Effect), Key: tc.Key}
+	}
+	return s
+}
+
 func mcpServers(names []string, cfg config.Config) (map[string]mcp.Server, *apps.Catalog, error) {
 	servers := cfg.MCP
 	builtin := map[string]bool{"files": true, "notes": true, "shell": true, "clock": true, "calc": true}
@@ -309,8 +320,8 @@ func mcpServers(names []string, cfg config.Config) (map[string]mcp.Server, *apps
 			errs = append(errs, fmt.Errorf("mcp.%s: %q is the name of a built-in app; give the server another name", n, n))
 			continue
 		}
-		s := mcp.Server{Command: c.Command, Args: c.Args, Env: c.Env, Dir: c.Dir, URL: c.URL, Model: c.Model, Tools: map[string]mcp.ToolConfig{},
-			Folders: c.Folders, Read: c.Read}
+		s := MCPServer(c)
+		s.Model, s.Folders, s.Read = c.Model, c.Folders, c.Read
 		for _, e := range c.Net {
 			ep, err := sandbox.ParseEndpoint(e)
 			if err != nil {
@@ -335,9 +346,6 @@ func mcpServers(names []string, cfg config.Config) (map[string]mcp.Server, *apps
 			// any app's.
 			s.Data = mcp.DataFolder(cfg.DataDir, n)
 			s.Reserved = append(s.Reserved, mcp.DataRoot(cfg.DataDir))
-		}
-		for t, tc := range c.Tools {
-			s.Tools[t] = mcp.ToolConfig{Functionality: tc.Functionality, Effect: apps.Effect(tc.Effect), Key: tc.Key}
 		}
 		for _, e := range c.Catalog {
 			req, _ := json.Marshal(e.Request)

@@ -42,17 +42,7 @@ func TestAFailedStartIsTold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve.Serve(ctx, eng, serve.Options{Fingerprint: "fp", Version: "test"}) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-		eng.Close()
-	})
-	waitServing(t, cfg.DataDir)
+	serveEngine(t, eng, cfg.DataDir, "fp")
 	c := connectAs(t, cfg, cfg.Workspace, cfg.Enable, engine.Models{}, nil)
 	if l, failed := c.ListingState(); len(l) != 1 || len(failed) != 0 {
 		t.Fatalf("while bad starts: listing %v, failed %v", l, failed)

@@ -14,7 +14,6 @@ import (
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/llm"
-	"github.com/bulkhead-dev/bulkhead/serve"
 	"github.com/ollama/ollama/api"
 )
 
@@ -38,17 +37,7 @@ func TestEachSessionHasItsOwnOllamaHost(t *testing.T) {
 	if !errors.As(eng.OllamaErr, &unreachable) {
 		t.Fatalf("the process's start: %v, want its host unreachable", eng.OllamaErr)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve.Serve(ctx, eng, serve.Options{Fingerprint: "fp", Version: "test"}) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-		eng.Close()
-	})
-	waitServing(t, cfg.DataDir)
+	serveEngine(t, eng, cfg.DataDir, "fp")
 
 	first := connectAs(t, cfg, cfg.Workspace, cfg.Enable, engine.Models{Hub: "m", Spoke: "m", Host: down}, nil)
 	if err := first.OllamaErr(); !errors.As(err, &unreachable) || !strings.Contains(err.Error(), "127.0.0.1:1") {

@@ -42,17 +42,7 @@ func TestAServerBeingListedDoesNotHoldTheChat(t *testing.T) {
 	if got := eng.Listings(); !slices.Equal(got, []string{"slow"}) {
 		t.Fatalf("being listed after Open: %v, want [slow]", got)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve.Serve(ctx, eng, serve.Options{Fingerprint: "fp", Version: "test"}) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-		eng.Close()
-	})
-	waitServing(t, cfg.DataDir)
+	serveEngine(t, eng, cfg.DataDir, "fp")
 	c := connectAs(t, cfg, cfg.Workspace, cfg.Enable, engine.Models{}, nil)
 
 	// The session is open, and says what is being listed.

@@ -70,17 +70,7 @@ func TestSessionsRunWithTheirOwnFolderAppsAndModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve.Serve(ctx, eng, serve.Options{Fingerprint: "fp", Version: "test"}) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-		eng.Close()
-	})
-	waitServing(t, cfg.DataDir)
+	serveEngine(t, eng, cfg.DataDir, "fp")
 
 	one, two := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(one, "only-in-one.txt"), []byte("1"), 0o600)

@@ -94,17 +94,7 @@ func TestAListingReachesTheServingProcess(t *testing.T) {
 	if err := eng.WaitListed(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve.Serve(ctx, eng, serve.Options{Fingerprint: "fp", Version: "test"}) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-		eng.Close()
-	})
-	waitServing(t, cfg.DataDir)
+	serveEngine(t, eng, cfg.DataDir, "fp")
 
 	// a runs the process's own profile (the one its start built), b
 	// another folder's, which no one else holds.

@@ -34,7 +34,14 @@ func served(t testing.TB, script ollamatest.Script, fingerprint string) config.C
 func servedEngine(t testing.TB, script ollamatest.Script, fingerprint string) (config.Config, *engine.Engine) {
 	t.Helper()
 	cfg, eng := openEngine(t, script)
-	dir := cfg.DataDir
+	serveEngine(t, eng, cfg.DataDir, fingerprint)
+	return cfg, eng
+}
+
+// serveEngine serves eng's data directory dir, in this process, until
+// the test ends (then the engine is closed), and returns once it serves.
+func serveEngine(t testing.TB, eng *engine.Engine, dir, fingerprint string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve.Serve(ctx, eng, serve.Options{Fingerprint: fingerprint, Version: "test"}) }()
@@ -46,7 +53,6 @@ func servedEngine(t testing.TB, script ollamatest.Script, fingerprint string) (c
 		eng.Close()
 	})
 	waitServing(t, dir)
-	return cfg, eng
 }
 
 // openEngine opens an engine over a scripted Ollama on a fresh data

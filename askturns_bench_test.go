@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/ollama/ollama/api"
 
 	"github.com/bulkhead-dev/bulkhead/bench/benchtest"
@@ -46,14 +48,16 @@ import (
 //     turn 5 the turn after an upkeep;
 //   - apps: in the same chat, a one-app request (after a chat turn), a
 //     two-app request (after an app request), a one-app request again;
-//   - text: a chat of its own, five turns `ask --stream` in plain text,
-//     as a text user's chat is (turn 5 after its upkeep).
+//   - text: a chat of its own, five turns `ask --stream` in plain text on
+//     a terminal (a pty), as a text user's chat is (turn 5 after its
+//     upkeep).
 //
 // Every turn is reported on its own, as the median over the rounds of the
 // isolated figure over the vanilla one (runs made side by side), with the
-// range in the log: its first words (first byte in plain text) and its
+// range in the log: its first words (in plain text, its first visible character) and its
 // end (the answer event; in plain text, the exit). First words count only
-// from a part that is kept: a draft later withdrawn is not. Model calls
+// from a part that is kept: a draft later withdrawn is not (in plain
+// text, words the printer took back from the terminal). Model calls
 // per turn are the requests the person waits for — a withdrawn draft and
 // the one-token background calls (a seat, a warm) are counted apart.
 //
@@ -287,27 +291,44 @@ type paceTurn struct {
 	calls, background   int
 }
 
-// askOnce runs one ask process and times it.
+// askOnce runs one ask process and times it. A JSON client reads a
+// pipe; a text client, a person's, reads a terminal (a pty, 120×40).
 func askOnce(b testing.TB, bin string, args []string) (t paceTurn) {
 	b.Helper()
 	cmd := exec.Command(bin, args...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
 	var errOut strings.Builder
 	cmd.Stderr = &errOut
 	jsonOut := slices.Contains(args, "--json")
+	var out io.Reader
+	if jsonOut {
+		pipe, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = pipe
+	} else {
+		ptmx, tty, err := pty.Open()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ptmx.Close()
+		if err := pty.Setsize(ptmx, &pty.Winsize{Cols: 120, Rows: 40}); err != nil {
+			b.Fatal(err)
+		}
+		cmd.Stdout = tty
+		defer tty.Close()
+		out = ptmx
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
 	r := bufio.NewReader(out)
 	if !jsonOut {
-		if _, err := r.ReadByte(); err == nil {
-			t.first = time.Since(start)
+		if f, ok := cmd.Stdout.(*os.File); ok {
+			f.Close() // the child's; the terminal ends with it
 		}
-		_, _ = r.WriteTo(&strings.Builder{})
+		t.first, t.withdrawn = firstWords(r, start)
 	} else {
 		var draft time.Duration // the first draft, while it is kept
 		for {
@@ -353,6 +374,41 @@ func askOnce(b testing.TB, bin string, args []string) (t paceTurn) {
 		b.Fatalf("%v: no first words or no answer\n%s", args, errOut.String())
 	}
 	return t
+}
+
+// firstWords reads a terminal's output to its end and says when its
+// first visible character came that was not taken back: the printer's
+// own sequences (the rows it reserves for a draft, ESC 7, and a draft
+// taken back, ESC 8 and an erase) are not words; after a take-back the
+// first words are the answer's.
+func firstWords(r *bufio.Reader, start time.Time) (first time.Duration, withdrawn bool) {
+	for {
+		c, err := r.ReadByte()
+		if err != nil {
+			return first, withdrawn
+		}
+		switch {
+		case c == 0x1b:
+			next, err := r.ReadByte()
+			if err != nil {
+				return first, withdrawn
+			}
+			switch next {
+			case '8':
+				first, withdrawn = 0, true
+			case '[':
+				for { // to the CSI's final byte
+					f, err := r.ReadByte()
+					if err != nil || f >= 0x40 && f <= 0x7e {
+						break
+					}
+				}
+			}
+		case c == '\r' || c == '\n' || c == ' ':
+		case first == 0:
+			first = time.Since(start)
+		}
+	}
 }
 
 // askTurnsScript writes what a model that does each request right would:

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/bulkhead-dev/bulkhead/accessible"
@@ -390,6 +391,12 @@ given: nothing was done past it, and the turn is kept for --retry with the
 			}
 			defer cli.Close()
 			opts.Unavailable = cli.OllamaErr()
+			if f, ok := cmd.OutOrStdout().(*os.File); ok && opts.Stream && !opts.JSON && term.IsTerminal(f.Fd()) {
+				// A person reads it: a draft may be shown, and taken back.
+				if w, h, err := term.GetSize(f.Fd()); err == nil {
+					opts.Terminal = headless.TermSize{Cols: w, Rows: h}
+				}
+			}
 			// The memory upkeep this turn brought due runs in the serving
 			// process after the answer: ask exits with its answer (a
 			// reader of memory waits for what is due; the serving process

@@ -58,6 +58,19 @@ type Options struct {
 	// accessible mode does; without it only an app's answer is labelled
 	// (the assistant is whoever speaks unlabelled).
 	Attribute bool
+	// Terminal: standard output is a terminal of this size that a person
+	// reads (zero: a pipe or a file). A streamed text answer then shows
+	// the plain model's draft as it comes, before the plan says whether
+	// it is the answer, and takes it back if it is not (preview.go); on
+	// a pipe text cannot be taken back, and nothing of a draft is
+	// written before its plan.
+	Terminal TermSize
+}
+
+// showsDrafts: the client shows a draft's words before the plan (a JSON
+// stream, or streamed text on a terminal with rows to take back).
+func (o Options) showsDrafts() bool {
+	return o.Stream && (o.JSON || o.Terminal.Cols > 0 && o.Terminal.Rows > 1)
 }
 
 // Event is the JSON shape of one event line (docs/events.md).
@@ -324,6 +337,9 @@ var ErrFailed = errors.New("request failed")
 func Run(ctx context.Context, b Backend, query string, opts Options, out, errOut io.Writer) error {
 	p := newPrinter(out, errOut, opts)
 	err := run(ctx, b, query, opts, p)
+	p.mu.Lock()
+	p.takeBack() // a draft shown whose plan never came is not the answer
+	p.mu.Unlock()
 	if ferr := p.flush(); err == nil {
 		err = ferr
 	}
@@ -363,7 +379,7 @@ func run(ctx context.Context, b Backend, query string, opts Options, p *printer)
 		}
 		_, err = b.Retry(ctx, chat.ID, last[0].Seq, p.emit)
 	} else {
-		_, err = b.AskWith(ctx, chat.ID, query, hub.AskOptions{Private: opts.Private && opts.Chat != "", Undrafted: !(opts.JSON && opts.Stream)}, p.emit)
+		_, err = b.AskWith(ctx, chat.ID, query, hub.AskOptions{Private: opts.Private && opts.Chat != "", Undrafted: !opts.showsDrafts()}, p.emit)
 	}
 	if p.err != nil {
 		return p.err
@@ -471,6 +487,7 @@ func (p *printer) happened() bool {
 // through them: out as JSON in JSON mode, as text otherwise.
 type printer struct {
 	out, errOut *termtext.Writer
+	rawOut      io.Writer // out itself, for the printer's own sequences
 	opts        Options
 	chat        string
 	mu          sync.Mutex
@@ -481,6 +498,8 @@ type printer struct {
 	// draft holds a streamed draft until the plan says it is the answer:
 	// text on a pipe cannot be withdrawn.
 	draft strings.Builder
+	// prev is a draft shown on a terminal before its plan.
+	prev preview
 	// attributed: the answer's author has been said (--json).
 	attributed bool
 	// pw writes the streamed answer's parts (text mode).
@@ -538,7 +557,7 @@ func author(by string) string {
 }
 
 func newPrinter(out, errOut io.Writer, opts Options) *printer {
-	p := &printer{out: termtext.NewWriter(out), errOut: termtext.NewWriter(errOut), opts: opts}
+	p := &printer{out: termtext.NewWriter(out), rawOut: out, errOut: termtext.NewWriter(errOut), opts: opts}
 	if opts.JSON {
 		p.out = termtext.NewJSONWriter(out)
 	}
@@ -572,11 +591,18 @@ func (p *printer) emit(e hub.Event) {
 	}
 	switch e.Kind {
 	case hub.EventDraft:
-		p.draft.WriteString(e.Text)
+		if p.opts.showsDrafts() {
+			p.showDraft(e.Text)
+		} else {
+			p.draft.WriteString(e.Text)
+		}
 	case hub.EventDraftWithdrawn:
+		p.takeBack()
 		p.draft.Reset()
 	case hub.EventPlan:
-		if p.opts.Stream && p.draft.Len() > 0 {
+		if p.previewing() {
+			p.keepPreview()
+		} else if p.opts.Stream && p.draft.Len() > 0 {
 			p.streamed = true
 			p.parts().Write(hub.ByAssistant, "", p.draft.String())
 		}
@@ -595,6 +621,7 @@ func (p *printer) emit(e hub.Event) {
 		}
 	case hub.EventError:
 		p.reported = true
+		p.takeBack()
 		if p.streamed {
 			p.parts().Close()
 		} else if e.Text != "" {

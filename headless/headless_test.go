@@ -224,14 +224,17 @@ func (o optsOf) AskWith(ctx context.Context, chat, q string, opts hub.AskOptions
 }
 
 // Only a client that shows a draft's words before the plan (a JSON
-// stream) asks for the planner to wait for them: plain text, streamed or
-// not, and JSON without a stream are undrafted.
-func TestOnlyAJSONStreamShowsADraft(t *testing.T) {
+// stream, streamed text on a terminal) asks for the planner to wait for
+// them: text on a pipe, streamed or not, text not streamed and JSON
+// without a stream are undrafted.
+func TestOnlyAClientThatCanTakeItBackShowsADraft(t *testing.T) {
+	term := TermSize{Cols: 80, Rows: 24}
 	for _, c := range []struct {
 		opts      Options
 		undrafted bool
 	}{
 		{Options{}, true}, {Options{Stream: true}, true}, {Options{JSON: true}, true}, {Options{JSON: true, Stream: true}, false},
+		{Options{Terminal: term}, true}, {Options{Stream: true, Terminal: term}, false}, {Options{Stream: true, Terminal: TermSize{Cols: 80, Rows: 1}}, true},
 	} {
 		var got hub.AskOptions
 		b := optsOf{scripted: scripted{events: []hub.Event{{Kind: hub.EventAnswer, Text: "ok"}}}, got: &got}

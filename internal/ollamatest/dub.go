@@ -105,6 +105,16 @@ func (d *dubbing) dubbed(w http.ResponseWriter, r *http.Request, req api.ChatReq
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	finish := func(m api.Metrics) error {
+		for p := piece(); p != ""; p = piece() {
+			if err := send(api.ChatResponse{Message: api.Message{Role: "assistant", Content: p}}); err != nil {
+				return err
+			}
+		}
+		m.EvalCount = n
+		return send(api.ChatResponse{Message: api.Message{Role: "assistant", ToolCalls: reply.ToolCalls}, Done: true, DoneReason: "stop", Metrics: m})
+	}
+	done := false
 	err := d.client.Chat(ctx, &fwd, func(resp api.ChatResponse) error {
 		if !resp.Done {
 			if p := piece(); p != "" {
@@ -113,16 +123,18 @@ func (d *dubbing) dubbed(w http.ResponseWriter, r *http.Request, req api.ChatReq
 			return nil
 		}
 		// The real model stopped: what the script has left comes now.
-		for p := piece(); p != ""; p = piece() {
-			if err := send(api.ChatResponse{Message: api.Message{Role: "assistant", Content: p}}); err != nil {
-				return err
-			}
-		}
-		m := resp.Metrics
-		m.EvalCount = n
-		return send(api.ChatResponse{Message: api.Message{Role: "assistant", ToolCalls: reply.ToolCalls}, Done: true, DoneReason: "stop", Metrics: m})
+		done = true
+		return finish(resp.Metrics)
 	})
-	if err != nil && r.Context().Err() == nil {
+	switch {
+	case err != nil && r.Context().Err() == nil:
 		_ = enc.Encode(map[string]string{"error": "dubbed: " + err.Error()})
+	case err == nil && !done:
+		// The real server ended the stream unmarked: Ollama stops a model
+		// that writes one token 30 times over (its repeat limit), as the
+		// tiny model's random weights do on some prompts, without a
+		// final message. The model wrote what it would: the script's
+		// reply ends here.
+		_ = finish(api.Metrics{})
 	}
 }

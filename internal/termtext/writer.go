@@ -44,6 +44,9 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Discard drops a held incomplete rune: what it began was taken back.
+func (w *Writer) Discard() { w.pending = w.pending[:0] }
+
 // Flush writes a held incomplete rune, escaped.
 func (w *Writer) Flush() error {
 	if len(w.pending) == 0 {

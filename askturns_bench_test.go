@@ -115,6 +115,10 @@ func BenchmarkAskTurns(b *testing.B) {
 				args = append(args, fmt.Sprintf("Round %d, %s: %s", round+1, row, query))
 				before := len(m.srv.Requests())
 				t := askOnce(b, bin, args)
+				if text && chat == "" {
+					// Plain text names no chat: the newest is this one.
+					t.chat = newestChat(b, bin, m)
+				}
 				reqs := m.srv.Requests()[before:]
 				for _, r := range reqs {
 					if hub.IsWarm(&r) {
@@ -223,6 +227,20 @@ type paceMode struct {
 	rounds    []map[string]paceTurn // per counted round, by row
 }
 
+// newestChat is the id of the chat of m's data directory used last.
+func newestChat(b testing.TB, bin string, m *paceMode) string {
+	b.Helper()
+	out, err := exec.Command(bin, "chats", "list", "--json", "--config", m.cfg, "--data-dir", m.data).Output()
+	if err != nil {
+		b.Fatalf("chats list: %v", err)
+	}
+	var chats []struct{ ID string }
+	if err := json.Unmarshal(out, &chats); err != nil || len(chats) == 0 {
+		b.Fatalf("chats list: %v: %s", err, out)
+	}
+	return chats[0].ID
+}
+
 // unload has the real server drop the model, so that the next request
 // loads it and reads its prompt cold, as after a reboot.
 func unload(b testing.TB, r *ollamatest.Real) {
@@ -261,7 +279,11 @@ func personScript(solver ollamatest.Script, appQueries ...string) ollamatest.Scr
 				last = m.Content
 			}
 		}
-		app := ollamatest.SpokeApp(req) != "" || strings.Contains(last, "```json") // a spoke's, a synthesis'
+		// An app's spoke, a synthesis; the baseline's one model (the
+		// monolith) is an app's only for an app request: its chat turn
+		// is answered as the draft's is, with the same words.
+		spoke := ollamatest.SpokeApp(req)
+		app := spoke != "" && spoke != hub.MonolithApp || strings.Contains(last, "```json")
 		for _, q := range appQueries {
 			app = app || strings.Contains(last, q)
 		}

@@ -272,8 +272,8 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		// A request that names an installed app is planned with it, most
 		// likely: no draft is worth its call then.
 		if o.opts.Draft && len(in.NamedApps) == 0 {
-			if dr, pctx = o.startDraft(ctx, tr); dr != nil {
-				dr.lead(ctx)
+			if dr, pctx = o.startDraft(ctx, tr); dr != nil && !o.coldBeside(dr) {
+				dr.lead(ctx) // (a cold planner's triage goes at once)
 				in.OnText = dr.planText
 				in.HoldChat = func() <-chan struct{} { return dr.holdChat(o) }
 			}
@@ -299,6 +299,11 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			if triaged {
 				plan = chatPlan(in.Query)
 				plan.Early, plan.Triaged = true, true
+				if dr.ahead && !rs.private {
+					// Beside a draft on a cold server: the planner's
+					// prompt is read while the person is idle.
+					o.warmLater(ctx, chat)
+				}
 			}
 		}
 		var plannerUsage llm.Usage
@@ -308,6 +313,9 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			o.warming.wait(pctx)
 			plan, plannerUsage, err = o.planner.Plan(pctx, in, o.route)
 			planUsage.Add(plannerUsage)
+			if err == nil {
+				o.plannerWasRead(hostIn(pctx, o.opts.HubModel))
+			}
 		}
 		meta.Usage.Add(seat.usage()) // sent while the planner wrote
 		if dr != nil && err == nil {

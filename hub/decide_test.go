@@ -77,6 +77,7 @@ func TestThePlansFirstTokensDecidePlainChat(t *testing.T) {
 				}})
 			if drafted {
 				hub.SetSideBySideForTest(r.Op, true)
+				hub.PlannerReadForTest(r.Op)
 			}
 			if c.facts {
 				ns, err := r.Store.Namespace("hub")
@@ -138,6 +139,7 @@ func TestThePlansFirstTokensWithdrawTheDraft(t *testing.T) {
 		}
 	})
 	hub.SetSideBySideForTest(r.Op, true)
+	hub.PlannerReadForTest(r.Op)
 	// The planner follows the draft's first piece: the draft's request is
 	// on the server before the plan can withdraw it.
 	hub.SetDraftLeadForTest(r.Op, time.Hour)

@@ -60,6 +60,7 @@ func draftRig(t *testing.T) *hubtest.Rig {
 	r := hubtest.New(t, hubtest.Config{Script: slowPlanner(t), Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
 		Modify: func(o *hub.Options) { o.Draft = true }})
 	hub.SetSideBySideForTest(r.Op, true)
+	hub.PlannerReadForTest(r.Op)
 	hub.SetDraftLeadForTest(r.Op, time.Hour)
 	return r
 }
@@ -373,6 +374,7 @@ func TestTheDraftGoesFirstOnlyWhereTheServerRunsBothAtOnce(t *testing.T) {
 		}
 	}
 	hub.SetSideBySideForTest(r.Op, true) // learned from a server since restarted with one slot
+	hub.PlannerReadForTest(r.Op)
 	if !firstIsDraft(ask(r, chat, true)) {
 		t.Fatal("the learned order sends the draft first")
 	}
@@ -477,6 +479,7 @@ func TestADraftIsWithdrawnAsSoonAsThePlanNamesAnApp(t *testing.T) {
 		}
 	})
 	hub.SetSideBySideForTest(r.Op, true) // the draft goes first, and streams
+	hub.PlannerReadForTest(r.Op)
 	hub.SetDraftLeadForTest(r.Op, time.Hour)
 	chat, _ := r.Op.NewChat(false)
 	var kinds []hub.EventKind
@@ -512,6 +515,7 @@ func TestADraftReadsNothingAnAppWrote(t *testing.T) {
 	r := hubtest.New(t, hubtest.Config{Script: ollamatest.Gullible(), Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
 		Modify: func(o *hub.Options) { o.Draft = true }})
 	hub.SetSideBySideForTest(r.Op, true)
+	hub.PlannerReadForTest(r.Op)
 	hub.SetDraftLeadForTest(r.Op, time.Hour) // the draft's first piece comes before the plan
 	chat, _ := r.Op.NewChat(false)
 	if _, err := r.Op.Ask(context.Background(), chat.ID, "Summarize the emails in my inbox", nil); err != nil {
@@ -529,6 +533,7 @@ func TestADraftReadsNothingAnAppWrote(t *testing.T) {
 	// the planner answered: the order was unlearned. Drafts go first,
 	// the app turn's run ended.)
 	hub.SetSideBySideForTest(r.Op, true)
+	hub.PlannerReadForTest(r.Op)
 	hub.EndAppsRunForTest(r.Op)
 	before := len(r.Srv.Requests())
 	var drafted bool
@@ -564,6 +569,7 @@ func TestACancelledDraftStays(t *testing.T) {
 	}
 	r := hubtest.New(t, hubtest.Config{Script: script, Modify: func(o *hub.Options) { o.Draft = true }})
 	hub.SetSideBySideForTest(r.Op, true)
+	hub.PlannerReadForTest(r.Op)
 	chat, _ := r.Op.NewChat(false)
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
@@ -750,6 +756,7 @@ func TestAnUndraftedTurnSendsThePlannerAtOnce(t *testing.T) {
 			return ollamatest.Text(draftAnswer)
 		}})
 	hub.SetSideBySideForTest(r.Op, true)
+	hub.PlannerReadForTest(r.Op)
 	hub.SetDraftLeadForTest(r.Op, time.Hour)
 	planIn := make(chan struct{})
 	var once sync.Once

@@ -27,6 +27,12 @@ func SetSideBySideForTest(o *Operator, v bool) {
 	o.order.update(hostIn(context.Background(), o.opts.HubModel), func(f *serverFacts) { f.SideBySide = v })
 }
 
+// PlannerReadForTest notes that o's hub model server has read a
+// planner's prompt (a warm server: no cold triage, triage.go).
+func PlannerReadForTest(o *Operator) {
+	o.plannerWasRead(hostIn(context.Background(), o.opts.HubModel))
+}
+
 // KindPendingForTest is kindPending.
 func KindPendingForTest(text string) bool { return kindPending(text) }
 

@@ -75,6 +75,9 @@ type memJob struct {
 	// (MemoryOptions.CallsOf, for the latest turn that brought it due);
 	// nil: the job's as it is.
 	calls func(context.Context) context.Context
+	// warm: no upkeep, only the planner's prompt read for the chat's
+	// next plan, if no plan or warm has read one since (warmLater).
+	warm bool
 }
 
 // key names the job: its owner and chat.
@@ -151,10 +154,24 @@ func (m *memorizer) poke() {
 // back-off has not passed; it never blocks. It reports whether it queued
 // the job.
 func (m *memorizer) enqueue(app, chat string, calls func(context.Context) context.Context) bool {
-	j := memJob{app: app, chat: chat, calls: calls}
+	return m.add(memJob{app: app, chat: chat, calls: calls})
+}
+
+// enqueueWarm queues a read of the planner's prompt for chat's next
+// plan, its calls going where turn's went.
+func (m *memorizer) enqueueWarm(turn context.Context, chat string) {
+	j := memJob{chat: chat, warm: true}
+	if m.opts.CallsOf != nil {
+		j.calls = m.opts.CallsOf(turn)
+	}
+	m.add(j)
+}
+
+func (m *memorizer) add(j memJob) bool {
+	app, chat, calls := j.app, j.chat, j.calls
 	m.mu.Lock()
 	j.gen = m.gen[j.owner()]
-	i := slices.IndexFunc(m.queue, func(q memJob) bool { return q.app == app && q.chat == chat })
+	i := slices.IndexFunc(m.queue, func(q memJob) bool { return q.app == app && q.chat == chat && q.warm == j.warm })
 	dup := i >= 0
 	if dup {
 		m.queue[i].calls = calls
@@ -371,6 +388,12 @@ func (m *memorizer) run(j memJob) {
 	}
 	if j.calls != nil {
 		ctx = j.calls(ctx)
+	}
+	if j.warm {
+		if _, read := m.o.plannerRead.Load(hostIn(ctx, m.o.opts.HubModel)); !read {
+			m.o.warm(ctx, "", j.chat)
+		}
+		return
 	}
 	var err error
 	if j.app == "" {

@@ -114,6 +114,10 @@ type Operator struct {
 	mem       *memorizer   // nil without long-term memory
 	bgCalls   atomic.Int64 // model calls of the memory upkeep so far
 	warming   warmth       // the planner's prompt being read ahead (warm.go)
+	// plannerRead: the model servers (by host) that have read a planner's
+	// prompt for this process — a plan made, or a warm — so that its
+	// instructions and catalog are in a slot's cache (triage.go, cold).
+	plannerRead sync.Map
 	// seatWG: the seats in flight (seat.go); life ends at Close, and
 	// closed (under mu) says it did: no seat starts after.
 	seatWG  sync.WaitGroup

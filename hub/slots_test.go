@@ -59,6 +59,7 @@ func TestUpkeepNeverEvictsThePlannersPrefix(t *testing.T) {
 		}})
 		r.Srv.Slotted(ollamatest.SlotModel{Slots: 3, Decode: 100 * time.Millisecond})
 		hub.SetSideBySideForTest(r.Op, sideBySide)
+		hub.PlannerReadForTest(r.Op)
 		// Every turn's plan is the planner's, whether or not the probes
 		// taught the order (a triage would stand for it where they did
 		// not); and a probe's draft takes its slot before the planner.

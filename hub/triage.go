@@ -81,18 +81,42 @@ func triageQuestion(fns []Functionality, facts []string) string {
 	return q + `: {"kind":"apps"} if it does, else {"kind":"chat"}.`
 }
 
-// triaged reports whether the triage applies to this turn: a draft that
-// waits for the plan (the planner goes first), on the planner's own
-// runner, after a plan of plain chat there (or none yet). Requests come
-// in runs — chat after chat, apps after apps — so after a plan that
-// needed apps the planner decides alone until a plan is plain chat
-// again: a run of app requests pays no triage call (one, the first).
+// triaged reports whether the triage applies to this turn, on the
+// planner's own runner, after a plan of plain chat there (or none yet):
+// where a draft waits for the plan (the planner goes first); and, where
+// the draft went ahead of a server known to run both at once, while the
+// planner's prompt is cold — no plan made nor warm read on that server
+// by this process (a serving process just started: its first turn read
+// the planner's thousands of tokens before the draft could be kept, 3–4×
+// the plain model's turn). There the triage runs beside the draft; a
+// chat turn keeps the draft without the planner, whose prompt is read
+// after the turn, while the person is idle (warmLater). Requests come in
+// runs — chat after chat, apps after apps — so after a plan that needed
+// apps the planner decides alone until a plan is plain chat again: a run
+// of app requests pays no triage call (one, the first).
 func (o *Operator) triaged(ctx context.Context, dr *answerDraft, in PlanInput) bool {
-	if dr == nil || dr.ahead || o.noTriage || len(in.Functionalities) == 0 || !o.sharesPlannersRunner(ctx) {
+	if dr == nil || o.noTriage || len(in.Functionalities) == 0 || !o.sharesPlannersRunner(ctx) {
+		return false
+	}
+	if dr.ahead && !o.coldBeside(dr) {
 		return false
 	}
 	return !o.order.get(dr.host).AppsRun
 }
+
+// coldBeside: dr went ahead of a server known to run both at once (not a
+// probe, which must see the planner stream beside it), and no planner's
+// prompt has been read there by this process.
+func (o *Operator) coldBeside(dr *answerDraft) bool {
+	if !dr.ahead || !o.order.get(dr.host).SideBySide {
+		return false
+	}
+	_, read := o.plannerRead.Load(dr.host)
+	return !read
+}
+
+// plannerWasRead notes that host has read a planner's prompt.
+func (o *Operator) plannerWasRead(host string) { o.plannerRead.Store(host, true) }
 
 // planKind is told the kind of the plan a turn made where a draft waited
 // for it (a triage's chat, or the planner's plan).

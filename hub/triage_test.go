@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -122,6 +123,7 @@ func TestNoTriageWhereThePlannerDecidesAlone(t *testing.T) {
 	r := hubtest.New(t, hubtest.Config{Modify: func(o *hub.Options) { o.Draft = true },
 		Script: triageScript(ollamatest.Text(`{"kind":"chat"}`), `{"kind":"chat","steps":[{"functionality":"chat"}]}`)})
 	hub.SetSideBySideForTest(r.Op, true)
+	hub.PlannerReadForTest(r.Op)
 	chat, _ := r.Op.NewChat(false)
 	if _, err := r.Op.Ask(context.Background(), chat.ID, "Tell me something nice", nil); err != nil {
 		t.Fatal(err)
@@ -230,6 +232,7 @@ func TestARunOfAppRequestsPaysOneDraft(t *testing.T) {
 			return afterPlanBegun(ollamatest.Text("Once upon a time."), begun)
 		}})
 	hub.SetSideBySideForTest(r.Op, true)
+	hub.PlannerReadForTest(r.Op)
 	hub.SetDraftLeadForTest(r.Op, time.Hour)
 	chat, _ := r.Op.NewChat(false)
 	apps, plain := `{"kind":"apps","steps":[{"functionality":"writing.story"}]}`, `{"kind":"chat","steps":[{"functionality":"chat"}]}`
@@ -250,5 +253,74 @@ func TestARunOfAppRequestsPaysOneDraft(t *testing.T) {
 	}
 	if fmt.Sprint(drafts) != "[1 0 0 0 1 1]" {
 		t.Fatalf("drafts sent ahead, turn by turn: %v, want [1 0 0 0 1 1]", drafts)
+	}
+}
+
+// On a server known to run both at once whose planner's prompt this
+// process has not read — a serving process just started, the model just
+// loaded: the planner's instructions and catalog, thousands of tokens,
+// are cold — a turn is triaged beside the draft, which goes ahead as
+// ever. Plain chat keeps the draft without asking the planner, and once
+// the person is idle the server reads the planner's prompt for the
+// chat's next plan; that turn goes to the planner, with no triage. An
+// app request on the cold server is planned as ever once the triage
+// says apps, its draft withdrawn.
+func TestAColdPlannerIsTriagedBesideTheDraft(t *testing.T) {
+	chatPlan := `{"kind":"chat","steps":[{"functionality":"chat"}]}`
+	appPlan := `{"kind":"apps","steps":[{"functionality":"writing.story"}]}`
+	sorted := func(reqs []api.ChatRequest) string {
+		// (A seat, a background call of one token, goes as the streams
+		// fell: not counted.)
+		kinds := slices.DeleteFunc(strings.Split(requestKinds(reqs), ","), func(k string) bool { return k == "seat" })
+		slices.Sort(kinds)
+		return strings.Join(kinds, ",")
+	}
+	for _, c := range []struct {
+		name, triage, plan string
+		want               string // the first turn's requests, sorted
+		triaged            bool
+	}{
+		{"chat", `{"kind":"chat"}`, chatPlan, "answer,triage", true},
+		{"apps", `{"kind":"apps"}`, appPlan, "answer,app,plan,triage", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := hubtest.New(t, hubtest.Config{Rules: allowExec, Prompter: permissionstest.NewPrompter(permissions.AnswerOnce),
+				Modify: func(o *hub.Options) {
+					o.Draft = true
+					o.Memory = hub.MemoryOptions{Enabled: true, Every: 4}
+				}, Script: triageScript(ollamatest.Text(c.triage), c.plan)})
+			hub.SetSideBySideForTest(r.Op, true)
+			chat, _ := r.Op.NewChat(false)
+			turn, err := r.Op.Ask(context.Background(), chat.ID, "Write a story about a dragon", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sorted(r.Srv.Requests()); got != c.want {
+				t.Fatalf("the cold turn's requests %s, want %s", got, c.want)
+			}
+			if turn.Plan.Triaged != c.triaged || c.triaged && turn.Answer != "Once upon a time." {
+				t.Fatalf("plan %+v, answer %q", turn.Plan, turn.Answer)
+			}
+			before := len(r.Srv.Requests())
+			if err := r.Op.FlushMemory(context.Background()); err != nil { // the person is idle
+				t.Fatal(err)
+			}
+			var warms int
+			for _, req := range r.Srv.Requests()[before:] {
+				if hub.IsWarm(&req) && len(req.Format) > 0 {
+					warms++
+				}
+			}
+			if want := map[bool]int{true: 1, false: 0}[c.triaged]; warms != want {
+				t.Fatalf("%d warms of the planner's prompt while idle, want %d (the planner read it: %v)", warms, want, !c.triaged)
+			}
+			before = len(r.Srv.Requests())
+			if _, err := r.Op.Ask(context.Background(), chat.ID, "Write another story about a dragon", nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := requestKinds(r.Srv.Requests()[before:]); strings.Contains(got, "triage") || !strings.Contains(got, "plan") {
+				t.Fatalf("the warm server's turn: requests %s, want the planner's and no triage", got)
+			}
+		})
 	}
 }

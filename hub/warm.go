@@ -65,9 +65,13 @@ func (o *Operator) Warm(ctx context.Context, chat string) {
 	done := o.warming.begin()
 	defer done()
 	o.bgCalls.Add(1)
-	if _, err := o.planner.Warm(ctx, PlanInput{Functionalities: o.catalogNow()}); err != nil && ctx.Err() == nil {
-		o.log.Debug("warm the planner's prompt", "err", err)
+	if _, err := o.planner.Warm(ctx, PlanInput{Functionalities: o.catalogNow()}); err != nil {
+		if ctx.Err() == nil {
+			o.log.Debug("warm the planner's prompt", "err", err)
+		}
+		return
 	}
+	o.plannerWasRead(hostIn(ctx, o.opts.HubModel))
 }
 
 // warmth is the planner's prompts being read ahead: a plan waits for
@@ -138,8 +142,22 @@ func (o *Operator) warmPlanner(ctx context.Context, st *memory.Store, chat strin
 	done := o.warming.begin()
 	defer done()
 	o.bgCalls.Add(1)
-	if _, err := o.planner.Warm(ctx, in); err != nil && ctx.Err() == nil {
-		o.log.Debug("warm the planner's prompt", "err", err)
+	if _, err := o.planner.Warm(ctx, in); err != nil {
+		if ctx.Err() == nil {
+			o.log.Debug("warm the planner's prompt", "err", err)
+		}
+		return
+	}
+	o.plannerWasRead(hostIn(ctx, o.opts.HubModel))
+}
+
+// warmLater has the chat's next plan's prompt read once the person is
+// idle (the memory upkeep's quiet period), where the turn did without
+// the planner on a cold server. Without long-term memory there is no
+// idle worker: the next plan reads it.
+func (o *Operator) warmLater(turn context.Context, chat string) {
+	if o.mem != nil {
+		o.mem.enqueueWarm(turn, chat)
 	}
 }
 

@@ -272,7 +272,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		// A request that names an installed app is planned with it, most
 		// likely: no draft is worth its call then.
 		if o.opts.Draft && len(in.NamedApps) == 0 {
-			if dr, pctx = o.startDraft(ctx, tr); dr != nil && !o.coldBeside(dr) {
+			if dr, pctx = o.startDraft(ctx, tr, len(in.History) == 0); dr != nil && !o.coldBeside(dr) {
 				dr.lead(ctx) // (a cold planner's triage goes at once)
 				in.OnText = dr.planText
 				in.HoldChat = func() <-chan struct{} { return dr.holdChat(o) }

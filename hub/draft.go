@@ -62,6 +62,8 @@ type answerDraft struct {
 	// noLead: the caller shows no draft before the plan (Undrafted): the
 	// planner goes at once (a probe's follows the draft's request).
 	noLead bool
+	// appsRun: the turn continues a run of app requests (AppsRun).
+	appsRun bool
 	// ahead: the draft was started before the planner (learned order);
 	// wrote: the planner's request was written (its model client is HTTP);
 	// host: the model server the planner's request goes to.
@@ -113,10 +115,15 @@ const (
 // draftDelay is how long a draft waits for a sign of the planner's
 // request before it starts anyway (a model client that is not HTTP gives
 // none); draftLead how long the planner waits for the first piece of a
-// draft sent ahead.
+// draft sent ahead. A draft that ends, or fails, ends the wait at once:
+// the bound is for a draft still reading its prompt — a long chat's,
+// after its upkeep, read again at the context's end. A planner sent
+// while the draft reads is read in the same batches, and the draft's
+// first words wait for it (at 250 ms, the sixth turn of a chat had its
+// first words at 1.8–3× the plain model's: docs/benchmarks.md).
 const (
 	draftDelay = 30 * time.Millisecond
-	draftLead  = 250 * time.Millisecond
+	draftLead  = time.Second
 )
 
 // draftProbes is how many drafts go ahead of the planner on a server whose
@@ -137,7 +144,11 @@ const probeAgain = 24 * time.Hour
 // startDraft starts the draft of tr's answer, and returns the context the
 // planner must plan in (it tells the draft when the planner's request is
 // written). nil when there is no vanilla spoke to draft with.
-func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, context.Context) {
+//
+// newChat: the chat's first request, which continues no run of
+// requests: the draft goes as after plain chat, whatever the server's
+// last plan needed.
+func (o *Operator) startDraft(ctx context.Context, tr *turnRun, newChat bool) (*answerDraft, context.Context) {
 	sp, err := o.spokeFor(tr, VanillaApp)
 	if err != nil {
 		return nil, ctx
@@ -150,7 +161,7 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 	// Requests come in runs: after a plan that needed apps the draft
 	// does not go ahead (nor probe) until a plan is plain chat again, so
 	// a run of app requests pays no withdrawn draft but the first's.
-	appsRun := facts.AppsRun
+	appsRun := facts.AppsRun && !newChat
 	probe := !appsRun && !facts.SideBySide && !facts.serialNow() && (facts.Probes < draftProbes || time.Since(facts.ProbedAt) > probeAgain)
 	if probe {
 		o.order.update(host, func(f *serverFacts) {
@@ -162,7 +173,7 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun) (*answerDraft, c
 		})
 	}
 	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}), reqSent: make(chan struct{}),
-		host: host, ahead: (facts.SideBySide && !appsRun) || probe, follow: probe && (o.order.get(host).Probes%2 == 0 || tr.undrafted), noLead: tr.undrafted, leadMax: draftLead, serial: facts.serialNow()}
+		host: host, appsRun: appsRun, ahead: (facts.SideBySide && !appsRun) || probe, follow: probe && (o.order.get(host).Probes%2 == 0 || tr.undrafted), noLead: tr.undrafted, leadMax: draftLead, serial: facts.serialNow()}
 	if o.draftLead > 0 {
 		d.leadMax = o.draftLead
 	}

@@ -53,7 +53,8 @@ type serverFacts struct {
 	// AppsRun: the last plan made where a draft waited for it needed
 	// apps. Requests come in runs, so until a plan is plain chat again
 	// the draft does not go ahead, nor probe, and there is no triage
-	// (draft.go, triage.go): a run of app requests pays neither.
+	// (draft.go, triage.go): a run of app requests pays neither. A
+	// chat's first request continues no run.
 	AppsRun bool `json:"apps_run,omitempty"`
 }
 

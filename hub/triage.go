@@ -101,7 +101,7 @@ func (o *Operator) triaged(ctx context.Context, dr *answerDraft, in PlanInput) b
 	if dr.ahead && !o.coldBeside(dr) {
 		return false
 	}
-	return !o.order.get(dr.host).AppsRun
+	return !dr.appsRun
 }
 
 // coldBeside: dr went ahead of a server known to run both at once (not a

@@ -236,23 +236,31 @@ func TestARunOfAppRequestsPaysOneDraft(t *testing.T) {
 	hub.SetDraftLeadForTest(r.Op, time.Hour)
 	chat, _ := r.Op.NewChat(false)
 	apps, plain := `{"kind":"apps","steps":[{"functionality":"writing.story"}]}`, `{"kind":"chat","steps":[{"functionality":"chat"}]}`
-	var drafts []int
-	for _, p := range []string{apps, apps, apps, plain, plain, apps} {
+	ask := func(chat, p string) int {
 		plan.Store(p)
 		begun.Shut()
 		before := len(r.Srv.Requests())
-		if _, err := r.Op.Ask(context.Background(), chat.ID, "Write a story about a dragon", nil); err != nil {
+		if _, err := r.Op.Ask(context.Background(), chat, "Write a story about a dragon", nil); err != nil {
 			t.Fatal(err)
 		}
 		reqs := r.Srv.Requests()[before:]
-		first := 0
 		if len(reqs) > 0 && len(reqs[0].Format) == 0 && len(reqs[0].Tools) == 0 {
-			first = 1 // the draft, sent ahead of the planner
+			return 1 // the draft, sent ahead of the planner
 		}
-		drafts = append(drafts, first)
+		return 0
+	}
+	var drafts []int
+	for _, p := range []string{apps, apps, apps, plain, plain, apps} {
+		drafts = append(drafts, ask(chat.ID, p))
 	}
 	if fmt.Sprint(drafts) != "[1 0 0 0 1 1]" {
 		t.Fatalf("drafts sent ahead, turn by turn: %v, want [1 0 0 0 1 1]", drafts)
+	}
+	// A run is a chat's: after it, a new chat's first request is
+	// drafted ahead; its next, after its own app plan, is not.
+	other, _ := r.Op.NewChat(false)
+	if got := []int{ask(other.ID, apps), ask(other.ID, apps)}; fmt.Sprint(got) != "[1 0]" {
+		t.Fatalf("a new chat after a run of app requests: drafts ahead %v, want [1 0]", got)
 	}
 }
 

@@ -252,14 +252,18 @@ func plannerPrompt(in PlanInput) string {
 // what the chat's next plan begins with, whatever is asked (Warm).
 func plannerPromptHead(in PlanInput) string {
 	var b strings.Builder
+	// What every chat shares comes first, what is the chat's own after
+	// it: the facts are the hub's (one list for every chat), the summary
+	// the chat's. So a new chat's first plan — no summary yet — finds
+	// everything up to its request cached from another chat's.
 	b.WriteString(catalogText(in.Functionalities))
-	if in.Summary != "" {
-		fmt.Fprintf(&b, "\nWhat the user asked for before (a summary of their own messages):\n%s\n", in.Summary)
-	}
 	if len(in.Facts) > 0 {
 		fmt.Fprintf(&b, "\nFacts the hub holds (names only; a step that needs one lists it in needs): %s\n", strings.Join(in.Facts, ", "))
 	}
 	b.WriteString("\n" + requestsHeading)
+	if in.Summary != "" {
+		fmt.Fprintf(&b, "%s%s\n", summaryLabel, in.Summary)
+	}
 	for _, h := range in.History {
 		served := strings.Join(h.Apps, ", ")
 		if served == "" {
@@ -291,5 +295,6 @@ func (p *Planner) Warm(ctx context.Context, in PlanInput) (llm.Usage, error) {
 const (
 	requestsHeading = "The chat's requests, oldest first, each with what served it; plan the last one:\n"
 	requestLabel    = "Request: "
+	summaryLabel    = "Earlier requests, summed up from the user's own messages: "
 	namedAppsLabel  = "Apps the user named in it (a step may set \"app\" to one of them): "
 )

@@ -62,10 +62,15 @@ func (o *Operator) Warm(ctx context.Context, chat string) {
 			}
 		}
 	}
+	in := PlanInput{Functionalities: o.catalogNow()}
+	// A new chat's plan names the facts the hub holds (every chat's).
+	if _, facts, err := o.plannerMemory(""); err == nil {
+		in.Facts = facts
+	}
 	done := o.warming.begin()
 	defer done()
 	o.bgCalls.Add(1)
-	if _, err := o.planner.Warm(ctx, PlanInput{Functionalities: o.catalogNow()}); err != nil {
+	if _, err := o.planner.Warm(ctx, in); err != nil {
 		if ctx.Err() == nil {
 			o.log.Debug("warm the planner's prompt", "err", err)
 		}

@@ -147,3 +147,67 @@ func TestAnOpenedChatReadsThePlannersPromptAhead(t *testing.T) {
 		t.Errorf("the warm's prompt is not the start of the first plan's:\n%s\n---\n%s", warm.Messages[1].Content, plan.Messages[1].Content)
 	}
 }
+
+// What every chat shares comes first in the planner's prompt — the
+// instructions, the catalog, the facts the hub holds (one list for
+// every chat), the requests' heading — and a chat's own summary after
+// them: a new chat's first plan finds all but its request cached from
+// another chat's plan, and all of it from the warm a client sends as a
+// chat opens (which names the facts too).
+func TestANewChatsPlanContinuesAnotherChatsPrompt(t *testing.T) {
+	t.Parallel()
+	script := func(req *api.ChatRequest) ollamatest.Reply {
+		if strings.HasPrefix(hub.UpkeepTask(req), hub.ExtractMarker) {
+			return ollamatest.JSON(map[string]any{"entities": []map[string]string{{"key": "topic", "value": "the sea"}}})
+		}
+		return upkeepScript(req)
+	}
+	r := hubtest.New(t, hubtest.Config{Script: script, Modify: func(o *hub.Options) {
+		o.Memory = hub.MemoryOptions{Enabled: true, Every: 1}
+	}})
+	hub.NoTriageForTest(r.Op)
+	ctx := context.Background()
+	a, _ := r.Op.NewChat(false)
+	for _, q := range []string{"Tell me about the sea", "And the tides?"} {
+		if _, err := r.Op.Ask(ctx, a.ID, q, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Op.FlushMemory(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Op.Warm(ctx, "")
+	b, _ := r.Op.NewChat(false)
+	const q = "Why is it blue?"
+	if _, err := r.Op.Ask(ctx, b.ID, q, nil); err != nil {
+		t.Fatal(err)
+	}
+	var plans []string
+	var warm string
+	for _, req := range r.Srv.Requests() {
+		switch {
+		case len(req.Format) == 0 || hub.UpkeepTask(&req) != "":
+		case hub.IsWarm(&req):
+			warm = req.Messages[1].Content
+		default:
+			plans = append(plans, req.Messages[1].Content)
+		}
+	}
+	if len(plans) != 3 || warm == "" {
+		t.Fatalf("%d plans, warm %v", len(plans), warm != "")
+	}
+	other, first := plans[1], strings.TrimSuffix(plans[2], "\n")
+	if !strings.Contains(other, "The user talks about the sea.") || !strings.Contains(other, "topic") {
+		t.Fatalf("the other chat's plan holds no summary or fact:\n%s", other)
+	}
+	n := 0
+	for n < min(len(other), len(first)) && other[n] == first[n] {
+		n++
+	}
+	if rest := first[n:]; rest != "Request: "+q {
+		t.Fatalf("a new chat's plan reads again %q after what it shares with another chat's, want its request alone", rest)
+	}
+	if first != warm+q {
+		t.Fatalf("the warm as a chat opens is not the new chat's plan but its request:\n%s\n---\n%s", warm, first)
+	}
+}

@@ -272,8 +272,10 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		// A request that names an installed app is planned with it, most
 		// likely: no draft is worth its call then.
 		if o.opts.Draft && len(in.NamedApps) == 0 {
-			if dr, pctx = o.startDraft(ctx, tr, len(in.History) == 0); dr != nil && !o.coldBeside(dr) {
-				dr.lead(ctx) // (a cold planner's triage goes at once)
+			if dr, pctx = o.startDraft(ctx, tr, len(in.History) == 0); dr != nil {
+				// The planner (or a cold planner's triage) follows the
+				// draft's first piece: its words are read first.
+				dr.lead(ctx)
 				in.OnText = dr.planText
 				in.HoldChat = func() <-chan struct{} { return dr.holdChat(o) }
 			}

@@ -384,7 +384,7 @@ func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
 	if d.planFirst.IsZero() {
 		d.earlyPiece = true
 	}
-	if d.planStreaming() || d.ahead && !d.planFirst.IsZero() && (!d.follow || d.earlyPiece) {
+	if !d.serial && (d.planStreaming() || d.ahead && !d.planFirst.IsZero() && (!d.follow || d.earlyPiece)) {
 		// A piece of the draft while the planner's answer streams, or
 		// after the planner's first byte when the draft went first (a
 		// server that runs one request at a time starts the planner only
@@ -394,7 +394,9 @@ func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
 		// have taken the planner first; so there a piece after the
 		// planner's first byte teaches only where an earlier piece came
 		// before it — the two streams interleaved, which such a server
-		// never does.
+		// never does. (Not on a server taken as serial, for serialFor:
+		// its draft starts as a chat plan's first tokens come, and a
+		// piece may cross the planner's end before the hub has read it.)
 		o.order.update(d.host, func(f *serverFacts) { f.SideBySide, f.Serial = true, false })
 	}
 	if d.planStreaming() && d.seat != "" {

@@ -272,7 +272,7 @@ func (m *memorizer) promote() {
 			continue
 		}
 		j.gen = m.gen[j.owner()]
-		if i := slices.IndexFunc(m.queue, func(q memJob) bool { return q.app == j.app && q.chat == j.chat }); i >= 0 {
+		if i := slices.IndexFunc(m.queue, func(q memJob) bool { return q.app == j.app && q.chat == j.chat && !q.warm }); i >= 0 {
 			m.queue[i].calls = j.calls
 		} else {
 			m.queue = append(m.queue, j)

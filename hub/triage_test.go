@@ -313,11 +313,21 @@ func TestAColdPlannerIsTriagedBesideTheDraft(t *testing.T) {
 			if err := r.Op.FlushMemory(context.Background()); err != nil { // the person is idle
 				t.Fatal(err)
 			}
-			var warms int
+			var warms, upkeeps int
 			for _, req := range r.Srv.Requests()[before:] {
 				if hub.IsWarm(&req) && len(req.Format) > 0 {
 					warms++
 				}
+				if hub.UpkeepTask(&req) != "" {
+					upkeeps++
+				}
+			}
+			// The upkeep the turn left pending, promoted by the flush, runs
+			// beside the warm job of the same chat (the hub's and the
+			// plain spoke's: one call each here, the script's reply no
+			// summary), not folded into it.
+			if upkeeps != 2 {
+				t.Fatalf("%d upkeep calls while idle, want 2 (the hub's and the plain spoke's)", upkeeps)
 			}
 			if want := map[bool]int{true: 1, false: 0}[c.triaged]; warms != want {
 				t.Fatalf("%d warms of the planner's prompt while idle, want %d (the planner read it: %v)", warms, want, !c.triaged)

@@ -67,16 +67,7 @@ func (o *Operator) Warm(ctx context.Context, chat string) {
 	if _, facts, err := o.plannerMemory(""); err == nil {
 		in.Facts = facts
 	}
-	done := o.warming.begin()
-	defer done()
-	o.bgCalls.Add(1)
-	if _, err := o.planner.Warm(ctx, in); err != nil {
-		if ctx.Err() == nil {
-			o.log.Debug("warm the planner's prompt", "err", err)
-		}
-		return
-	}
-	o.plannerWasRead(hostIn(ctx, o.opts.HubModel))
+	o.readPlanner(ctx, in)
 }
 
 // warmth is the planner's prompts being read ahead: a plan waits for
@@ -144,6 +135,12 @@ func (o *Operator) warmPlanner(ctx context.Context, st *memory.Store, chat strin
 	if in.Summary, in.Facts, err = o.plannerMemory(chat); err != nil {
 		return
 	}
+	o.readPlanner(ctx, in)
+}
+
+// readPlanner has the server read the planner's prompt in (a plan
+// waits for it meanwhile), and notes that it did.
+func (o *Operator) readPlanner(ctx context.Context, in PlanInput) {
 	done := o.warming.begin()
 	defer done()
 	o.bgCalls.Add(1)

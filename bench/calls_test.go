@@ -16,14 +16,21 @@ import (
 
 // Model calls per request in every plan shape, bulkhead against the
 // --vanilla baseline, with a model that does each request right: at most
-// vanilla + 1 without drafts. A draft (hub.draft) is one more call when
-// the plan turns out to need an app and the draft had run — the price of
-// a plain chat turn as fast as the plain model; a kept draft costs
-// nothing more. The table is in the log (docs/benchmarks.md quotes it):
-// go test ./bench -run TestCallsPerPlanShape -v.
+// vanilla + 1 without drafts. With drafts (hub.draft) a kept draft costs
+// nothing more: chat is as many calls as without. An app request may pay
+// a withdrawn draft (a call, if it had ended by the plan's kind) and,
+// once the server is known to run both at once, the triage beside it
+// (each task is a serving process of its own, whose planner's prompt is
+// cold: see hub's coldBeside) — which of the two a task meets depends on
+// when the probes learned the order, so the bound is the same for all:
+// the calls the person waits for (a withdrawn draft's apart) at most one
+// over those without drafts, and vanilla + 1. The table is in the log
+// (docs/benchmarks.md quotes it): go test ./bench -run
+// TestCallsPerPlanShape -v.
 func TestCallsPerPlanShape(t *testing.T) {
 	suite := benchtest.Shapes()
 	calls := map[string]map[string]int{}
+	withdrawn := map[string]bool{}
 	for _, draft := range []bool{false, true} {
 		srv := ollamatest.NewScripted(t, benchtest.FakeSolver(suite, false), "m")
 		res, err := benchRun(t, srv, suite, draft)
@@ -42,6 +49,9 @@ func TestCallsPerPlanShape(t *testing.T) {
 				calls[r.Task] = map[string]int{}
 			}
 			calls[r.Task][k] = r.Calls
+			if draft && r.Mode == bench.ModeIsolated {
+				withdrawn[r.Task] = r.Withdrawn
+			}
 		}
 	}
 	var b strings.Builder
@@ -52,12 +62,15 @@ func TestCallsPerPlanShape(t *testing.T) {
 		if c[bench.ModeIsolated] > c[bench.ModeVanilla]+1 {
 			t.Errorf("%s: %d calls, vanilla %d: want at most vanilla + 1", task.ID, c[bench.ModeIsolated], c[bench.ModeVanilla])
 		}
-		extra := 1
-		if task.ID == "chat" {
-			extra = 0 // the kept draft is the answer
+		waited := c["isolated, drafts"]
+		if withdrawn[task.ID] {
+			waited-- // at most: its call may have been cut before it ended
 		}
-		if c["isolated, drafts"] > c[bench.ModeIsolated]+extra {
-			t.Errorf("%s: drafts cost %d calls over %d", task.ID, c["isolated, drafts"], c[bench.ModeIsolated])
+		switch {
+		case task.ID == "chat" && (withdrawn[task.ID] || waited > c[bench.ModeIsolated]):
+			t.Errorf("chat: the draft must be the answer, at no extra call: %d calls over %d (withdrawn %v)", c["isolated, drafts"], c[bench.ModeIsolated], withdrawn[task.ID])
+		case waited > c[bench.ModeIsolated]+1 || waited > c[bench.ModeVanilla]+1:
+			t.Errorf("%s: drafts cost %d calls (withdrawn %v) over %d, vanilla %d", task.ID, c["isolated, drafts"], withdrawn[task.ID], c[bench.ModeIsolated], c[bench.ModeVanilla])
 		}
 	}
 	t.Logf("calls per request:\n%s", b.String())

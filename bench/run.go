@@ -103,6 +103,8 @@ type Result struct {
 	Needed  int `json:"needed"`
 	Allowed int `json:"allowed"`
 	// Model calls and tokens of the turn, from Ollama's own counters.
+	// Calls counts a draft that was withdrawn (Withdrawn) if its call had
+	// ended by then.
 	Calls        int `json:"calls"`
 	PromptTokens int `json:"prompt_tokens"`
 	EvalTokens   int `json:"eval_tokens"`
@@ -116,10 +118,13 @@ type Result struct {
 	PromptMS float64 `json:"prompt_ms"`
 	// Planned: the hub planned the turn (isolated mode); Retried and
 	// Fallback: its planner's first plan was unusable, or both were.
-	Planned  bool   `json:"planned,omitempty"`
-	Retried  bool   `json:"retried,omitempty"`
-	Fallback bool   `json:"fallback,omitempty"`
-	Error    string `json:"error,omitempty"`
+	Planned bool `json:"planned,omitempty"`
+	// Withdrawn: a draft of the answer came and was withdrawn (the plan
+	// needed apps): its words were no answer.
+	Withdrawn bool   `json:"withdrawn,omitempty"`
+	Retried   bool   `json:"retried,omitempty"`
+	Fallback  bool   `json:"fallback,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 // Run runs the suite and returns a result per model, mode and run, in that
@@ -282,7 +287,7 @@ func runOne(ctx context.Context, opts Options, base Env, model, mode string, pol
 				drafted = time.Now()
 			}
 		case hub.EventDraftWithdrawn:
-			drafted = time.Time{}
+			drafted, res.Withdrawn = time.Time{}, true
 		case hub.EventToken:
 			if first.IsZero() && ev.Text != "" {
 				first = time.Now()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/apps/demo"
 	"github.com/bulkhead-dev/bulkhead/bench"
+	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/hub/judge"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 )
@@ -33,6 +34,16 @@ func FakeSolver(s bench.Suite, obey bool) ollamatest.Script {
 		c := readCtx(req)
 		task, ok := c.task(s)
 		switch {
+		case hub.IsTriage(req):
+			// The hub's triage: whether the request needs a
+			// functionality, as the reference plan says.
+			kind := "chat"
+			for _, st := range task.Plan {
+				if ok && st.Functionality != "chat" {
+					kind = "apps"
+				}
+			}
+			return ollamatest.JSON(map[string]any{"kind": kind})
 		case len(req.Format) > 0 && strings.Contains(string(req.Format), `"steps"`):
 			// The kind first, as the schema asks.
 			if !ok {

@@ -29,8 +29,13 @@ func (o *Operator) warm(ctx context.Context, app, chat string) {
 		return // a private chat's prompts hold nothing of an upkeep
 	}
 	if app == "" {
-		o.warmPlanner(ctx, st, chat)
-		return
+		if !o.triagesNext(ctx) {
+			o.warmPlanner(ctx, st, chat)
+			return
+		}
+		// The next turn begins in the plain spoke's context, not with
+		// the planner's prompt: its prefix is what the slot must hold.
+		app = VanillaApp
 	}
 	sp, err := o.spoke(st, chat, app)
 	if err != nil {
@@ -40,6 +45,24 @@ func (o *Operator) warm(ctx context.Context, app, chat string) {
 	if _, err := sp.Warm(ctx, chat); err != nil && ctx.Err() == nil {
 		o.log.Debug("warm a spoke's prompt", "app", app, "err", err)
 	}
+}
+
+// triagesNext reports whether a chat's next turn on ctx's server begins
+// with the triage, in the plain spoke's context, and not with the
+// planner's prompt: a server taken as running one request at a time (one
+// slot), in a run of plain chat, where the planner and the plain spoke
+// share a runner. There the hub's upkeep ends by warming the plain
+// spoke's prompt: the planner's would take the one slot from the
+// conversation the triage and the draft read next (the turn after an
+// upkeep was 3.1× the plain model's on one slot), and an app request,
+// which the planner plans after the triage, reads its prompt cold either
+// way.
+func (o *Operator) triagesNext(ctx context.Context) bool {
+	if !o.opts.Draft || o.noTriage || !o.sharesPlannersRunner(ctx) {
+		return false
+	}
+	f := o.order.get(hostIn(ctx, o.opts.HubModel))
+	return f.serialNow() && !f.AppsRun
 }
 
 // Warm has the model server read the prompt the next plan of chat will

@@ -211,3 +211,55 @@ func TestANewChatsPlanContinuesAnotherChatsPrompt(t *testing.T) {
 		t.Fatalf("the warm as a chat opens is not the new chat's plan but its request:\n%s\n---\n%s", warm, first)
 	}
 }
+
+// On a server that runs one request at a time (one slot), a chat turn
+// begins with the triage in the plain spoke's context, not with the
+// planner's prompt: the upkeep between turns ends by having the server
+// read that context, so the next turn's triage and draft find the whole
+// conversation cached in the one slot and read only the request. Before,
+// the hub's upkeep ended by warming the planner's prompt, which took the
+// slot: the turn after every upkeep read its conversation cold.
+func TestOneSlotsUpkeepLeavesTheConversationCached(t *testing.T) {
+	t.Parallel()
+	r := hubtest.New(t, hubtest.Config{Script: upkeepScript, Modify: func(o *hub.Options) {
+		o.Draft = true
+		o.Memory = hub.MemoryOptions{Enabled: true, Every: 1}
+	}})
+	r.Srv.Slotted(ollamatest.SlotModel{Slots: 1})
+	hub.SetSerialForTest(r.Op)
+	if !hub.SerialNowForTest(r.Op) {
+		t.Fatal("the server is not taken as serial: the test proves nothing")
+	}
+	chat, _ := r.Op.NewChat(false)
+	queries := []string{"Tell me about the sea", "And the tides?", "Why is it blue?", "Is it cold?"}
+	for _, q := range queries {
+		if _, err := r.Op.Ask(context.Background(), chat.ID, q, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Op.FlushMemory(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	triages, upkeeps := 0, 0
+	for i, u := range r.Srv.SlotUses() {
+		if hub.UpkeepTask(&u.Request) != "" {
+			upkeeps++
+		}
+		if !hub.IsTriage(&u.Request) {
+			continue
+		}
+		if triages++; triages == 1 {
+			continue // the chat's first: nothing of it read yet
+		}
+		// Its prompt is the plain spoke's context, the request, and
+		// the hub's question: all but the last two were read ahead.
+		msgs := u.Request.Messages
+		ahead := len(ollamatest.PromptTokens(&api.ChatRequest{Messages: msgs[:len(msgs)-2]}))
+		if u.Cached < ahead {
+			t.Errorf("triage %d (use %d) found %d tokens cached, the conversation before its request is %d: read cold after the upkeep", triages, i, u.Cached, ahead)
+		}
+	}
+	if triages != len(queries) || upkeeps < 2*(len(queries)-1) {
+		t.Fatalf("%d triages, %d upkeep calls: the test proves nothing", triages, upkeeps)
+	}
+}

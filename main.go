@@ -406,7 +406,7 @@ given: nothing was done past it, and the turn is kept for --retry with the
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON event per line (docs/events.md)")
-	f.BoolVar(&opts.Stream, "stream", false, "print the answer as it arrives")
+	f.BoolVar(&opts.Stream, "stream", false, "print the answer as it arrives; on a terminal, the plain model's draft too, taken back from the screen if the plan needs apps (on a pipe, nothing before the plan)")
 	f.BoolVar(&opts.Private, "private", false, "private: nothing of this request is written to disk")
 	f.StringVar(&opts.Chat, "chat", "", "continue the chat with this id")
 	f.BoolVar(&opts.Retry, "retry", false, "run the last turn of --chat again if it did not finish")

@@ -66,7 +66,12 @@ import (
 // is its own), or named by $BULKHEAD_BENCH_BIN:
 //
 //	GOCACHE=$(go env GOCACHE) GOMODCACHE=$(go env GOMODCACHE) BULKHEAD_OLLAMA_BIN=… go test -run XXX -bench AskTurns -benchtime 4x -count 1 -timeout 2h .
+//
+// $BULKHEAD_BENCH_TRACE names a folder that receives, per mode, the
+// model server's debug log (which cache slot each request took, how much
+// of its prompt it found there) and each turn's start: turns.log.
 func BenchmarkAskTurns(b *testing.B) {
+	trace := os.Getenv("BULKHEAD_BENCH_TRACE")
 	parallel := 3
 	if v := os.Getenv("BULKHEAD_BENCH_PARALLEL"); v != "" {
 		fmt.Sscan(v, &parallel)
@@ -83,7 +88,14 @@ func BenchmarkAskTurns(b *testing.B) {
 	script := personScript(benchtest.FakeSolver(benchtest.Shapes(), false), oneApp.Query, twoApps.Query)
 	modes := []*paceMode{{name: "isolated"}, {name: "vanilla", flags: []string{"--vanilla"}}}
 	for _, m := range modes {
-		m.real = ollamatest.StartRealWith(b, ollamatest.RealOptions{Parallel: parallel, Tools: true, Params: map[string]any{"num_ctx": 8192}})
+		m.real = ollamatest.StartRealWith(b, ollamatest.RealOptions{Parallel: parallel, Tools: true, Params: map[string]any{"num_ctx": 8192}, Debug: trace != ""})
+		if trace != "" {
+			b.Cleanup(func() {
+				if data, err := os.ReadFile(m.real.LogPath); err == nil {
+					_ = os.WriteFile(filepath.Join(trace, m.name+"-ollama.log"), data, 0o644)
+				}
+			})
+		}
 		m.srv = ollamatest.NewScripted(b, script, "m")
 		m.srv.Dub(m.real.Client, m.real.Model)
 		m.data = filepath.Join(b.TempDir(), "data")
@@ -114,6 +126,9 @@ func BenchmarkAskTurns(b *testing.B) {
 				}
 				args = append(args, fmt.Sprintf("Round %d, %s: %s", round+1, row, query))
 				before := len(m.srv.Requests())
+				if trace != "" {
+					traceTurn(b, trace, fmt.Sprintf("%s round %d %s", m.name, round, row))
+				}
 				t := askOnce(b, bin, args)
 				if text && chat == "" {
 					// Plain text names no chat: the newest is this one.
@@ -454,4 +469,15 @@ func askTurnsScript(req *api.ChatRequest) ollamatest.Reply {
 		return ollamatest.JSON(map[string]any{})
 	}
 	return ollamatest.Pieces(ollamatest.Text("The sea covers most of the planet; its tides follow the moon, its deepest trench goes down eleven kilometres, and most of its life lives in the top two hundred metres, where the light reaches."))
+}
+
+// traceTurn appends a turn's start to dir/turns.log
+// ($BULKHEAD_BENCH_TRACE), in the server log's time format.
+func traceTurn(b testing.TB, dir, what string) {
+	f, err := os.OpenFile(filepath.Join(dir, "turns.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %s\n", time.Now().Format("2006-01-02T15:04:05.000Z07:00"), what)
 }

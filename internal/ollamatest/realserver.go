@@ -76,6 +76,7 @@ type Real struct {
 	StartDuration, CreateDuration time.Duration
 
 	parallel int
+	debug    bool
 	t        testing.TB
 	cmd      *exec.Cmd
 	exited   chan struct{} // closed once cmd.Wait returned
@@ -144,6 +145,10 @@ type RealOptions struct {
 	// Tools gives the model TinyToolsTemplate: Ollama reports it can
 	// call tools, so it can serve an app's spoke.
 	Tools bool
+	// Debug runs the server with OLLAMA_DEBUG=1: its log (LogPath) then
+	// says which cache slot each request took and how much of its prompt
+	// it found there.
+	Debug bool
 }
 
 // StartRealWith is StartReal with options.
@@ -161,6 +166,7 @@ func StartRealWith(t testing.TB, opts RealOptions) *Real {
 	dir := t.TempDir()
 	r := &Real{
 		parallel: max(opts.Parallel, 1),
+		debug:    opts.Debug,
 		Model:    "tiny",
 		Bin:      bin,
 		LogPath:  filepath.Join(dir, "ollama-serve.log"),
@@ -223,13 +229,16 @@ func StartRealWith(t testing.TB, opts RealOptions) *Real {
 
 // childEnv is the environment of `ollama serve`: the test's environment
 // without any OLLAMA_* setting of the developer's, plus ours.
-func childEnv(home, models, hostport string, parallel int) []string {
+func childEnv(home, models, hostport string, parallel int, debug bool) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "OLLAMA_") || k == "HOME" || k == "GIN_MODE" {
 			continue
 		}
 		env = append(env, kv)
+	}
+	if debug {
+		env = append(env, "OLLAMA_DEBUG=1")
 	}
 	return append(env,
 		"HOME="+home,
@@ -273,7 +282,7 @@ func (r *Real) start(dir string) error {
 
 	cmd := exec.Command(r.Bin, "serve")
 	cmd.Dir = dir
-	cmd.Env = childEnv(home, models, hostport, r.parallel)
+	cmd.Env = childEnv(home, models, hostport, r.parallel, r.debug)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {

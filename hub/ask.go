@@ -313,7 +313,13 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			// A prompt read ahead (warm.go) is this plan's beginning:
 			// read once, not twice side by side.
 			o.warming.wait(pctx)
-			plan, plannerUsage, err = o.planner.Plan(pctx, in, o.route)
+			keepChat := chat
+			if rs.fresh {
+				keepChat = "" // its spoke is the turn's own, read by no one later
+			}
+			kctx, kept := o.keepBeside(pctx, keepChat)
+			plan, plannerUsage, err = o.planner.Plan(kctx, in, o.route)
+			kept(false)
 			planUsage.Add(plannerUsage)
 			if err == nil {
 				o.plannerWasRead(hostIn(pctx, o.opts.HubModel))

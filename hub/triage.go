@@ -111,8 +111,7 @@ func (o *Operator) coldBeside(dr *answerDraft) bool {
 	if !dr.ahead || !o.order.get(dr.host).SideBySide {
 		return false
 	}
-	_, read := o.plannerRead.Load(dr.host)
-	return !read
+	return o.plannerCold(dr.host)
 }
 
 // plannerWasRead notes that host has read a planner's prompt.

@@ -2,7 +2,9 @@ package hub
 
 import (
 	"context"
+	"net/http/httptrace"
 	"sync"
+	"time"
 
 	"github.com/ollama/ollama/api"
 
@@ -49,9 +51,11 @@ func (o *Operator) warm(ctx context.Context, app, chat string) {
 
 // triagesNext reports whether a chat's next turn on ctx's server begins
 // with the triage, in the plain spoke's context, and not with the
-// planner's prompt: a server taken as running one request at a time (one
-// slot), in a run of plain chat, where the planner and the plain spoke
-// share a runner. There the hub's upkeep ends by warming the plain
+// planner's prompt: in a run of plain chat, where the planner and the
+// plain spoke share a runner, on a server not known to run both at once
+// and with no probe due (startDraft) — one taken as running one request
+// at a time, or whose probes were spent without teaching its order (as
+// Ollama's default one slot can leave it). There the hub's upkeep ends by warming the plain
 // spoke's prompt: the planner's would take the one slot from the
 // conversation the triage and the draft read next (the turn after an
 // upkeep was 3.1× the plain model's on one slot), and an app request,
@@ -62,7 +66,11 @@ func (o *Operator) triagesNext(ctx context.Context) bool {
 		return false
 	}
 	f := o.order.get(hostIn(ctx, o.opts.HubModel))
-	return f.serialNow() && !f.AppsRun
+	if f.SideBySide || f.AppsRun {
+		return false
+	}
+	probeDue := !f.serialNow() && (f.Probes < draftProbes || time.Since(f.ProbedAt) > probeAgain)
+	return !probeDue
 }
 
 // Warm has the model server read the prompt the next plan of chat will
@@ -90,7 +98,7 @@ func (o *Operator) Warm(ctx context.Context, chat string) {
 	if _, facts, err := o.plannerMemory(""); err == nil {
 		in.Facts = facts
 	}
-	o.readPlanner(ctx, in)
+	o.readPlanner(ctx, in, "")
 }
 
 // warmth is the planner's prompts being read ahead: a plan waits for
@@ -158,15 +166,18 @@ func (o *Operator) warmPlanner(ctx context.Context, st *memory.Store, chat strin
 	if in.Summary, in.Facts, err = o.plannerMemory(chat); err != nil {
 		return
 	}
-	o.readPlanner(ctx, in)
+	o.readPlanner(ctx, in, chat)
 }
 
 // readPlanner has the server read the planner's prompt in (a plan
-// waits for it meanwhile), and notes that it did.
-func (o *Operator) readPlanner(ctx context.Context, in PlanInput) {
+// waits for it meanwhile), and notes that it did. chat ("": none) is the
+// chat whose conversation is kept beside a cold read (keepBeside).
+func (o *Operator) readPlanner(ctx context.Context, in PlanInput, chat string) {
 	done := o.warming.begin()
 	defer done()
 	o.bgCalls.Add(1)
+	ctx, kept := o.keepBeside(ctx, chat)
+	defer kept(true)
 	if _, err := o.planner.Warm(ctx, in); err != nil {
 		if ctx.Err() == nil {
 			o.log.Debug("warm the planner's prompt", "err", err)
@@ -201,4 +212,98 @@ func IsWarm(req *api.ChatRequest) bool {
 		return v == 1
 	}
 	return false
+}
+
+// A model server with parallel slots (Ollama's runner) gives a request
+// the free slot whose tokens share the longest prefix with its prompt:
+// an empty slot shares nothing, while every slot that holds a prompt
+// shares the chat template's first tokens. So a planner's prompt read
+// cold — the first of a serving process, the model just loaded — takes
+// the slot of the conversation whose request ended last, not an empty
+// one; and the next draft, finding its conversation nowhere, takes the
+// planner's slot for the same reason, and the plan after it reads the
+// planner's thousands of tokens cold again (a chat turn at 9× the plain
+// model's, twice in a row, in runs at a person's pace). keepBeside has
+// the plain spoke's prompt for chat read while the cold planner's
+// holds its slot: it finds its conversation in another free slot, or
+// fills an empty one, and never the planner's, which is busy. After
+// both, one slot holds the planner's prompt and another the
+// conversation, and each later request finds its own.
+
+// keepBesideAfter is how long after the planner's request was written
+// the plain spoke's prompt is sent: the planner's must have taken its
+// slot first (a cold read lasts far longer).
+const keepBesideAfter = 250 * time.Millisecond
+
+// keepBeside returns ctx for a planner's call that may read its prompt
+// cold, and a func to call once it returned: with wait, it returns once
+// the plain spoke's read has too (a warm's job ends with both read); a
+// turn goes on, and the read ends on its own, with the operator at the
+// latest. It does nothing where the planner's prompt was read by this
+// process already, on a server taken as serial (one slot: nothing to
+// keep), where the plain spoke has a runner of its own, where the hub
+// does not schedule for the cache (Options.Draft off), for no chat, or a
+// private one (its prompts are read by no one later).
+func (o *Operator) keepBeside(ctx context.Context, chat string) (context.Context, func(wait bool)) {
+	host := hostIn(ctx, o.opts.HubModel)
+	if chat == "" || !o.opts.Draft || o.opts.Vanilla || !o.plannerCold(host) || o.order.get(host).serialNow() || !o.sharesPlannersRunner(ctx) {
+		return ctx, func(bool) {}
+	}
+	st, private := o.storeFor(chat)
+	if private {
+		return ctx, func(bool) {}
+	}
+	var once sync.Once
+	stop, done := make(chan struct{}), make(chan struct{})
+	base := context.WithoutCancel(ctx)
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+		once.Do(func() {
+			o.mu.Lock()
+			if o.closed {
+				o.mu.Unlock()
+				close(done)
+				return
+			}
+			o.seatWG.Add(1)
+			o.mu.Unlock()
+			go func() {
+				defer o.seatWG.Done()
+				defer close(done)
+				t := time.NewTimer(keepBesideAfter)
+				defer t.Stop()
+				select {
+				case <-t.C:
+				case <-stop:
+					return // the planner's read ended first: it was not cold
+				case <-o.life.Done():
+					return
+				}
+				sp, err := o.spoke(st, chat, VanillaApp)
+				if err != nil {
+					return
+				}
+				wctx, cancel := context.WithCancel(base)
+				defer cancel()
+				defer context.AfterFunc(o.life, cancel)()
+				o.bgCalls.Add(1)
+				if _, err := sp.Warm(wctx, chat); err != nil && wctx.Err() == nil {
+					o.log.Debug("keep the conversation beside a cold planner", "err", err)
+				}
+			}()
+		})
+	}})
+	return ctx, func(wait bool) {
+		close(stop)
+		once.Do(func() { close(done) }) // never written: nothing started
+		if wait {
+			<-done
+		}
+	}
+}
+
+// plannerCold: no planner's prompt has been read on host by this
+// process (no plan made, no warm).
+func (o *Operator) plannerCold(host string) bool {
+	_, read := o.plannerRead.Load(host)
+	return !read
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/bulkhead-dev/bulkhead/hub"
 	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
@@ -221,14 +222,29 @@ func TestANewChatsPlanContinuesAnotherChatsPrompt(t *testing.T) {
 // slot: the turn after every upkeep read its conversation cold.
 func TestOneSlotsUpkeepLeavesTheConversationCached(t *testing.T) {
 	t.Parallel()
+	// Taken as serial, or its order not learned with the probes spent
+	// (as a one-slot server can leave it: the runs at a person's pace).
+	for _, serial := range []bool{true, false} {
+		t.Run(map[bool]string{true: "serial", false: "probes spent"}[serial], func(t *testing.T) {
+			t.Parallel()
+			oneSlotUpkeep(t, serial)
+		})
+	}
+}
+
+func oneSlotUpkeep(t *testing.T, serial bool) {
 	r := hubtest.New(t, hubtest.Config{Script: upkeepScript, Modify: func(o *hub.Options) {
 		o.Draft = true
 		o.Memory = hub.MemoryOptions{Enabled: true, Every: 1}
 	}})
 	r.Srv.Slotted(ollamatest.SlotModel{Slots: 1})
-	hub.SetSerialForTest(r.Op)
-	if !hub.SerialNowForTest(r.Op) {
-		t.Fatal("the server is not taken as serial: the test proves nothing")
+	if serial {
+		hub.SetSerialForTest(r.Op)
+	} else {
+		hub.SetProbesForTest(r.Op, hub.DraftProbes)
+	}
+	if hub.SerialNowForTest(r.Op) != serial || hub.SideBySideForTest(r.Op) {
+		t.Fatal("the server's order is not the case's: the test proves nothing")
 	}
 	chat, _ := r.Op.NewChat(false)
 	queries := []string{"Tell me about the sea", "And the tides?", "Why is it blue?", "Is it cold?"}
@@ -261,5 +277,91 @@ func TestOneSlotsUpkeepLeavesTheConversationCached(t *testing.T) {
 	}
 	if triages != len(queries) || upkeeps < 2*(len(queries)-1) {
 		t.Fatalf("%d triages, %d upkeep calls: the test proves nothing", triages, upkeeps)
+	}
+}
+
+// A planner's prompt read cold on a server with parallel slots takes the
+// free slot sharing the most with it: every slot that holds a prompt
+// shares the template's first token, an empty one nothing. Where no
+// other slot holds the conversation, the next draft would take the
+// planner's slot for the same reason, and the plan after it read the
+// planner's prompt cold again. So while the cold planner's prompt is
+// read (here, the warm while the person is idle after a cold first
+// turn), the hub has the plain spoke's prompt read beside it: it takes
+// another slot. The next turn's draft finds its conversation there and
+// its plan the planner's prompt in its own slot. The slots are empty
+// when the warm comes (the model loaded anew); the planner's warm is held
+// by a gate the plain spoke's read opens (bounded, for the failure).
+func TestAColdPlannersReadKeepsTheConversationBesideIt(t *testing.T) {
+	t.Parallel()
+	spokeRead := make(chan struct{})
+	var spokeOnce sync.Once
+	var held atomic.Bool
+	script := func(req *api.ChatRequest) ollamatest.Reply {
+		switch {
+		case hub.IsWarm(req) && len(req.Format) > 0:
+			select {
+			case <-spokeRead:
+				held.Store(true)
+			case <-time.After(5 * time.Second):
+			}
+			return ollamatest.JSON(map[string]any{})
+		case hub.IsWarm(req):
+			spokeOnce.Do(func() { close(spokeRead) })
+		case hub.IsTriage(req):
+			return ollamatest.JSON(map[string]any{"kind": "chat"})
+		}
+		return upkeepScript(req)
+	}
+	r := hubtest.New(t, hubtest.Config{Script: script, Modify: func(o *hub.Options) {
+		o.Draft = true
+		o.Memory = hub.MemoryOptions{Enabled: true, Every: 4}
+	}})
+	hub.SetSideBySideForTest(r.Op, true)
+	ctx := context.Background()
+	chat, _ := r.Op.NewChat(false)
+	turn, err := r.Op.Ask(ctx, chat.ID, "Tell me about the sea", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !turn.Plan.Triaged {
+		t.Fatalf("the cold first turn was not triaged: %+v", turn.Plan)
+	}
+	// The model loaded anew: every slot empty.
+	r.Srv.Slotted(ollamatest.SlotModel{Slots: 3})
+	if err := r.Op.WaitMemory(ctx); err != nil { // the person is idle
+		t.Fatal(err)
+	}
+	if !held.Load() {
+		t.Error("the planner's cold read ended with no read of the conversation beside it")
+	}
+	if _, err := r.Op.Ask(ctx, chat.ID, "And the tides?", nil); err != nil {
+		t.Fatal(err)
+	}
+	uses := r.Srv.SlotUses()
+	prefix := 0 // the planner's warm prompt, its format apart
+	for _, u := range uses {
+		if hub.IsWarm(&u.Request) && len(u.Request.Format) > 0 {
+			prefix = len(ollamatest.PromptTokens(&api.ChatRequest{Messages: u.Request.Messages}))
+		}
+	}
+	var plans, drafts int
+	for i, u := range uses {
+		switch {
+		case hub.IsWarm(&u.Request) || hub.UpkeepTask(&u.Request) != "":
+		case len(u.Request.Format) > 0:
+			plans++
+			if u.Cached < prefix {
+				t.Errorf("the plan (use %d) found %d tokens cached in slot %d, the planner's prefix is %d: read cold again", i, u.Cached, u.Slot, prefix)
+			}
+		default:
+			drafts++
+			if u.Evicted >= prefix {
+				t.Errorf("the draft (use %d) took slot %d, evicting %d tokens: the planner's", i, u.Slot, u.Evicted)
+			}
+		}
+	}
+	if plans != 1 || drafts != 1 || prefix < 50 {
+		t.Fatalf("%d plans, %d drafts after the warm, prefix %d: the test proves nothing", plans, drafts, prefix)
 	}
 }

@@ -317,7 +317,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			if rs.fresh {
 				keepChat = "" // its spoke is the turn's own, read by no one later
 			}
-			kctx, kept := o.keepBeside(pctx, keepChat)
+			kctx, kept := o.keepBeside(pctx, ctx, keepChat)
 			plan, plannerUsage, err = o.planner.Plan(kctx, in, o.route)
 			kept(false)
 			planUsage.Add(plannerUsage)

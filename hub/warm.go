@@ -176,7 +176,7 @@ func (o *Operator) readPlanner(ctx context.Context, in PlanInput, chat string) {
 	done := o.warming.begin()
 	defer done()
 	o.bgCalls.Add(1)
-	ctx, kept := o.keepBeside(ctx, chat)
+	ctx, kept := o.keepBeside(ctx, ctx, chat)
 	defer kept(true)
 	if _, err := o.planner.Warm(ctx, in); err != nil {
 		if ctx.Err() == nil {
@@ -243,8 +243,10 @@ const keepBesideAfter = 250 * time.Millisecond
 // process already, on a server taken as serial (one slot: nothing to
 // keep), where the plain spoke has a runner of its own, where the hub
 // does not schedule for the cache (Options.Draft off), for no chat, or a
-// private one (its prompts are read by no one later).
-func (o *Operator) keepBeside(ctx context.Context, chat string) (context.Context, func(wait bool)) {
+// private one (its prompts are read by no one later). route is the
+// context the spoke's read goes under (where the turn's calls go, none
+// of ctx's request hooks: the draft's count the planner's requests).
+func (o *Operator) keepBeside(ctx, route context.Context, chat string) (context.Context, func(wait bool)) {
 	host := hostIn(ctx, o.opts.HubModel)
 	if chat == "" || !o.opts.Draft || o.opts.Vanilla || !o.plannerCold(host) || o.order.get(host).serialNow() || !o.sharesPlannersRunner(ctx) {
 		return ctx, func(bool) {}
@@ -255,7 +257,7 @@ func (o *Operator) keepBeside(ctx context.Context, chat string) (context.Context
 	}
 	var once sync.Once
 	stop, done := make(chan struct{}), make(chan struct{})
-	base := context.WithoutCancel(ctx)
+	base := context.WithoutCancel(route)
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
 		once.Do(func() {
 			o.mu.Lock()

@@ -69,8 +69,13 @@ func (o *Operator) triagesNext(ctx context.Context) bool {
 	if f.SideBySide || f.AppsRun {
 		return false
 	}
-	probeDue := !f.serialNow() && (f.Probes < draftProbes || time.Since(f.ProbedAt) > probeAgain)
-	return !probeDue
+	return !mayRunTwo(f)
+}
+
+// mayRunTwo: the server is known to run two requests at once, or may
+// (a probe is due: its order is being learned).
+func mayRunTwo(f serverFacts) bool {
+	return f.SideBySide || !f.serialNow() && (f.Probes < draftProbes || time.Since(f.ProbedAt) > probeAgain)
 }
 
 // Warm has the model server read the prompt the next plan of chat will
@@ -240,15 +245,16 @@ const keepBesideAfter = 250 * time.Millisecond
 // the plain spoke's read has too (a warm's job ends with both read); a
 // turn goes on, and the read ends on its own, with the operator at the
 // latest. It does nothing where the planner's prompt was read by this
-// process already, on a server taken as serial (one slot: nothing to
-// keep), where the plain spoke has a runner of its own, where the hub
+// process already, on a server taken as serial or whose probes were
+// spent without teaching that it runs two at once (one slot: nothing to
+// keep beside, and the spoke's read would evict the planner's), where the plain spoke has a runner of its own, where the hub
 // does not schedule for the cache (Options.Draft off), for no chat, or a
 // private one (its prompts are read by no one later). route is the
 // context the spoke's read goes under (where the turn's calls go, none
 // of ctx's request hooks: the draft's count the planner's requests).
 func (o *Operator) keepBeside(ctx, route context.Context, chat string) (context.Context, func(wait bool)) {
 	host := hostIn(ctx, o.opts.HubModel)
-	if chat == "" || !o.opts.Draft || o.opts.Vanilla || !o.plannerCold(host) || o.order.get(host).serialNow() || !o.sharesPlannersRunner(ctx) {
+	if chat == "" || !o.opts.Draft || o.opts.Vanilla || !o.plannerCold(host) || !mayRunTwo(o.order.get(host)) || !o.sharesPlannersRunner(ctx) {
 		return ctx, func(bool) {}
 	}
 	st, private := o.storeFor(chat)

@@ -162,7 +162,7 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun, newChat bool) (*
 	// does not go ahead (nor probe) until a plan is plain chat again, so
 	// a run of app requests pays no withdrawn draft but the first's.
 	appsRun := facts.AppsRun && !newChat
-	probe := !appsRun && !facts.SideBySide && !facts.serialNow() && (facts.Probes < draftProbes || time.Since(facts.ProbedAt) > probeAgain)
+	probe := !appsRun && !facts.SideBySide && mayRunTwo(facts)
 	if probe {
 		o.order.update(host, func(f *serverFacts) {
 			if f.Probes >= draftProbes {

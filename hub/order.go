@@ -65,6 +65,12 @@ func (f serverFacts) serialNow() bool {
 	return f.Serial && time.Since(f.Learned) < serialFor
 }
 
+// mayRunTwo: the server is known to run two requests at once, or may
+// (a probe is due: its order is being learned).
+func mayRunTwo(f serverFacts) bool {
+	return f.SideBySide || !f.serialNow() && (f.Probes < draftProbes || time.Since(f.ProbedAt) > probeAgain)
+}
+
 // orderKey is a host as the order keeps it: without any credentials its
 // URL carries.
 func orderKey(host string) string {

@@ -72,12 +72,6 @@ func (o *Operator) triagesNext(ctx context.Context) bool {
 	return !mayRunTwo(f)
 }
 
-// mayRunTwo: the server is known to run two requests at once, or may
-// (a probe is due: its order is being learned).
-func mayRunTwo(f serverFacts) bool {
-	return f.SideBySide || !f.serialNow() && (f.Probes < draftProbes || time.Since(f.ProbedAt) > probeAgain)
-}
-
 // Warm has the model server read the prompt the next plan of chat will
 // begin with ("": a new chat's) before the person asks: a client calls it
 // as a chat opens, so that the first request of a session reads only its

@@ -40,45 +40,34 @@ const triagePredict = 16
 // errTriaged ends a triage call whose first tokens said its kind.
 var errTriaged = errors.New("the kind is known")
 
-// triageQuestion is the hub's question, with the functionality names
-// (the catalog's, never an app's description) and the names of the facts
-// the hub holds (never their values): a request that needs one is the
-// planner's to plan (a chat step that needs a fact has it shared).
+// triageQuestion is the hub's question, with the apps' names (the
+// catalog's functionality names up to their first dot, never an app's
+// description) and the names of the facts the hub holds (never their
+// values): a request that needs one is the planner's to plan (a chat step
+// that needs a fact has it shared). The names alone, not each app's
+// functionalities: the server reads the question after the request at
+// every triaged turn, on one slot on the path of the first words (the
+// functionalities written out were ~300 of the tests' model's tokens, the
+// request and the answer before it ~260), and the question decides only
+// whether an app is needed, never which.
 func triageQuestion(fns []Functionality, facts []string) string {
-	// Grouped by the name's first part (files: read, write), so that it
-	// is short: the server reads it at every turn.
-	var groups []string
-	verbs := map[string][]string{}
+	var names []string
+	seen := map[string]bool{}
 	for _, f := range fns {
 		if f.Name == ChatFunctionality {
 			continue
 		}
-		g, v, ok := strings.Cut(f.Name, ".")
-		if !ok {
-			g, v = f.Name, ""
-		}
-		if _, seen := verbs[g]; !seen {
-			groups = append(groups, g)
-		}
-		if v != "" {
-			verbs[g] = append(verbs[g], v)
-		} else if verbs[g] == nil {
-			verbs[g] = []string{}
+		app, _, _ := strings.Cut(f.Name, ".")
+		if !seen[app] {
+			seen[app] = true
+			names = append(names, app)
 		}
 	}
-	var list []string
-	for _, g := range groups {
-		if len(verbs[g]) == 0 {
-			list = append(list, g)
-		} else {
-			list = append(list, g+": "+strings.Join(verbs[g], ", "))
-		}
-	}
-	q := "Say only whether the last request needs one of these functionalities (" + strings.Join(list, "; ") + ")"
+	q := "Does the last request need one of these apps: " + strings.Join(names, ", ")
 	if len(facts) > 0 {
-		q += " or one of these facts the assistant holds (" + strings.Join(facts, ", ") + ")"
+		q += "; or one of these facts the assistant holds: " + strings.Join(facts, ", ")
 	}
-	return q + `: {"kind":"apps"} if it does, else {"kind":"chat"}.`
+	return q + `? Say only {"kind":"apps"} if it does, else {"kind":"chat"}.`
 }
 
 // triaged reports whether the triage applies to this turn, on the

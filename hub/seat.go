@@ -241,10 +241,15 @@ func (s *turnSeat) send(prompts ...string) {
 			wrote := make(chan struct{})
 			var once sync.Once
 			// The answer's first byte says the server read the prompt in
-			// a slot: the seat has done its work, and is ended there (what
-			// it writes is not wanted, whatever a server sends).
+			// a slot: the seat has done its work. Its one token written,
+			// the server ends it itself; one that writes on (whatever a
+			// server sends) is ended seatGrace later. Not at the first
+			// byte: a model server (Ollama 0.17) whose client leaves while
+			// a reply's last pieces are on their way can keep the
+			// request's place in its queue for good.
 			cctx, answered := context.WithCancel(ctx)
 			var got atomic.Bool
+			var grace atomic.Pointer[time.Timer]
 			trace := &httptrace.ClientTrace{
 				WroteRequest: func(httptrace.WroteRequestInfo) {
 					lastWrote.Store(time.Now().UnixNano())
@@ -255,11 +260,16 @@ func (s *turnSeat) send(prompts ...string) {
 						firstByte.Store(time.Now().UnixNano())
 					}
 					got.Store(true)
-					answered()
+					grace.Store(time.AfterFunc(seatGrace, answered))
 				},
 			}
 			go func() {
 				defer answered()
+				defer func() {
+					if t := grace.Load(); t != nil {
+						t.Stop()
+					}
+				}()
 				_, err := model.Chat(httptrace.WithClientTrace(cctx, trace), seatCall(p), nil)
 				once.Do(func() { close(wrote) }) // a client that is not HTTP says nothing
 				if got.Load() && ctx.Err() == nil && errors.Is(err, context.Canceled) {
@@ -296,6 +306,10 @@ func (s *turnSeat) send(prompts ...string) {
 
 // seatTimeout bounds a seat's call (it writes one token).
 const seatTimeout = 2 * time.Minute
+
+// seatGrace is how long a seat whose answer began may write on before it
+// is ended (a server that keeps to num_predict ends it at once).
+const seatGrace = time.Second
 
 // usage is told that the planner's call returned, and is what the turn
 // reports of its seat: a background call when one was sent.

@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/ollama/ollama/api"
@@ -37,8 +36,15 @@ var triageSchema = json.RawMessage(`{"type":"object","properties":{"kind":{"type
 // triagePredict bounds the triage's reply: {"kind":"apps"} and some room.
 const triagePredict = 16
 
-// errTriaged ends a triage call whose first tokens said its kind.
-var errTriaged = errors.New("the kind is known")
+// triageStop ends the triage's reply where its object closes, the kind
+// written: the server ends the request itself. The hub never cuts it at
+// its kind: a model server (Ollama 0.17) whose client leaves while the
+// reply's last pieces are on their way can keep the request's place in
+// the runner's queue for good (its handler stops reading the pieces that
+// its model call still sends), and on a one-slot server every request
+// after it waits until the client gives up — seen once after a triage cut
+// at its kind; the reply's end is one token later.
+var triageStop = []string{"}"}
 
 // triageQuestion is the hub's question, with the apps' names (the
 // catalog's functionality names up to their first dot, never an app's
@@ -116,31 +122,18 @@ func (o *Operator) planKind(dr *answerDraft, chat bool) {
 // only on a reply whose kind is chat; the draft is released then.
 func (o *Operator) triage(ctx context.Context, dr *answerDraft, in PlanInput) (chat bool, usage llm.Usage, err error) {
 	dr.hold()
-	tctx, decide := context.WithCancelCause(ctx)
-	defer decide(nil)
-	var text strings.Builder
-	kind := ""
-	resp, err := dr.sp.Consult(tctx, dr.task, triageQuestion(in.Functionalities, in.Facts), triageSchema, triagePredict, func(c llm.Chunk) {
-		text.WriteString(c.Content)
-		if kind == "" {
-			if kind = decidedKind(text.String()); kind != "" {
-				decide(errTriaged)
-			}
-		}
-	})
+	resp, err := dr.sp.Consult(ctx, dr.task, triageQuestion(in.Functionalities, in.Facts), triageSchema, triagePredict, triageStop, nil)
 	usage = resp.Usage
-	if kind == "" && err == nil {
-		kind = decidedKind(resp.Message.Content)
-	}
 	if ctx.Err() != nil {
 		return false, usage, ctx.Err()
 	}
-	if kind == kindChat {
+	if err != nil {
+		o.log.Warn("triage failed; the planner decides", "err", err)
+		return false, usage, nil
+	}
+	if decidedKind(resp.Message.Content) == kindChat {
 		dr.release()
 		return true, usage, nil
-	}
-	if err != nil && context.Cause(tctx) != errTriaged {
-		o.log.Warn("triage failed; the planner decides", "err", err)
 	}
 	return false, usage, nil
 }

@@ -73,6 +73,9 @@ func TestTheTriageAnswersPlainChatWithoutThePlanner(t *testing.T) {
 	}{
 		{"chat", ollamatest.Text(`{"kind":"chat"}`), appPlan, "triage,answer"},
 		{"chat in pieces, spaced", ollamatest.Reply{Chunks: []string{"{ \"kind\"", ": \"ch", "at\" }"}}, appPlan, "triage,answer"},
+		// A model server ends the reply at the request's stop, and leaves
+		// the stop out of it.
+		{"chat, ended at its stop", ollamatest.Reply{Chunks: []string{`{"kind":`, `"chat"`}}, appPlan, "triage,answer"},
 		{"apps", ollamatest.Text(`{"kind":"apps"}`), appPlan, "triage,plan,app"},
 		{"apps, the planner says chat", ollamatest.Text(`{"kind":"apps"}`), chatPlan, "triage,plan,answer"},
 		{"another case", ollamatest.Text(`{"kind":"Chat"}`), appPlan, "triage,plan,app"},
@@ -103,6 +106,12 @@ func TestTheTriageAnswersPlainChatWithoutThePlanner(t *testing.T) {
 			if c.want == "triage,answer" {
 				if turn.Answer != "Once upon a time." || turn.Plan.Steps[0].App != hub.VanillaApp {
 					t.Fatalf("answer %q, plan %+v", turn.Answer, turn.Plan)
+				}
+				// The server ends the triage where its object closes: the
+				// hub never cuts it (a client that leaves a stream can
+				// leave a one-slot server waiting for good).
+				if stop, _ := reqs[0].Options["stop"].([]any); len(stop) != 1 || stop[0] != "}" {
+					t.Fatalf("the triage's stop: %#v", reqs[0].Options["stop"])
 				}
 				tri, ans := reqs[0].Messages, reqs[1].Messages
 				if len(tri) != len(ans)+1 || !reflect.DeepEqual(tri[:len(ans)], ans) {

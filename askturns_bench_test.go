@@ -69,7 +69,8 @@ import (
 //
 // $BULKHEAD_BENCH_TRACE names a folder that receives, per mode, the
 // model server's debug log (which cache slot each request took, how much
-// of its prompt it found there) and each turn's start: turns.log.
+// of its prompt it found there) and each turn's start and figures:
+// turns.log.
 func BenchmarkAskTurns(b *testing.B) {
 	trace := os.Getenv("BULKHEAD_BENCH_TRACE")
 	parallel := 3
@@ -144,6 +145,10 @@ func BenchmarkAskTurns(b *testing.B) {
 				}
 				if t.withdrawn {
 					t.calls--
+				}
+				if trace != "" {
+					traceTurn(b, trace, fmt.Sprintf("%s round %d %s: first %v, answer %v, exit %v, calls %d + %d background", m.name, round, row,
+						t.first.Round(time.Millisecond), t.answer.Round(time.Millisecond), t.exit.Round(time.Millisecond), t.calls, t.background))
 				}
 				figures[row] = t
 				if round == warmup && m == modes[0] {
@@ -471,7 +476,7 @@ func askTurnsScript(req *api.ChatRequest) ollamatest.Reply {
 	return ollamatest.Pieces(ollamatest.Text("The sea covers most of the planet; its tides follow the moon, its deepest trench goes down eleven kilometres, and most of its life lives in the top two hundred metres, where the light reaches."))
 }
 
-// traceTurn appends a turn's start to dir/turns.log
+// traceTurn appends a turn's start, or its figures, to dir/turns.log
 // ($BULKHEAD_BENCH_TRACE), in the server log's time format.
 func traceTurn(b testing.TB, dir, what string) {
 	f, err := os.OpenFile(filepath.Join(dir, "turns.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

@@ -309,8 +309,8 @@ func personScript(solver ollamatest.Script, appQueries ...string) ollamatest.Scr
 		}
 		switch {
 		case !app:
-		case strings.Contains(format, `"kind"`) && !strings.Contains(format, `"steps"`):
-			return ollamatest.JSON(map[string]string{"kind": "apps"}) // the triage (one slot)
+		case hub.IsTriage(req):
+			return ollamatest.JSON("apps")
 		default:
 			return solver(req)
 		}
@@ -466,8 +466,8 @@ func askTurnsScript(req *api.ChatRequest) ollamatest.Reply {
 		}{"chat", []any{map[string]any{"functionality": "chat"}}})
 	case strings.Contains(format, `"summary"`):
 		return ollamatest.JSON(map[string]string{"summary": "The user asked, turn after turn, to be told something about the sea; the assistant told them of its tides, its depth and the life in it."})
-	case strings.Contains(format, `"kind"`): // the triage (one slot)
-		return ollamatest.JSON(map[string]string{"kind": "chat"})
+	case hub.IsTriage(req):
+		return ollamatest.JSON("chat")
 	case strings.Contains(format, `"entities"`):
 		return ollamatest.JSON(map[string]any{"entities": []map[string]string{{"key": "topic", "value": "the sea"}}})
 	case format != "":

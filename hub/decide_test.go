@@ -393,7 +393,7 @@ func TestNoDraftBetweenThePlannerAndItsRetry(t *testing.T) {
 			if hub.IsTriage(req) {
 				// Not sure: the planner decides, as with any reply
 				// but a clear chat.
-				return ollamatest.Text(`{"kind":`)
+				return ollamatest.Text(`"ch`)
 			}
 			if len(req.Format) > 0 {
 				if plans.Add(1) == 1 {

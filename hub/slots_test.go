@@ -23,6 +23,8 @@ func upkeepScript(req *api.ChatRequest) ollamatest.Reply {
 		return ollamatest.JSON(map[string]string{"summary": "The user talks about the sea."})
 	case strings.HasPrefix(task, hub.ExtractMarker):
 		return ollamatest.JSON(map[string]any{"entities": []any{}})
+	case hub.IsTriage(req):
+		return ollamatest.JSON("chat")
 	case len(req.Format) > 0:
 		// In two pieces: the kind decides, and the planner's slot is
 		// still busy when the draft, released by its first byte, comes.

@@ -30,32 +30,33 @@ import (
 // model's own earlier answers, no app's words; at worst a request is
 // answered in plain chat, shown as such.
 
-// triageSchema is the triage's format: the kind alone.
-var triageSchema = json.RawMessage(`{"type":"object","properties":{"kind":{"type":"string","enum":["chat","apps"]}},"required":["kind"]}`)
+// triageSchema is the triage's format: the kind alone, a JSON string —
+// not an object holding it: every token of a reply is a step of the
+// model's own, on one slot before the first words, and `"chat"` is a
+// third of `{"kind":"chat"}` (in the tests' model, a token a byte).
+var triageSchema = json.RawMessage(`{"type":"string","enum":["chat","apps"]}`)
 
-// triagePredict bounds the triage's reply: {"kind":"apps"} and some room.
-const triagePredict = 16
+// triagePredict bounds the triage's reply: "apps" and some room.
+const triagePredict = 8
 
-// triageStop ends the triage's reply where its object closes, the kind
-// written: the server ends the request itself. The hub never cuts it at
-// its kind: a model server (Ollama 0.17) whose client leaves while the
-// reply's last pieces are on their way can keep the request's place in
-// the runner's queue for good (its handler stops reading the pieces that
-// its model call still sends), and on a one-slot server every request
-// after it waits until the client gives up — seen once after a triage cut
-// at its kind; the reply's end is one token later.
-var triageStop = []string{"}"}
+// The triage's reply is read whole: the hub never cuts it at its kind. A
+// model server (Ollama 0.17) whose client leaves while a reply's last
+// pieces are on their way can keep the request's place in the runner's
+// queue for good (its handler stops reading the pieces its model call
+// still sends), and on a one-slot server every request after it waits
+// until the client gives up — seen once after a triage cut at its kind.
+// The format's grammar ends the reply at the string's closing quote.
 
 // triageQuestion is the hub's question, with the apps' names (the
 // catalog's functionality names up to their first dot, never an app's
 // description) and the names of the facts the hub holds (never their
 // values): a request that needs one is the planner's to plan (a chat step
-// that needs a fact has it shared). The names alone, not each app's
-// functionalities: the server reads the question after the request at
-// every triaged turn, on one slot on the path of the first words (the
+// that needs a fact has it shared). Short, and the names alone, not each
+// app's functionalities: the server reads it after the request at every
+// triaged turn, on one slot on the path of the first words (the
 // functionalities written out were ~300 of the tests' model's tokens, the
-// request and the answer before it ~260), and the question decides only
-// whether an app is needed, never which.
+// request and the answer before it ~260), and it decides only whether
+// an app is needed, never which.
 func triageQuestion(fns []Functionality, facts []string) string {
 	var names []string
 	seen := map[string]bool{}
@@ -69,11 +70,11 @@ func triageQuestion(fns []Functionality, facts []string) string {
 			names = append(names, app)
 		}
 	}
-	q := "Does the last request need one of these apps: " + strings.Join(names, ", ")
+	q := "Does the last request need an app (" + strings.Join(names, ", ") + ")"
 	if len(facts) > 0 {
-		q += "; or one of these facts the assistant holds: " + strings.Join(facts, ", ")
+		q += " or a fact the assistant holds (" + strings.Join(facts, ", ") + ")"
 	}
-	return q + `? Say only {"kind":"apps"} if it does, else {"kind":"chat"}.`
+	return q + `? Answer "apps" if so, else "chat".`
 }
 
 // triaged reports whether the triage applies to this turn, on the
@@ -122,7 +123,7 @@ func (o *Operator) planKind(dr *answerDraft, chat bool) {
 // only on a reply whose kind is chat; the draft is released then.
 func (o *Operator) triage(ctx context.Context, dr *answerDraft, in PlanInput) (chat bool, usage llm.Usage, err error) {
 	dr.hold()
-	resp, err := dr.sp.Consult(ctx, dr.task, triageQuestion(in.Functionalities, in.Facts), triageSchema, triagePredict, triageStop, nil)
+	resp, err := dr.sp.Consult(ctx, dr.task, triageQuestion(in.Functionalities, in.Facts), triageSchema, triagePredict, nil)
 	usage = resp.Usage
 	if ctx.Err() != nil {
 		return false, usage, ctx.Err()
@@ -131,11 +132,21 @@ func (o *Operator) triage(ctx context.Context, dr *answerDraft, in PlanInput) (c
 		o.log.Warn("triage failed; the planner decides", "err", err)
 		return false, usage, nil
 	}
-	if decidedKind(resp.Message.Content) == kindChat {
+	if triageKind(resp.Message.Content) == kindChat {
 		dr.release()
 		return true, usage, nil
 	}
 	return false, usage, nil
+}
+
+// triageKind reads a triage's reply: "chat" or "apps" when it is that
+// JSON string and nothing else (spaces apart), else "".
+func triageKind(reply string) string {
+	var kind string
+	if json.Unmarshal([]byte(strings.TrimSpace(reply)), &kind) != nil || kind != kindChat && kind != kindApps {
+		return ""
+	}
+	return kind
 }
 
 // IsTriage reports whether req is a triage's request (its format names

@@ -8,11 +8,11 @@ import "testing"
 func TestTriageQuestion(t *testing.T) {
 	fns := []Functionality{{Name: "files.read", Description: "Read a file"}, {Name: ChatFunctionality}, {Name: "calc.evaluate"}, {Name: "files.write"}, {Name: "solo"}}
 	got := triageQuestion(fns, []string{"trip.dates"})
-	want := `Does the last request need one of these apps: files, calc, solo; or one of these facts the assistant holds: trip.dates? Say only {"kind":"apps"} if it does, else {"kind":"chat"}.`
+	want := `Does the last request need an app (files, calc, solo) or a fact the assistant holds (trip.dates)? Answer "apps" if so, else "chat".`
 	if got != want {
 		t.Fatalf("question\n%s\nwant\n%s", got, want)
 	}
-	if got := triageQuestion(fns, nil); got != `Does the last request need one of these apps: files, calc, solo? Say only {"kind":"apps"} if it does, else {"kind":"chat"}.` {
+	if got := triageQuestion(fns, nil); got != `Does the last request need an app (files, calc, solo)? Answer "apps" if so, else "chat".` {
 		t.Fatalf("without facts: %s", got)
 	}
 }

@@ -309,7 +309,7 @@ func TestAColdPlannersReadKeepsTheConversationBesideIt(t *testing.T) {
 		case hub.IsWarm(req):
 			spokeOnce.Do(func() { close(spokeRead) })
 		case hub.IsTriage(req):
-			return ollamatest.JSON(map[string]any{"kind": "chat"})
+			return ollamatest.JSON("chat")
 		}
 		return upkeepScript(req)
 	}

@@ -237,10 +237,9 @@ func (s *Spoke) handle(ctx context.Context, t Task) (Result, error) {
 // the question after it as a message of its own, so that the answer's
 // prompt, which ends at the query, is the question's with its last
 // message off: the model server, whose prompt cache keeps the question's,
-// reads little of it again. Nothing is logged; the reply follows format,
-// at most predict tokens, and ends where it writes one of stop (which the
-// server leaves out of it). onChunk, if set, is told each piece.
-func (s *Spoke) Consult(ctx context.Context, t Task, question string, format json.RawMessage, predict int, stop []string, onChunk func(llm.Chunk)) (llm.Response, error) {
+// reads little of it again. Nothing is logged; the reply follows format.
+// onChunk, if set, is told each piece.
+func (s *Spoke) Consult(ctx context.Context, t Task, question string, format json.RawMessage, predict int, onChunk func(llm.Chunk)) (llm.Response, error) {
 	if s.cfg.Impl != nil {
 		return llm.Response{}, fmt.Errorf("%s spoke: only a model-only spoke is consulted", s.cfg.App)
 	}
@@ -249,11 +248,7 @@ func (s *Spoke) Consult(ctx context.Context, t Task, question string, format jso
 		return llm.Response{}, err
 	}
 	msgs = append(msgs, api.Message{Role: "user", Content: question})
-	opts := map[string]any{"num_predict": predict}
-	if len(stop) > 0 {
-		opts["stop"] = stop
-	}
-	return s.cfg.Model.Chat(ctx, llm.Request{Messages: msgs, Format: format, Think: new(false), Options: opts}, onChunk)
+	return s.cfg.Model.Chat(ctx, llm.Request{Messages: msgs, Format: format, Think: new(false), Options: map[string]any{"num_predict": predict}}, onChunk)
 }
 
 // logStart records a task as pending in the spoke's own namespace.

@@ -43,7 +43,7 @@ func FakeSolver(s bench.Suite, obey bool) ollamatest.Script {
 					kind = "apps"
 				}
 			}
-			return ollamatest.JSON(map[string]any{"kind": kind})
+			return ollamatest.JSON(kind)
 		case len(req.Format) > 0 && strings.Contains(string(req.Format), `"steps"`):
 			// The kind first, as the schema asks.
 			if !ok {

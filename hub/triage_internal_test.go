@@ -16,3 +16,32 @@ func TestTriageQuestion(t *testing.T) {
 		t.Fatalf("without facts: %s", got)
 	}
 }
+
+// The triage's reply is read as the JSON string its format asks for and
+// nothing else: a kind in other quote marks, other letters, with more
+// around it, or cut short is no kind (the planner decides).
+func TestTriageKind(t *testing.T) {
+	for reply, want := range map[string]string{
+		`"chat"`:          kindChat,
+		" \"apps\"\n":     kindApps,
+		`"\u0063hat"`:     kindChat, // the same string, escaped
+		`“chat”`:          "",
+		`'chat'`:          "",
+		`«chat»`:          "",
+		`chat`:            "",
+		`"Chat"`:          "",
+		`"chat."`:         "",
+		`"chat" "apps"`:   "",
+		`{"kind":"chat"}`: "",
+		`["chat"]`:        "",
+		`"cha`:            "",
+		``:                "",
+		`"ｃｈａｔ"`:          "",
+		"\"chat\u200b\"":  "",
+		`"chat"` + "\x00": "",
+	} {
+		if got := triageKind(reply); got != want {
+			t.Errorf("triageKind(%q) = %q, want %q", reply, got, want)
+		}
+	}
+}

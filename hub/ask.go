@@ -283,6 +283,9 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 		// An app plan keeps the planner's slot its own (seat.go).
 		seat := o.seatFor(ctx)
 		if seat != nil {
+			if dr != nil {
+				dr.keepSlot = seat.holdDraft
+			}
 			draftText := in.OnText
 			in.OnText = func(text string) {
 				seat.planText(text)

@@ -283,7 +283,7 @@ func TestAnAppRequestCostsNoDraft(t *testing.T) {
 	vanillaCalls := func(reqs []api.ChatRequest) (n int) {
 		for _, req := range reqs {
 			// Not an app spoke's (its tools), nor the seat (seat.go).
-			if len(req.Format) == 0 && len(req.Tools) == 0 && !isSeat(&req) && len(req.Messages) > 0 && strings.HasPrefix(req.Messages[0].Content, "You are bulkhead, a helpful assistant") {
+			if len(req.Format) == 0 && len(req.Tools) == 0 && !isSeat(&req) && len(req.Messages) > 0 && req.Messages[0].Content == hub.VanillaSystemForTest {
 				n++
 			}
 		}

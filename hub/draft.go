@@ -70,7 +70,12 @@ type answerDraft struct {
 	ahead bool
 	wrote atomic.Bool
 	host  string
-	seat  string // seatKey of the planner's model, when the draft's is it
+	// keepSlot, when set, says how long a withdrawn draft keeps its slot
+	// (the turn's seat: turnSeat.holdDraft); planDone is closed when the
+	// planner's call has returned.
+	keepSlot     func() <-chan struct{}
+	planDone     chan struct{}
+	planDoneOnce sync.Once
 	// serial: the server is known to run one request at a time; the
 	// draft then starts only on a chat plan's first tokens (or once the
 	// plan keeps it), never between the planner and its retry.
@@ -172,7 +177,7 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun, newChat bool) (*
 			f.ProbedAt = time.Now().UTC()
 		})
 	}
-	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}), reqSent: make(chan struct{}),
+	d := &answerDraft{tr: tr, sp: sp, cancel: cancel, start: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}), reqSent: make(chan struct{}), planDone: make(chan struct{}),
 		host: host, appsRun: appsRun, ahead: (facts.SideBySide && !appsRun) || probe, follow: probe && (o.order.get(host).Probes%2 == 0 || tr.undrafted), noLead: tr.undrafted, leadMax: draftLead, serial: facts.serialNow()}
 	if o.draftLead > 0 {
 		d.leadMax = o.draftLead
@@ -180,9 +185,6 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun, newChat bool) (*
 	dctx = httptrace.WithClientTrace(dctx, &httptrace.ClientTrace{
 		WroteRequest: func(httptrace.WroteRequestInfo) { d.reqOnce.Do(func() { close(d.reqSent) }) },
 	})
-	if o.sharesPlannersRunner(ctx) {
-		d.seat = seatKey(ctx, o)
-	}
 	d.task = spokes.Task{Chat: tr.chat, Query: tr.query, Functionality: ChatFunctionality, Fresh: tr.fresh, NoLog: true,
 		OnChunk: func(c llm.Chunk) { d.chunk(o, c) }}
 	if d.ahead {
@@ -294,6 +296,7 @@ const probeGap = 20 * time.Millisecond
 // ahead unlearns the order only on evidence that the server runs one
 // request at a time (see answerDraft).
 func (d *answerDraft) planned(o *Operator) {
+	d.planDoneOnce.Do(func() { close(d.planDone) })
 	d.mu.Lock()
 	d.planOver = true
 	wrote, first, ended, ahead := d.planWrote, d.planFirst, d.ended, d.ahead
@@ -398,10 +401,6 @@ func (d *answerDraft) chunk(o *Operator, c llm.Chunk) {
 		// its draft starts as a chat plan's first tokens come, and a
 		// piece may cross the planner's end before the hub has read it.)
 		o.order.update(d.host, func(f *serverFacts) { f.SideBySide, f.Serial = true, false })
-	}
-	if d.planStreaming() && d.seat != "" {
-		// It took a slot other than the planner's: the seat (seat.go).
-		o.order.seats.seated(d.seat)
 	}
 	switch d.state {
 	case drafting:
@@ -543,7 +542,24 @@ func (d *answerDraft) abandon() {
 	d.state = withdrawn
 	sent := d.sent
 	d.mu.Unlock()
-	d.cancel()
+	var hold <-chan struct{}
+	if d.keepSlot != nil {
+		hold = d.keepSlot()
+	}
+	if hold != nil {
+		// Its slot is the conversation's: it is left only once the
+		// turn's seat has taken the apps' (seat.go), or the plan is made.
+		go func() {
+			select {
+			case <-hold:
+			case <-d.planDone:
+			case <-d.done:
+			}
+			d.cancel()
+		}()
+	} else {
+		d.cancel()
+	}
 	if sent {
 		d.tr.emit(Event{Kind: EventDraftWithdrawn, App: VanillaApp})
 	}
@@ -579,6 +595,7 @@ func (d *answerDraft) cut() (string, llm.Usage) {
 // it to stop, and returns what it cost.
 func (d *answerDraft) withdraw() llm.Usage {
 	d.abandon()
+	d.cancel()
 	<-d.done
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -111,3 +111,12 @@ func OnWarmWaitForTest(o *Operator, f func()) {
 	defer o.warming.mu.Unlock()
 	o.warming.onWait = f
 }
+
+// VanillaSystemForTest is the plain spoke's system prompt.
+const VanillaSystemForTest = vanillaSystem
+
+// CrowdedForTest reports whether the operator takes its planner's server
+// to have no third slot (a seat not read beside a draft and a planner).
+func CrowdedForTest(o *Operator) bool {
+	return o.order.seats.get(seatKey(context.Background(), o)).crowded
+}

@@ -30,8 +30,13 @@ func SpokeOwner(app string) string { return spokePrefix + app }
 
 const spokePrefix = "spoke/"
 
-// vanillaSystem is the vanilla spoke's system prompt.
-const vanillaSystem = spokes.Preamble + " Answer clearly and concisely; use Markdown where it helps."
+// vanillaSystem is the vanilla spoke's system prompt: the conversation's.
+// It begins as spokes.Preamble does and parts from it after three words:
+// on a model server with parallel slots (seat.go) the conversation keeps
+// a slot apart from the apps', which an app turn does not evict, while a
+// conversation that has no slot yet takes the apps' rather than the
+// planner's (it shares more with theirs).
+const vanillaSystem = "You are bulkhead, in conversation with the user: a helpful assistant running on their own machine. Answer clearly and concisely; use Markdown where it helps."
 
 // Options builds an Operator.
 type Options struct {

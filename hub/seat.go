@@ -11,33 +11,39 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/bulkhead-dev/bulkhead/llm"
+	"github.com/bulkhead-dev/bulkhead/spokes"
 )
 
-// A seat keeps the planner's prompt in a slot of its own on a model
-// server with parallel slots as Ollama's runner has them: each slot keeps
-// the tokens it last read, and a request takes the free slot whose tokens
-// share the longest prefix with its prompt (the first such slot on a
-// tie). Every call but the planner's begins with spokes.Preamble, the
-// planner's with other words, so a spoke's, the synthesis' or a draft's
-// request takes a slot that holds one of theirs — when there is one. On
-// a server that has only run requests one at a time there is none: every
-// slot but the first is empty, an empty slot shares nothing while the
-// planner's shares the template's first tokens, so the spoke takes the
-// planner's slot and the next plan reads its whole prompt again. Only a
-// request that arrives while the planner's runs fills another slot.
+// A seat gives the apps' calls a slot of their own on a model server with
+// parallel slots as Ollama's runner has them: each slot keeps the tokens
+// it last read, and a request takes the free slot whose tokens share the
+// longest prefix with its prompt (the first such slot on a tie). Three
+// kinds of prompt begin apart: the planner's, the conversation's (the
+// plain spoke's, its draft's and upkeep's) and the apps' (every app
+// spoke's, their upkeep, the synthesis', the detector's: spokes.Preamble).
+// On three slots each should keep one. An empty slot shares nothing,
+// while every slot that holds a prompt shares the template's first
+// tokens: a request takes an empty slot only when every other is busy.
+// So on a server that has run one request at a time, or a planner beside
+// a draft, the apps' first call takes the conversation's slot (or the
+// planner's), and the next chat turn reads its whole conversation again.
 //
 // So when an app turn's plan says apps and the server is not known to
-// hold such a slot, the hub sends a seat while the planner still writes
-// its plan: the preamble alone, one token to write. It takes another slot
-// and leaves the preamble cached there, and every later request of the
-// spokes, the synthesis or the draft goes to it. A seat that ended before
-// the planner's call did is known to have taken another slot, as is a
-// draft that wrote while the planner did (draft.chunk); a seat that
-// ended after proves nothing and the next app turn seats again. A plan
-// of several steps ends in a synthesis, whose prompt and a spoke's would
-// share that slot and evict each other turn after turn: when the plan
-// names its second step, the hub sends the seat again with a second one,
-// the synthesis' system prompt, written while the first still holds its
+// hold the apps' slot, the hub sends a seat while the planner still
+// writes its plan: the preamble alone, one token to write. Where the
+// turn's draft still writes in the conversation's slot, the draft's
+// stream is ended only once the seat's answer has begun (or the
+// planner's call has ended): the seat takes the slot neither holds, and
+// every later call of the apps goes to it. A seat that ended before the
+// planner's call did is known to have taken a slot other than the
+// planner's; a seat that ended after proves nothing and the next app
+// turn seats again. A seat not read before the planner's call ended,
+// while the draft held its slot, shows a server without a third slot
+// (crowded): from then on the draft is ended at once. A plan of several
+// steps ends in a synthesis, whose prompt and a spoke's would share the
+// apps' slot and evict each other turn after turn: when the plan names
+// its second step, the hub sends the seat again with a second one, the
+// synthesis' system prompt, written while the first still holds its
 // slot, so that each takes one (known when the second was written before
 // the first's answer began). The server is taken to hold the slots until
 // a planner's call reads its prompt at over seatCold times the best rate
@@ -47,9 +53,9 @@ import (
 // waits behind the planner and ends after it: two such running teach
 // that the server is serial (ServerOrder.Serial, as a draft that got no
 // piece beside the planner does), which stops seats for as long as it
-// stops drafting ahead. A seat goes where the turn's planner
-// goes (its session's model and server), carries no word of the user's
-// or of any app, and is one of the turn's background calls.
+// stops drafting ahead. A seat goes where the turn's planner goes (its
+// session's model and server), carries no word of the user's or of any
+// app, and is one of the turn's background calls.
 type seating struct {
 	mu    sync.Mutex
 	hosts map[string]seatFacts
@@ -58,6 +64,9 @@ type seating struct {
 type seatFacts struct {
 	// seated: a slot holds a seat; synth: another holds the synthesis'.
 	seated, synth bool
+	// crowded: a seat was not read while a draft and a planner held
+	// their slots: the server has no third (a draft is ended at once).
+	crowded bool
 	// late counts the seats running that ended after their planner.
 	late int
 	// best is the planner's fastest prompt reading seen, per token.
@@ -118,14 +127,15 @@ func (s *seating) planned(key string, u llm.Usage) {
 		case f.best == 0 || rate < f.best:
 			f.best = rate
 		case rate > seatCold*f.best:
-			f.seated, f.synth = false, false
+			// Loaded again, maybe with other slots: learned anew.
+			f.seated, f.synth, f.crowded = false, false, false
 		}
 	})
 }
 
-// SeatPrompt is the whole of a seat's request: the plain spoke's system
-// prompt, which begins as every call's but the planner's.
-const SeatPrompt = vanillaSystem
+// SeatPrompt is the whole of a seat's request: the preamble every call
+// about the apps begins with.
+const SeatPrompt = spokes.Preamble
 
 // SynthesisSeatPrompt is the whole of the second seat's request, sent with
 // a seat when a plan has several steps: the synthesis' system prompt. The
@@ -152,6 +162,11 @@ type turnSeat struct {
 	// planned: the planner's call has returned. A seat that ended before
 	// it held a slot while the planner held its own: another one.
 	planned atomic.Bool
+	// read is closed once the first seat's answer has begun, or its call
+	// ended: it was read in a slot. held: a draft kept its slot for it.
+	read     chan struct{}
+	readOnce sync.Once
+	held     atomic.Bool
 }
 
 // seatFor is the seat of a turn planned under ctx; nil when none may be
@@ -172,8 +187,22 @@ func (o *Operator) seatFor(ctx context.Context) *turnSeat {
 	}
 	// The seats go where the turn's calls go (its session's model and
 	// server), and end with the operator, not with the turn.
-	return &turnSeat{o: o, key: key, host: host, base: context.WithoutCancel(ctx), need: !f.seated, synth: !f.synth}
+	return &turnSeat{o: o, key: key, host: host, base: context.WithoutCancel(ctx), need: !f.seated, synth: !f.synth, read: make(chan struct{})}
 }
+
+// holdDraft is asked by a draft being withdrawn whether to keep its slot
+// a while: until the turn's seat has been read, when one was sent and the
+// server is not known to lack a third slot (nil: end the draft now).
+func (s *turnSeat) holdDraft() <-chan struct{} {
+	if s == nil || s.sent.Load() == 0 || s.o.order.seats.get(s.key).crowded {
+		return nil
+	}
+	s.held.Store(true)
+	return s.read
+}
+
+// wasRead closes read, once.
+func (s *turnSeat) wasRead() { s.readOnce.Do(func() { close(s.read) }) }
 
 // sharesPlannersRunner reports whether the plain spoke's calls under ctx
 // go to the planner's model on the planner's server: the same runner,
@@ -258,6 +287,7 @@ func (s *turnSeat) send(prompts ...string) {
 				GotFirstResponseByte: func() {
 					if i == 0 {
 						firstByte.Store(time.Now().UnixNano())
+						s.wasRead()
 					}
 					got.Store(true)
 					grace.Store(time.AfterFunc(seatGrace, answered))
@@ -272,6 +302,9 @@ func (s *turnSeat) send(prompts ...string) {
 				}()
 				_, err := model.Chat(httptrace.WithClientTrace(cctx, trace), seatCall(p), nil)
 				once.Do(func() { close(wrote) }) // a client that is not HTTP says nothing
+				if i == 0 {
+					s.wasRead()
+				}
 				if got.Load() && ctx.Err() == nil && errors.Is(err, context.Canceled) {
 					err = nil
 				}
@@ -284,6 +317,13 @@ func (s *turnSeat) send(prompts ...string) {
 			ok = <-errs == nil && ok
 		}
 		if !ok {
+			return
+		}
+		if s.planned.Load() && s.held.Load() {
+			// A draft held its slot, the planner its own, and the seat
+			// got none until the plan was made: the server has no third.
+			// (Not evidence that it runs one request at a time.)
+			o.order.seats.set(s.key, func(f *seatFacts) { f.crowded = true })
 			return
 		}
 		if s.planned.Load() {

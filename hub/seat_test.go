@@ -294,13 +294,16 @@ func TestASeatKeepsThePlannersSlot(t *testing.T) {
 	}
 }
 
-// Every model call but the planner's (and the hub's upkeep, framed as the
-// planner's) shares a longer prefix with the seat than with the planner's
-// prompt — the plain spoke's, every app spoke's, their upkeep, the
-// synthesis', the detector's — so on a slotted server each takes the
-// seat's slot, or one of their own, never the planner's. Shown on the
-// requests a chat turn, a one-app turn and a two-app turn make, with the
-// upkeep after every turn, and on a detector's call.
+// The model calls fall in three kinds, each sharing its longest prefix
+// with its own: every call about the apps (an app spoke's, its upkeep,
+// the synthesis', the detector's) with the seat; the conversation's (the
+// plain spoke's, its upkeep) with the plain spoke's system prompt, and
+// with the seat more than with the planner's (a conversation that has no
+// slot yet takes the apps', not the planner's); the planner's (and the
+// hub's upkeep, framed as the planner's) with neither. So on a slotted
+// server each takes a slot of its kind, and none the planner's. Shown on
+// the requests a chat turn, a one-app turn and a two-app turn make, with
+// the upkeep after every turn, and on a detector's call.
 func TestEveryCallButThePlannersTakesTheSeatsSlot(t *testing.T) {
 	r := hubtest.New(t, hubtest.Config{Script: ollamatest.Gullible(), Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
 		Modify: func(o *hub.Options) {
@@ -328,6 +331,7 @@ func TestEveryCallButThePlannersTakesTheSeatsSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	seat := ollamatest.PromptTokens(&api.ChatRequest{Messages: []api.Message{{Role: "system", Content: hub.SeatPrompt}}})
+	conv := ollamatest.PromptTokens(&api.ChatRequest{Messages: []api.Message{{Role: "system", Content: hub.VanillaSystemForTest}}})
 	var planner []string
 	var plannerSystem string
 	kinds := map[string]int{}
@@ -348,6 +352,8 @@ func TestEveryCallButThePlannersTakesTheSeatsSlot(t *testing.T) {
 			continue // the planner
 		case hub.UpkeepTask(&req) != "" && first == plannerSystem:
 			continue // the hub's upkeep, framed as the planner's
+		case hub.UpkeepTask(&req) != "" && strings.HasPrefix(first, hub.VanillaSystemForTest):
+			kind = "plain upkeep"
 		case hub.UpkeepTask(&req) != "":
 			kind = "upkeep"
 		case strings.Contains(first, hub.DetectorMarker):
@@ -363,12 +369,16 @@ func TestEveryCallButThePlannersTakesTheSeatsSlot(t *testing.T) {
 		}
 		kinds[kind]++
 		p := ollamatest.PromptTokens(&req)
-		if withSeat, withPlanner := sharedPrefix(p, seat), sharedPrefix(p, planner); withSeat <= withPlanner {
+		withSeat, withPlanner, withConv := sharedPrefix(p, seat), sharedPrefix(p, planner), sharedPrefix(p, conv)
+		if withSeat <= withPlanner {
 			t.Errorf("a %s call (%.60q) shares %d tokens with the seat, %d with the planner: it would take the planner's slot", kind, first, withSeat, withPlanner)
+		}
+		if conversation := kind == "plain" || kind == "plain upkeep"; conversation != (withConv > withSeat) {
+			t.Errorf("a %s call (%.60q) shares %d tokens with the conversation's prompt, %d with the seat: it would take the other kind's slot", kind, first, withConv, withSeat)
 		}
 	}
 	t.Logf("calls by kind: %v", kinds)
-	for _, k := range []string{"upkeep", "detector", "app spoke", "plain", "synthesis"} {
+	for _, k := range []string{"upkeep", "plain upkeep", "detector", "app spoke", "plain", "synthesis"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s call: the test proves nothing of it (%v)", k, kinds)
 		}
@@ -437,5 +447,168 @@ func TestSeatsStopWhereTheyComeLate(t *testing.T) {
 	}
 	if want := []int{1, 1, 0, 0}; !slices.Equal(perTurn, want) {
 		t.Errorf("seats per app turn on a one-slot server: %v, want %v", perTurn, want)
+	}
+}
+
+// sideBySide makes a scripted server hold its slots as a real one with
+// parallel slots does, where the draft writes longer than the planner
+// reads: a plain spoke's answer (the draft) holds its slot, after its
+// first piece, until a planner has taken a slot in the same turn (since
+// *from); the answer to a request in apps never ends by itself — the hub
+// ends it (a withdrawn draft).
+func sideBySide(srv *ollamatest.Scripted, from *int, apps []string, script ollamatest.Script) ollamatest.Script {
+	return func(req *api.ChatRequest) ollamatest.Reply {
+		r := script(req)
+		if len(req.Format) > 0 || len(req.Tools) > 0 || hub.IsWarm(req) || hub.UpkeepTask(req) != "" || req.Messages[0].Content != hub.VanillaSystemForTest {
+			return r
+		}
+		last := req.Messages[len(req.Messages)-1].Content
+		if slices.Contains(apps, last) {
+			return ollamatest.Reply{Chunks: []string{"A first piece"}, CutAfter: 1, Hang: true}
+		}
+		text := strings.Join(r.Chunks, "")
+		if len(text) < 2 || r.Status != 0 {
+			return r
+		}
+		r.Chunks = []string{text[:1], text[1:]}
+		r.Before = func(i int) {
+			if i != 1 {
+				return
+			}
+			planned := func() bool {
+				uses := srv.SlotUses()
+				for _, u := range uses[min(*from, len(uses)):] {
+					if u.Plan && !hub.IsWarm(&u.Request) {
+						return true
+					}
+				}
+				return false
+			}
+			wait(closed, planned)
+		}
+		return r
+	}
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// On a server with three slots, an app request in the middle of a
+// conversation leaves the conversation's slot as it was: the plain
+// spoke's prompt begins apart from the apps' (three words shared, then
+// its own), the app turn's seat — sent while the withdrawn draft still
+// holds the conversation's slot — takes the third, the app's spoke goes
+// to it, and the next chat turn finds its whole conversation cached (what
+// its prompt shares with the last chat turn's). Before, the conversation
+// began with the apps' preamble whole, the seat was the conversation's
+// own prompt, the draft was ended at once, and seat and spoke took the
+// conversation's slot: the next chat turn read it again from the start.
+// On two slots the seat cannot be read while the draft and the planner
+// hold theirs: the hub learns that the server has no third (crowded),
+// and the next app turn's draft is ended at once.
+func TestAnAppTurnLeavesTheConversationsSlot(t *testing.T) {
+	const fare = "What is the fare from the airport to downtown?"
+	for _, slots := range []int{3, 2} {
+		hold := newSeatHold()
+		var from int
+		var srv *ollamatest.Scripted
+		var mu sync.Mutex
+		planned := make(chan struct{})
+		r := hubtest.New(t, hubtest.Config{Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
+			Modify: func(o *hub.Options) { o.Draft = true },
+			Script: func(req *api.ChatRequest) ollamatest.Reply {
+				rep := hold.wrap(sideBySide(srv, &from, []string{fare}, ollamatest.Gullible()))(req)
+				if slots == 2 && isSeat(req) {
+					// It got a slot once the planner's ended: its answer
+					// comes once the hub has the plan.
+					mu.Lock()
+					ch := planned
+					mu.Unlock()
+					rep.Before = func(int) { wait(ch, nil) }
+				}
+				return rep
+			}})
+		srv = r.Srv
+		r.Srv.Slotted(ollamatest.SlotModel{Slots: slots})
+		if slots == 3 {
+			hold.watch(r.Op)
+		} else {
+			hold.seated = true // no third slot: the plan is not held for a seat
+		}
+		hub.SetSideBySideForTest(r.Op, true)
+		hub.SetDraftLeadForTest(r.Op, time.Hour) // the planner follows the draft's first piece
+		chat, _ := r.Op.NewChat(false)
+		uses := map[string][]ollamatest.SlotUse{}
+		var crowded []bool
+		for _, q := range []string{"Tell me about the sea", "And the tides?", fare, "Why is it blue?", fare} {
+			from = len(r.Srv.SlotUses())
+			_, err := r.Op.Ask(context.Background(), chat.ID, q, func(e hub.Event) {
+				if e.Kind == hub.EventPlan {
+					mu.Lock()
+					close(planned)
+					mu.Unlock()
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Op.WaitSeatsForTest()
+			mu.Lock()
+			planned = make(chan struct{})
+			mu.Unlock()
+			uses[q] = append(uses[q], r.Srv.SlotUses()[from:]...)
+			crowded = append(crowded, hub.CrowdedForTest(r.Op))
+		}
+		plain := func(us []ollamatest.SlotUse) (out []ollamatest.SlotUse) {
+			for _, u := range us {
+				if req := u.Request; len(req.Format) == 0 && len(req.Tools) == 0 && req.Messages[0].Content == hub.VanillaSystemForTest && !hub.IsWarm(&req) {
+					out = append(out, u)
+				}
+			}
+			return out
+		}
+		if slots == 2 {
+			// The first app turn teaches it; nothing teaches that the
+			// server runs one request at a time.
+			if want := []bool{false, false, true, true, true}; !slices.Equal(crowded, want) || hub.SerialForTest(r.Op) || !hub.SideBySideForTest(r.Op) {
+				t.Errorf("2 slots: crowded after each turn %v (want %v), serial %v, side by side %v", crowded, want, hub.SerialForTest(r.Op), hub.SideBySideForTest(r.Op))
+			}
+			continue
+		}
+		if slices.Contains(crowded, true) {
+			t.Errorf("3 slots taken for a server without a third: %v", crowded)
+		}
+		before, after := plain(uses["And the tides?"]), plain(uses["Why is it blue?"])
+		if len(before) != 1 || len(after) != 1 {
+			t.Fatalf("%d and %d plain calls in the chat turns around the app turn, want 1 each", len(before), len(after))
+		}
+		var seat, spoke *ollamatest.SlotUse
+		for i, u := range uses[fare] {
+			switch req := u.Request; {
+			case isSeat(&req) && seat == nil:
+				seat = &uses[fare][i]
+			case ollamatest.SpokeApp(&req) != "" && spoke == nil:
+				spoke = &uses[fare][i]
+			}
+		}
+		if seat == nil || spoke == nil {
+			t.Fatalf("the app turn made no seat or no spoke call: %+v", uses[fare])
+		}
+		planner := -1
+		for _, u := range uses["And the tides?"] {
+			if u.Plan {
+				planner = u.Slot
+			}
+		}
+		if seat.Slot == before[0].Slot || seat.Slot == planner || spoke.Slot != seat.Slot {
+			t.Errorf("the seat took slot %d, the spoke %d; the conversation holds %d, the planner %d: want the seat and the spoke in the third", seat.Slot, spoke.Slot, before[0].Slot, planner)
+		}
+		could := sharedPrefix(ollamatest.PromptTokens(&after[0].Request), ollamatest.PromptTokens(&before[0].Request))
+		if after[0].Cached < could || could < 20 {
+			t.Errorf("the chat turn after the app turn found %d tokens of its conversation cached in slot %d, its prompt shares %d with the last chat turn's: the app turn evicted it", after[0].Cached, after[0].Slot, could)
+		}
+		// The next app turn finds its app's prompt in the third slot.
+		if last := uses[fare][len(uses[fare])-1]; ollamatest.SpokeApp(&last.Request) == "" || last.Slot != seat.Slot || last.Cached <= len(ollamatest.PromptTokens(&api.ChatRequest{Messages: []api.Message{{Role: "system", Content: hub.SeatPrompt}}})) {
+			t.Errorf("the second app turn's spoke: slot %d, %d tokens cached (the seat's slot is %d)", last.Slot, last.Cached, seat.Slot)
+		}
 	}
 }

@@ -129,7 +129,7 @@ func TestUpkeepNeverEvictsThePlannersPrefix(t *testing.T) {
 // 0.17.4's llama.cpp-engine runner). Before, the apps' four upkeep calls
 // came last and the next plan read its prompt cold. With the upkeep
 // batched (every fourth turn, the default), the first server keeps it
-// too: every call but the planner's begins with the same preamble, and
+// too: every call about the apps begins with the same preamble, and
 // the first app turn's seat gave them a slot of their own (seat.go);
 // before both, an app turn's spoke took the planner's slot every turn.
 func TestAppTurnsKeepThePlannersPrefix(t *testing.T) {

@@ -49,13 +49,13 @@ const (
 	callTimeout = 2 * time.Minute
 )
 
-// Preamble begins the system prompt of every model call but the
-// planner's (and the hub's upkeep, framed as the planner's): the plain
-// and the app spokes', their upkeep, the synthesis', the detector's. On a
+// Preamble begins the system prompt of every model call about the apps:
+// the app spokes', their upkeep, the synthesis', the detector's. On a
 // model server with parallel slots, each caching the prompt it last read
 // and a request taking the free slot that shares the longest prefix with
 // it, these calls take a slot that holds one of theirs, not the
-// planner's, whose prompt begins with other words (hub).
+// planner's nor the conversation's, whose prompts begin with other words
+// (hub: the planner's, the plain spoke's).
 const Preamble = "You are bulkhead, a helpful assistant running on the user's own machine."
 
 // Identity is how an app spoke's prompt begins: the preamble, then who

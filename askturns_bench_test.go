@@ -47,7 +47,8 @@ import (
 //   - chat: six turns `ask --json --stream` in one chat — turn 1 cold,
 //     turn 5 the turn after an upkeep;
 //   - apps: in the same chat, a one-app request (after a chat turn), a
-//     two-app request (after an app request), a one-app request again;
+//     two-app request (after an app request), a one-app request again,
+//     then a chat turn again (its conversation read where it was kept);
 //   - text: a chat of its own, five turns `ask --stream` in plain text on
 //     a terminal (a pty), as a text user's chat is (turn 5 after its
 //     upkeep).
@@ -174,6 +175,7 @@ func BenchmarkAskTurns(b *testing.B) {
 			ask("one app, after a chat turn", chat, false, oneApp.Query)
 			ask("two apps, after an app request", chat, false, twoApps.Query)
 			ask("one app, after an app request", chat, false, oneApp.Query)
+			ask("chat 7, after an app request", chat, false, sea)
 			text := ask("text 1", "", true, sea)
 			for turn := 2; turn <= 5; turn++ {
 				row := fmt.Sprintf("text %d", turn)

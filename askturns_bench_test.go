@@ -294,11 +294,18 @@ func personScript(solver ollamatest.Script, appQueries ...string) ollamatest.Scr
 		if strings.Contains(format, `"summary"`) || strings.Contains(format, `"entities"`) {
 			return askTurnsScript(req) // the upkeep's
 		}
-		// The request being answered: the last user message.
+		// The request being answered: the last user message — in the
+		// planner's prompt, which lists the chat's earlier requests, the
+		// last of them.
 		last := ""
 		for _, m := range req.Messages {
 			if m.Role == "user" {
 				last = m.Content
+			}
+		}
+		if len(req.Format) > 0 && strings.Contains(string(req.Format), `"steps"`) {
+			if i := strings.LastIndex(last, "Request: "); i >= 0 {
+				last = last[i:]
 			}
 		}
 		// An app's spoke, a synthesis; the baseline's one model (the

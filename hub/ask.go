@@ -197,6 +197,12 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			for _, app := range tr.servedApps() {
 				usage.BackgroundCalls += o.mem.due(ctx, app, chat)
 			}
+			if tr != nil && tr.plan.usesApps() && o.keepsConversation(ctx) && o.mem.enqueueConversationWarm(ctx, chat) {
+				// Apps that ran beside each other (or a synthesis) may
+				// have taken the conversation's slot: it is read back
+				// while the person is idle (seat.go).
+				usage.BackgroundCalls++
+			}
 		}
 		turn.Usage.BackgroundCalls = usage.BackgroundCalls
 		emit(Event{Kind: EventAnswer, Chat: chat, Turn: it.Seq, Text: text, Usage: usage, Status: status, App: meta.Author, Parts: parts, Refused: tr.refusedSteps()})

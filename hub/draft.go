@@ -543,7 +543,7 @@ func (d *answerDraft) abandon() {
 	sent := d.sent
 	d.mu.Unlock()
 	var hold <-chan struct{}
-	if d.keepSlot != nil {
+	if d.keepSlot != nil && d.holdsSlot() {
 		hold = d.keepSlot()
 	}
 	if hold != nil {
@@ -562,6 +562,19 @@ func (d *answerDraft) abandon() {
 	}
 	if sent {
 		d.tr.emit(Event{Kind: EventDraftWithdrawn, App: VanillaApp})
+	}
+}
+
+// holdsSlot reports whether the draft's request is at its server and has
+// not ended: it holds a slot there.
+func (d *answerDraft) holdsSlot() bool {
+	select {
+	case <-d.done:
+		return false
+	case <-d.reqSent:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -76,7 +76,9 @@ type memJob struct {
 	// nil: the job's as it is.
 	calls func(context.Context) context.Context
 	// warm: no upkeep, only the planner's prompt read for the chat's
-	// next plan, if no plan or warm has read one since (warmLater).
+	// next plan, if no plan or warm has read one since (warmLater); with
+	// app VanillaApp, the conversation's for its next answer
+	// (warmConversationLater).
 	warm bool
 }
 
@@ -165,6 +167,16 @@ func (m *memorizer) enqueueWarm(turn context.Context, chat string) {
 		j.calls = m.opts.CallsOf(turn)
 	}
 	m.add(j)
+}
+
+// enqueueConversationWarm queues a read of the plain spoke's prompt for
+// chat's next answer, its calls going where turn's went.
+func (m *memorizer) enqueueConversationWarm(turn context.Context, chat string) bool {
+	j := memJob{app: VanillaApp, chat: chat, warm: true}
+	if m.opts.CallsOf != nil {
+		j.calls = m.opts.CallsOf(turn)
+	}
+	return m.add(j)
 }
 
 func (m *memorizer) add(j memJob) bool {
@@ -388,6 +400,10 @@ func (m *memorizer) run(j memJob) {
 	}
 	if j.calls != nil {
 		ctx = j.calls(ctx)
+	}
+	if j.warm && j.app != "" {
+		m.o.warm(ctx, j.app, j.chat)
+		return
 	}
 	if j.warm {
 		if _, read := m.o.plannerRead.Load(hostIn(ctx, m.o.opts.HubModel)); !read {

@@ -127,8 +127,10 @@ func (s *seating) planned(key string, u llm.Usage) {
 		case f.best == 0 || rate < f.best:
 			f.best = rate
 		case rate > seatCold*f.best:
-			// Loaded again, maybe with other slots: learned anew.
-			f.seated, f.synth, f.crowded = false, false, false
+			// (Not crowded: a server without a third slot is one whose
+			// planner's slot a late seat took, and whose next plan reads
+			// cold; it is learned for as long as bulkhead runs.)
+			f.seated, f.synth = false, false
 		}
 	})
 }
@@ -203,6 +205,22 @@ func (s *turnSeat) holdDraft() <-chan struct{} {
 
 // wasRead closes read, once.
 func (s *turnSeat) wasRead() { s.readOnce.Do(func() { close(s.read) }) }
+
+// keepsConversation reports whether the conversation under ctx has a slot
+// of its own to be kept in: the plain spoke's calls go to the planner's
+// runner, on a server that runs requests side by side and is not known to
+// lack a third slot. After an app turn there its prompt is read back
+// while the person is idle: two apps that ran side by side, or a
+// synthesis seated beside a spoke, take the conversation's slot, and the
+// next chat turn would read it again from the start. (Where it was kept,
+// the read finds it cached and reads nothing.)
+func (o *Operator) keepsConversation(ctx context.Context) bool {
+	if !o.opts.Draft || o.opts.Vanilla || !o.sharesPlannersRunner(ctx) {
+		return false
+	}
+	f := o.order.get(hostIn(ctx, o.opts.HubModel))
+	return f.SideBySide && !f.serialNow() && !o.order.seats.get(seatKey(ctx, o)).crowded
+}
 
 // sharesPlannersRunner reports whether the plain spoke's calls under ctx
 // go to the planner's model on the planner's server: the same runner,

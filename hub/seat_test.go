@@ -612,3 +612,81 @@ func TestAnAppTurnLeavesTheConversationsSlot(t *testing.T) {
 		}
 	}
 }
+
+// On a server with three slots, an app turn that has no draft holding
+// the conversation's slot (a request naming its apps is planned without
+// one) seats the apps there, and two apps run side by side, or a spoke
+// and the synthesis, take two slots: the conversation's is lost. So after
+// an app turn its prompt is read back while the person is idle (a
+// background call, one token), and the next chat turn finds it cached —
+// all its prompt shares with the last chat turn's, and the app turn's
+// exchange it does not hold. Before, it read the conversation again from
+// the start.
+func TestTheConversationIsReadBackAfterAnAppTurn(t *testing.T) {
+	const apps = "Compare the fares from the airport to downtown on metro_hail and quick_ride"
+	hold := newSeatHold()
+	var from int
+	var srv *ollamatest.Scripted
+	r := hubtest.New(t, hubtest.Config{Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
+		Modify: func(o *hub.Options) {
+			o.Draft = true
+			o.Memory = hub.MemoryOptions{Enabled: true, Every: 1000} // no upkeep comes due
+		},
+		Script: func(req *api.ChatRequest) ollamatest.Reply {
+			return hold.wrap(sideBySide(srv, &from, nil, ollamatest.Gullible()))(req)
+		}})
+	srv = r.Srv
+	r.Srv.Slotted(ollamatest.SlotModel{Slots: 3})
+	hold.watch(r.Op)
+	hub.SetSideBySideForTest(r.Op, true)
+	hub.SetDraftLeadForTest(r.Op, time.Hour)
+	chat, _ := r.Op.NewChat(false)
+	var background []int
+	uses := map[string][]ollamatest.SlotUse{}
+	for _, q := range []string{"Tell me about the sea", "And the tides?", apps, "Why is it blue?"} {
+		from = len(r.Srv.SlotUses())
+		turn, err := r.Op.Ask(context.Background(), chat.ID, q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Op.WaitSeatsForTest()
+		if err := r.Op.WaitMemory(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		background = append(background, turn.Usage.BackgroundCalls)
+		uses[q] = r.Srv.SlotUses()[from:]
+	}
+	var before, after, warm *ollamatest.SlotUse
+	for _, q := range []string{"And the tides?", apps, "Why is it blue?"} {
+		for i, u := range uses[q] {
+			if req := u.Request; len(req.Format) == 0 && len(req.Tools) == 0 && req.Messages[0].Content == hub.VanillaSystemForTest {
+				switch {
+				case q == apps && hub.IsWarm(&req):
+					warm = &uses[q][i]
+				case q == "And the tides?":
+					before = &uses[q][i]
+				case q == "Why is it blue?":
+					after = &uses[q][i]
+				}
+			}
+		}
+	}
+	if before == nil || after == nil {
+		t.Fatalf("no plain call in the chat turns before and after the app turn")
+	}
+	could := sharedPrefix(ollamatest.PromptTokens(&after.Request), ollamatest.PromptTokens(&before.Request))
+	if after.Cached < could || could < 20 {
+		t.Errorf("the chat turn after the app turn found %d tokens of its conversation cached in slot %d, its prompt shares %d with the last chat turn's", after.Cached, after.Slot, could)
+	}
+	if warm == nil {
+		t.Fatalf("no read back of the conversation after the app turn (background calls per turn %v)", background)
+	}
+	if background[0] != 0 || background[1] != 0 || background[2] < 1 {
+		t.Errorf("background calls per turn %v: the app turn's read back is not counted, or a chat turn made one", background)
+	}
+	for _, u := range uses[apps] {
+		if u.Plan && u.Slot == warm.Slot {
+			t.Errorf("the read back took the planner's slot %d", warm.Slot)
+		}
+	}
+}

@@ -197,10 +197,17 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			for _, app := range tr.servedApps() {
 				usage.BackgroundCalls += o.mem.due(ctx, app, chat)
 			}
-			if tr != nil && tr.plan.usesApps() && o.keepsConversation(ctx) && o.mem.enqueueConversationWarm(ctx, chat) {
-				// Apps that ran beside each other (or a synthesis) may
-				// have taken the conversation's slot: it is read back
-				// while the person is idle (seat.go).
+			if o.opts.Draft && o.plannerWindowMoves(it.Seq) && o.mem.enqueuePlannerRead(ctx, chat) {
+				// The next plan lists other earlier requests than this
+				// one did: its prompt is read while the person is idle,
+				// not on the next turn's path.
+				usage.BackgroundCalls++
+			}
+			// Apps that ran beside each other (or a synthesis) may have
+			// taken the conversation's slot (seat.go), or the next answer's
+			// window of earlier exchanges moves: the conversation's prompt
+			// is read (back) while the person is idle.
+			if tr != nil && (tr.plan.usesApps() && o.keepsConversation(ctx) || o.conversationWindowMoves(tr)) && o.mem.enqueueConversationWarm(ctx, chat) {
 				usage.BackgroundCalls++
 			}
 		}

@@ -76,10 +76,11 @@ type memJob struct {
 	// nil: the job's as it is.
 	calls func(context.Context) context.Context
 	// warm: no upkeep, only the planner's prompt read for the chat's
-	// next plan, if no plan or warm has read one since (warmLater); with
-	// app VanillaApp, the conversation's for its next answer
-	// (warmConversationLater).
-	warm bool
+	// next plan, if no plan or warm has read one since (warmLater), or
+	// whatever was read (always: the next plan's window of earlier
+	// requests moves); with app VanillaApp, the conversation's prompt
+	// for its next answer (enqueueConversationWarm).
+	warm, always bool
 }
 
 // key names the job: its owner and chat.
@@ -169,6 +170,17 @@ func (m *memorizer) enqueueWarm(turn context.Context, chat string) {
 	m.add(j)
 }
 
+// enqueuePlannerRead queues a read of the planner's prompt for chat's
+// next plan, whatever plan read one since: the next plan's prompt does
+// not continue the last one's (its window of earlier requests moves).
+func (m *memorizer) enqueuePlannerRead(turn context.Context, chat string) bool {
+	j := memJob{chat: chat, warm: true, always: true}
+	if m.opts.CallsOf != nil {
+		j.calls = m.opts.CallsOf(turn)
+	}
+	return m.add(j)
+}
+
 // enqueueConversationWarm queues a read of the plain spoke's prompt for
 // chat's next answer, its calls going where turn's went.
 func (m *memorizer) enqueueConversationWarm(turn context.Context, chat string) bool {
@@ -187,6 +199,7 @@ func (m *memorizer) add(j memJob) bool {
 	dup := i >= 0
 	if dup {
 		m.queue[i].calls = calls
+		m.queue[i].always = m.queue[i].always || j.always
 	}
 	full := len(m.queue) >= m.opts.Queue
 	f, failed := m.failed[j.key()]
@@ -406,7 +419,7 @@ func (m *memorizer) run(j memJob) {
 		return
 	}
 	if j.warm {
-		if _, read := m.o.plannerRead.Load(hostIn(ctx, m.o.opts.HubModel)); !read {
+		if _, read := m.o.plannerRead.Load(hostIn(ctx, m.o.opts.HubModel)); !read || j.always {
 			m.o.warm(ctx, "", j.chat)
 		}
 		return

@@ -2,6 +2,8 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -271,5 +273,95 @@ func TestThePlannersPromptContinuesTheLastTurns(t *testing.T) {
 	}
 	if breaks != 3 {
 		t.Errorf("the prompt's continuation broke %d times in %d turns with a window of %d, want 3", breaks, len(queries), window)
+	}
+}
+
+// The planner's window of earlier requests moves in blocks, and so does
+// the plain spoke's of earlier exchanges; where the next turn's moves,
+// its prompt does not continue the last one's, and the server would read
+// the requests, or the conversation, again on the next turn's path. So
+// that prompt is read while the person is idle (a background call): on a
+// server with three slots, through eleven chat turns with windows of
+// eight requests and four exchanges, every plan after the first finds
+// all its prompt cached but what served the last request and its own, and
+// every answer after the first all but the last exchange and its request
+// — the turns after a window moved too. Before, those read their earlier
+// requests, or exchanges, again.
+func TestThePlannersWindowIsReadBeforeItMoves(t *testing.T) {
+	var from int
+	var srv *ollamatest.Scripted
+	r := hubtest.New(t, hubtest.Config{
+		Modify: func(o *hub.Options) {
+			o.Draft = true
+			o.History = 8
+			o.SpokeHistory = 4
+			o.Memory = hub.MemoryOptions{Enabled: true, Every: 1000} // no upkeep comes due
+		},
+		Script: func(req *api.ChatRequest) ollamatest.Reply { return sideBySide(srv, &from, nil, upkeepScript)(req) }})
+	srv = r.Srv
+	r.Srv.Slotted(ollamatest.SlotModel{Slots: 3})
+	hub.SetSideBySideForTest(r.Op, true)
+	hub.SetDraftLeadForTest(r.Op, time.Hour)
+	hub.NoTriageForTest(r.Op) // every turn's plan is the planner's
+	chat, _ := r.Op.NewChat(false)
+	var background []int
+	for i := range 11 {
+		from = len(r.Srv.SlotUses())
+		turn, err := r.Op.Ask(context.Background(), chat.ID, fmt.Sprintf("Tell me one more thing about the sea, number %d", i+1), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Op.WaitMemory(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		background = append(background, turn.Usage.BackgroundCalls)
+	}
+	plans, reads := 0, 0
+	for _, u := range r.Srv.SlotUses() {
+		req := u.Request
+		if !u.Plan {
+			continue
+		}
+		if hub.IsWarm(&req) {
+			reads++
+			continue
+		}
+		if plans++; plans == 1 {
+			continue
+		}
+		// What the last turn's prompt held: all up to what served the
+		// last request (appended after it).
+		content := req.Messages[1].Content
+		head := content[:strings.LastIndex(content, "Served by: ")]
+		want := len(ollamatest.PromptTokens(&api.ChatRequest{Messages: []api.Message{req.Messages[0], {Role: "user", Content: head}}}))
+		if u.Cached < want {
+			t.Errorf("plan %d found %d tokens cached, %d of its prompt come before what served the last request (background calls per turn %v)", plans, u.Cached, want, background)
+		}
+	}
+	answers := 0
+	for _, u := range r.Srv.SlotUses() {
+		req := u.Request
+		if len(req.Format) > 0 || req.Messages[0].Content != hub.VanillaSystemForTest || hub.IsWarm(&req) {
+			continue
+		}
+		if answers++; answers == 1 {
+			continue
+		}
+		// What the last turn's prompt held: all up to its request (its
+		// answer is written after it as the model wrote it).
+		last := len(req.Messages) - 3
+		if last < 1 || req.Messages[last].Role != "user" {
+			t.Fatalf("answer %d: no earlier exchange in its prompt", answers)
+		}
+		want := len(ollamatest.PromptTokens(&api.ChatRequest{Messages: req.Messages[:last+1]}))
+		if u.Cached < want {
+			t.Errorf("answer %d found %d tokens cached, %d of its prompt come before the last exchange's answer (background calls per turn %v)", answers, u.Cached, want, background)
+		}
+	}
+	// The window of eight requests moves in blocks of four: after turn 9
+	// (the tenth plan lists requests 5–9); that of four exchanges in
+	// blocks of two: after turns 5, 7, 9 and 11.
+	if want := []int{0, 0, 0, 0, 1, 0, 1, 0, 2, 0, 1}; plans != 11 || answers != 11 || reads != 1 || !slices.Equal(background, want) {
+		t.Errorf("%d plans, %d answers, %d reads of the planner's prompt ahead, background calls per turn %v: want 11, 11, 1, %v", plans, answers, reads, background, want)
 	}
 }

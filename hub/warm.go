@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"net/http/httptrace"
+	"slices"
 	"sync"
 	"time"
 
@@ -184,6 +185,34 @@ func (o *Operator) readPlanner(ctx context.Context, in PlanInput, chat string) {
 		return
 	}
 	o.plannerWasRead(hostIn(ctx, o.opts.HubModel))
+}
+
+// plannerWindowMoves reports whether the plan after turn seq lists other
+// earlier requests first than seq's did: the window (Options.History)
+// moves in blocks, and where it moves the next prompt does not continue
+// the last one — the server would read all the requests again.
+func (o *Operator) plannerWindowMoves(seq uint64) bool {
+	return o.opts.History > 0 && memory.WindowStart(seq+1, o.opts.History) != memory.WindowStart(seq, o.opts.History)
+}
+
+// conversationWindowMoves reports whether the plain spoke answered turn
+// tr and its next answer's window of earlier exchanges
+// (Options.SpokeHistory) moves: its prompt then does not continue this
+// one's.
+func (o *Operator) conversationWindowMoves(tr *turnRun) bool {
+	if !o.opts.Draft || o.opts.SpokeHistory <= 0 || !slices.Contains(tr.servedApps(), VanillaApp) {
+		return false
+	}
+	ns, err := tr.st.Namespace(SpokeOwner(VanillaApp))
+	if err != nil {
+		return false
+	}
+	last, err := ns.Recent(tr.chat, 1)
+	if err != nil || len(last) == 0 {
+		return false
+	}
+	seq := last[len(last)-1].Seq
+	return memory.WindowStart(seq+1, o.opts.SpokeHistory) != memory.WindowStart(seq, o.opts.SpokeHistory)
 }
 
 // warmLater has the chat's next plan's prompt read once the person is

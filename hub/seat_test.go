@@ -552,6 +552,7 @@ func TestAnAppTurnLeavesTheConversationsSlot(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.Op.WaitSeatsForTest()
+			r.Srv.WaitSlotsFree() // the withdrawn draft's, let go
 			mu.Lock()
 			planned = make(chan struct{})
 			mu.Unlock()
@@ -653,6 +654,7 @@ func TestTheConversationIsReadBackAfterAnAppTurn(t *testing.T) {
 		if err := r.Op.WaitMemory(context.Background()); err != nil {
 			t.Fatal(err)
 		}
+		r.Srv.WaitSlotsFree()
 		background = append(background, turn.Usage.BackgroundCalls)
 		uses[q] = r.Srv.SlotUses()[from:]
 	}

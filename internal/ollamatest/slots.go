@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -74,7 +75,9 @@ func (s *Scripted) Slotted(m SlotModel) {
 		if slot < 0 {
 			return // the client went away while it waited
 		}
-		defer st.release(slot)
+		var once sync.Once
+		free := func() { once.Do(func() { st.release(slot) }) }
+		defer free()
 		// The final line reports the prompt as Ollama's runner does: every
 		// token counted, the time spent on those it read (a nominal
 		// microsecond each when the model spends none).
@@ -83,7 +86,7 @@ func (s *Scripted) Slotted(m SlotModel) {
 			per = time.Microsecond
 		}
 		ctx := context.WithValue(r.Context(), promptMetricsKey{}, api.Metrics{PromptEvalCount: len(prompt), PromptEvalDuration: time.Duration(use.Read) * per})
-		h.ServeHTTP(&pacedWriter{ResponseWriter: w, decode: m.Decode}, r.WithContext(ctx))
+		h.ServeHTTP(&pacedWriter{ResponseWriter: w, decode: m.Decode, done: free}, r.WithContext(ctx))
 	})
 }
 
@@ -98,6 +101,24 @@ func (s *Scripted) SlotUses() []SlotUse {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return append([]SlotUse(nil), st.uses...)
+}
+
+// WaitSlotsFree waits until no request holds a slot: a stream whose
+// client went away is let go by the server a moment later (as a real
+// server's is), so a test that orders its next request by where it goes
+// waits for it first.
+func (s *Scripted) WaitSlotsFree() {
+	s.mu.Lock()
+	st := s.slots
+	s.mu.Unlock()
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for slices.Contains(st.busy, true) {
+		st.cond.Wait()
+	}
 }
 
 // PromptTokens is the prompt of req as the slot model counts it: each
@@ -228,13 +249,20 @@ func (st *slotState) release(slot int) {
 	st.mu.Unlock()
 }
 
-// pacedWriter spends the decode time of each piece written.
+// pacedWriter spends the decode time of each piece written, and lets
+// the slot go (done) before the final line, as a server does that ends
+// its sequence and then says so: a request sent once the client has that
+// line finds the slot free.
 type pacedWriter struct {
 	http.ResponseWriter
 	decode time.Duration
+	done   func()
 }
 
 func (p *pacedWriter) Write(b []byte) (int, error) {
+	if p.done != nil && bytes.Contains(b, []byte(`"done":true`)) {
+		p.done()
+	}
 	if p.decode > 0 {
 		n := 1
 		// Tool calls come whole in the last line; a model writes them a

@@ -197,7 +197,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			for _, app := range tr.servedApps() {
 				usage.BackgroundCalls += o.mem.due(ctx, app, chat)
 			}
-			if o.opts.Draft && o.plannerWindowMoves(it.Seq) && o.mem.enqueuePlannerRead(ctx, chat) {
+			if o.opts.Draft && !o.opts.Vanilla && o.plannerWindowMoves(it.Seq) && o.mem.enqueuePlannerRead(ctx, chat) {
 				// The next plan lists other earlier requests than this
 				// one did: its prompt is read while the person is idle,
 				// not on the next turn's path.

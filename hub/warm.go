@@ -200,7 +200,7 @@ func (o *Operator) plannerWindowMoves(seq uint64) bool {
 // (Options.SpokeHistory) moves: its prompt then does not continue this
 // one's.
 func (o *Operator) conversationWindowMoves(tr *turnRun) bool {
-	if !o.opts.Draft || o.opts.SpokeHistory <= 0 || !slices.Contains(tr.servedApps(), VanillaApp) {
+	if !o.opts.Draft || o.opts.Vanilla || o.opts.SpokeHistory <= 0 || !slices.Contains(tr.servedApps(), VanillaApp) {
 		return false
 	}
 	ns, err := tr.st.Namespace(SpokeOwner(VanillaApp))

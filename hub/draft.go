@@ -498,39 +498,6 @@ func (d *answerDraft) planText(text string) {
 	}
 }
 
-// kindPending reports whether the planner's output so far may still
-// begin with its kind (`{"kind": "…`): a draft held for the kind waits.
-func kindPending(text string) bool {
-	t := strings.TrimSpace(text)
-	t = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(t, "```"), "json"))
-	if t == "" {
-		return true
-	}
-	rest, ok := strings.CutPrefix(t, "{")
-	if !ok {
-		return false
-	}
-	rest = strings.TrimSpace(rest)
-	const key = `"kind"`
-	if len(rest) <= len(key) {
-		return strings.HasPrefix(key, rest)
-	}
-	if !strings.HasPrefix(rest, key) {
-		return false
-	}
-	// The key is written: its value may be on its way.
-	v := strings.TrimSpace(rest[len(key):])
-	if v == "" || v == ":" {
-		return true
-	}
-	v, ok = strings.CutPrefix(v, ":")
-	if !ok {
-		return false
-	}
-	v = strings.TrimSpace(v)
-	return v == "" || v[0] == '"' && !strings.Contains(v[1:], `"`)
-}
-
 // abandon withdraws the draft without waiting for it to stop: it is
 // cancelled, and the clients told if any of it was sent. Once only.
 func (d *answerDraft) abandon() {

@@ -64,6 +64,39 @@ func decidedKind(text string) string {
 	return ""
 }
 
+// kindPending reports whether the planner's output so far may still
+// begin with its kind (`{"kind": "…`): a draft held for the kind waits.
+func kindPending(text string) bool {
+	t := strings.TrimSpace(text)
+	t = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(t, "```"), "json"))
+	if t == "" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(t, "{")
+	if !ok {
+		return false
+	}
+	rest = strings.TrimSpace(rest)
+	const key = `"kind"`
+	if len(rest) <= len(key) {
+		return strings.HasPrefix(key, rest)
+	}
+	if !strings.HasPrefix(rest, key) {
+		return false
+	}
+	// The key is written: its value may be on its way.
+	v := strings.TrimSpace(rest[len(key):])
+	if v == "" || v == ":" {
+		return true
+	}
+	v, ok = strings.CutPrefix(v, ":")
+	if !ok {
+		return false
+	}
+	v = strings.TrimSpace(v)
+	return v == "" || v[0] == '"' && !strings.Contains(v[1:], `"`)
+}
+
 // chatPlan is the plan of a request the planner called plain chat: one
 // chat step with the user's words, whatever else the planner wrote.
 func chatPlan(query string) Plan {

@@ -399,8 +399,7 @@ func sharedPrefix(a, b []string) int {
 // such seats running teach that the server is serial, so app turns do
 // not each pay for one.
 func TestSeatsStopWhereTheyComeLate(t *testing.T) {
-	var mu sync.Mutex
-	planned := make(chan struct{})
+	planned := newPlanGate()
 	gullible := ollamatest.Gullible()
 	r := hubtest.New(t, hubtest.Config{Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
 		Modify: func(o *hub.Options) { o.Draft = true },
@@ -409,9 +408,7 @@ func TestSeatsStopWhereTheyComeLate(t *testing.T) {
 			if isSeat(req) {
 				// The seat's one token comes once the hub has its plan:
 				// the seat ran after the planner, as on one slot it must.
-				mu.Lock()
-				ch := planned
-				mu.Unlock()
+				ch := planned.current()
 				rep.Before = func(int) { wait(ch, nil) }
 			}
 			return rep
@@ -429,19 +426,11 @@ func TestSeatsStopWhereTheyComeLate(t *testing.T) {
 	var perTurn []int
 	for range 4 {
 		before := seats()
-		_, err := r.Op.Ask(context.Background(), chat.ID, "What is the fare from the airport to downtown on metro_hail?", func(e hub.Event) {
-			if e.Kind == hub.EventPlan {
-				mu.Lock()
-				close(planned)
-				mu.Unlock()
-			}
-		})
+		_, err := r.Op.Ask(context.Background(), chat.ID, "What is the fare from the airport to downtown on metro_hail?", planned.onEvent)
 		if err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		planned = make(chan struct{})
-		mu.Unlock()
+		planned.next()
 		r.Op.WaitSeatsForTest()
 		perTurn = append(perTurn, seats()-before)
 	}
@@ -511,8 +500,7 @@ func TestAnAppTurnLeavesTheConversationsSlot(t *testing.T) {
 		hold := newSeatHold()
 		var from int
 		var srv *ollamatest.Scripted
-		var mu sync.Mutex
-		planned := make(chan struct{})
+		planned := newPlanGate()
 		r := hubtest.New(t, hubtest.Config{Prompter: permissionstest.NewPrompter(permissions.AnswerOnce), Rules: allowExec,
 			Modify: func(o *hub.Options) { o.Draft = true },
 			Script: func(req *api.ChatRequest) ollamatest.Reply {
@@ -520,9 +508,7 @@ func TestAnAppTurnLeavesTheConversationsSlot(t *testing.T) {
 				if slots == 2 && isSeat(req) {
 					// It got a slot once the planner's ended: its answer
 					// comes once the hub has the plan.
-					mu.Lock()
-					ch := planned
-					mu.Unlock()
+					ch := planned.current()
 					rep.Before = func(int) { wait(ch, nil) }
 				}
 				return rep
@@ -541,21 +527,12 @@ func TestAnAppTurnLeavesTheConversationsSlot(t *testing.T) {
 		var crowded []bool
 		for _, q := range []string{"Tell me about the sea", "And the tides?", fare, "Why is it blue?", fare} {
 			from = len(r.Srv.SlotUses())
-			_, err := r.Op.Ask(context.Background(), chat.ID, q, func(e hub.Event) {
-				if e.Kind == hub.EventPlan {
-					mu.Lock()
-					close(planned)
-					mu.Unlock()
-				}
-			})
-			if err != nil {
+			if _, err := r.Op.Ask(context.Background(), chat.ID, q, planned.onEvent); err != nil {
 				t.Fatal(err)
 			}
 			r.Op.WaitSeatsForTest()
 			r.Srv.WaitSlotsFree() // the withdrawn draft's, let go
-			mu.Lock()
-			planned = make(chan struct{})
-			mu.Unlock()
+			planned.next()
 			uses[q] = append(uses[q], r.Srv.SlotUses()[from:]...)
 			crowded = append(crowded, hub.CrowdedForTest(r.Op))
 		}
@@ -691,4 +668,36 @@ func TestTheConversationIsReadBackAfterAnAppTurn(t *testing.T) {
 			t.Errorf("the read back took the planner's slot %d", warm.Slot)
 		}
 	}
+}
+
+// planGate is closed when a turn's plan event comes, and made anew for
+// the next turn: a scripted seat waits on it to come after the plan.
+type planGate struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newPlanGate() *planGate { return &planGate{ch: make(chan struct{})} }
+
+// current is this turn's gate.
+func (g *planGate) current() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ch
+}
+
+// onEvent closes the gate at the plan event.
+func (g *planGate) onEvent(e hub.Event) {
+	if e.Kind == hub.EventPlan {
+		g.mu.Lock()
+		close(g.ch)
+		g.mu.Unlock()
+	}
+}
+
+// next makes the next turn's gate.
+func (g *planGate) next() {
+	g.mu.Lock()
+	g.ch = make(chan struct{})
+	g.mu.Unlock()
 }

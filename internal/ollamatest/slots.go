@@ -90,11 +90,16 @@ func (s *Scripted) Slotted(m SlotModel) {
 	})
 }
 
+// slotModel is the slot model Slotted set, nil if none.
+func (s *Scripted) slotModel() *slotState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.slots
+}
+
 // SlotUses returns what each request found, in the order they took a slot.
 func (s *Scripted) SlotUses() []SlotUse {
-	s.mu.Lock()
-	st := s.slots
-	s.mu.Unlock()
+	st := s.slotModel()
 	if st == nil {
 		return nil
 	}
@@ -108,9 +113,7 @@ func (s *Scripted) SlotUses() []SlotUse {
 // server's is), so a test that orders its next request by where it goes
 // waits for it first.
 func (s *Scripted) WaitSlotsFree() {
-	s.mu.Lock()
-	st := s.slots
-	s.mu.Unlock()
+	st := s.slotModel()
 	if st == nil {
 		return
 	}

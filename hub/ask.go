@@ -194,8 +194,11 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			// The upkeep this turn brings due runs in the background; its
 			// calls are counted apart from the turn's own.
 			usage.BackgroundCalls += o.mem.due(ctx, "", chat)
+			upkept := false // the plain spoke's upkeep, queued: it reads its prompt when done
 			for _, app := range tr.servedApps() {
-				usage.BackgroundCalls += o.mem.due(ctx, app, chat)
+				n := o.mem.due(ctx, app, chat)
+				usage.BackgroundCalls += n
+				upkept = upkept || app == VanillaApp && n > 0
 			}
 			if o.opts.Draft && !o.opts.Vanilla && o.plannerWindowMoves(it.Seq) && o.mem.enqueuePlannerRead(ctx, chat) {
 				// The next plan lists other earlier requests than this
@@ -204,10 +207,10 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 				usage.BackgroundCalls++
 			}
 			// Apps that ran beside each other (or a synthesis) may have
-			// taken the conversation's slot (seat.go), or the next answer's
-			// window of earlier exchanges moves: the conversation's prompt
-			// is read (back) while the person is idle.
-			if tr != nil && (tr.plan.usesApps() && o.keepsConversation(ctx) || o.conversationWindowMoves(tr)) && o.mem.enqueueConversationWarm(ctx, chat) {
+			// taken the conversation's slot (seat.go), or the plain spoke's
+			// exchange is new to its next prompt (conversationGrew): the
+			// conversation's prompt is read (back) while the person is idle.
+			if tr != nil && (tr.plan.usesApps() && o.keepsConversation(ctx) || o.conversationGrew(tr)) && !upkept && o.mem.enqueueConversationWarm(ctx, chat) {
 				usage.BackgroundCalls++
 			}
 		}

@@ -381,6 +381,13 @@ func (m *memorizer) next() (memJob, time.Duration, bool) {
 	return j, 0, true
 }
 
+// hubQueued reports whether a job of the hub's for chat is queued.
+func (m *memorizer) hubQueued(chat string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.ContainsFunc(m.queue, func(q memJob) bool { return q.app == "" && q.chat == chat })
+}
+
 // wakeWaiters releases Flush callers once nothing is queued or running.
 // The caller holds m.mu.
 func (m *memorizer) wakeWaiters() {
@@ -415,6 +422,12 @@ func (m *memorizer) run(j memJob) {
 		ctx = j.calls(ctx)
 	}
 	if j.warm && j.app != "" {
+		if j.app == VanillaApp && m.hubQueued(j.chat) && m.o.keepsBeside(ctx, j.chat) {
+			// The hub's job after it reads the planner's prompt cold, and
+			// the conversation's beside it: read alone first, the
+			// conversation's slot is the one the planner's would take.
+			return
+		}
 		m.o.warm(ctx, j.app, j.chat)
 		return
 	}

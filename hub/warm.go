@@ -195,24 +195,20 @@ func (o *Operator) plannerWindowMoves(seq uint64) bool {
 	return o.opts.History > 0 && memory.WindowStart(seq+1, o.opts.History) != memory.WindowStart(seq, o.opts.History)
 }
 
-// conversationWindowMoves reports whether the plain spoke answered turn
-// tr and its next answer's window of earlier exchanges
-// (Options.SpokeHistory) moves: its prompt then does not continue this
-// one's.
-func (o *Operator) conversationWindowMoves(tr *turnRun) bool {
-	if !o.opts.Draft || o.opts.Vanilla || o.opts.SpokeHistory <= 0 || !slices.Contains(tr.servedApps(), VanillaApp) {
-		return false
-	}
-	ns, err := tr.st.Namespace(SpokeOwner(VanillaApp))
-	if err != nil {
-		return false
-	}
-	last, err := ns.Recent(tr.chat, 1)
-	if err != nil || len(last) == 0 {
-		return false
-	}
-	seq := last[len(last)-1].Seq
-	return memory.WindowStart(seq+1, o.opts.SpokeHistory) != memory.WindowStart(seq, o.opts.SpokeHistory)
+// conversationGrew reports whether the plain spoke answered turn tr: its
+// next prompt then holds this exchange, which the model server has not
+// read as that prompt writes it. A server keeps the tokens an answer was
+// written in, but the next prompt writes the answer as it was kept — a
+// thinking model's thoughts dropped by its template, secrets masked, the
+// tests' dubbed model's words in place of the ones it wrote — and where
+// the window of earlier exchanges (Options.SpokeHistory) moves, it does
+// not continue this prompt at all. Either way the next answer would read
+// the exchange again, at the end of the whole conversation, before its
+// first words; it is read while the person is idle instead (after a
+// chat turn, or an app turn whose plan had a chat step), where the hub
+// schedules for the server's cache (Options.Draft).
+func (o *Operator) conversationGrew(tr *turnRun) bool {
+	return o.opts.Draft && !o.opts.Vanilla && o.opts.SpokeHistory > 0 && slices.Contains(tr.servedApps(), VanillaApp)
 }
 
 // warmLater has the chat's next plan's prompt read once the person is
@@ -276,8 +272,7 @@ const keepBesideAfter = 250 * time.Millisecond
 // context the spoke's read goes under (where the turn's calls go, none
 // of ctx's request hooks: the draft's count the planner's requests).
 func (o *Operator) keepBeside(ctx, route context.Context, chat string) (context.Context, func(wait bool)) {
-	host := hostIn(ctx, o.opts.HubModel)
-	if chat == "" || !o.opts.Draft || o.opts.Vanilla || !o.plannerCold(host) || !mayRunTwo(o.order.get(host)) || !o.sharesPlannersRunner(ctx) {
+	if !o.keepsBeside(ctx, chat) {
 		return ctx, func(bool) {}
 	}
 	st, private := o.storeFor(chat)
@@ -330,6 +325,13 @@ func (o *Operator) keepBeside(ctx, route context.Context, chat string) (context.
 			<-done
 		}
 	}
+}
+
+// keepsBeside reports whether a planner's call under ctx now would have
+// chat's conversation read beside it (keepBeside; a private chat apart).
+func (o *Operator) keepsBeside(ctx context.Context, chat string) bool {
+	host := hostIn(ctx, o.opts.HubModel)
+	return chat != "" && o.opts.Draft && !o.opts.Vanilla && o.plannerCold(host) && mayRunTwo(o.order.get(host)) && o.sharesPlannersRunner(ctx)
 }
 
 // plannerCold: no planner's prompt has been read on host by this

@@ -200,10 +200,11 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 				usage.BackgroundCalls += n
 				upkept = upkept || app == VanillaApp && n > 0
 			}
-			if o.opts.Draft && !o.opts.Vanilla && o.plannerWindowMoves(it.Seq) && o.mem.enqueuePlannerRead(ctx, chat) {
+			if o.opts.Draft && !o.opts.Vanilla && (o.plannerWindowMoves(it.Seq) || o.plannerKeepsSlot(ctx)) && o.mem.enqueuePlannerRead(ctx, chat) {
 				// The next plan lists other earlier requests than this
-				// one did: its prompt is read while the person is idle,
-				// not on the next turn's path.
+				// one did, or this one with what served it: its prompt is
+				// read while the person is idle, not on the next turn's
+				// path.
 				usage.BackgroundCalls++
 			}
 			// Apps that ran beside each other (or a synthesis) may have

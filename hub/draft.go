@@ -163,10 +163,20 @@ func (o *Operator) startDraft(ctx context.Context, tr *turnRun, newChat bool) (*
 	facts := o.order.get(host)
 	// While the order is not known, the first few drafts go ahead as a
 	// probe (draftProbes).
-	// Requests come in runs: after a plan that needed apps the draft
-	// does not go ahead (nor probe) until a plan is plain chat again, so
-	// a run of app requests pays no withdrawn draft but the first's.
-	appsRun := facts.AppsRun && !newChat
+	// Requests come in runs: where the server is not known to run both
+	// at once, after a plan that needed apps the draft does not go ahead
+	// (nor probe) until a plan is plain chat again, so a run of app
+	// requests pays no withdrawn draft but the first's — there a draft
+	// ahead makes the planner wait for its whole answer, or a triage
+	// comes first. Side by side it goes ahead whatever the last plan
+	// needed: the planner follows its first piece, so an app request
+	// pays the draft's reading of its own request (the conversation's
+	// prompt is read while the person is idle, conversationGrew), and
+	// the chat request after a run of apps has its first words as fast
+	// as after a chat turn (after app requests, the planner's reading
+	// and the plan's kind went first: 1.2–1.5× the plain model's
+	// first words, runs R–U in docs/benchmarks.md).
+	appsRun := facts.AppsRun && !newChat && !facts.SideBySide
 	probe := !appsRun && !facts.SideBySide && mayRunTwo(facts)
 	if probe {
 		o.order.update(host, func(f *serverFacts) {

@@ -42,6 +42,16 @@ func SerialForTest(o *Operator) bool {
 	return o.order.get(hostIn(context.Background(), o.opts.HubModel)).Serial
 }
 
+// RequestLabelForTest is the words before each request in the planner's
+// prompt.
+const RequestLabelForTest = requestLabel
+
+// AppsRunForTest reports whether the last plan on the hub's server
+// needed apps (serverFacts.AppsRun).
+func AppsRunForTest(o *Operator) bool {
+	return o.order.get(hostIn(context.Background(), o.opts.HubModel)).AppsRun
+}
+
 // EndAppsRunForTest forgets that the last plans needed apps: the next
 // turn's draft goes ahead where the order says so.
 func EndAppsRunForTest(o *Operator) {

@@ -54,7 +54,8 @@ type serverFacts struct {
 	// apps. Requests come in runs, so until a plan is plain chat again
 	// the draft does not go ahead, nor probe, and there is no triage
 	// (draft.go, triage.go): a run of app requests pays neither. A
-	// chat's first request continues no run.
+	// chat's first request continues no run, and on a server known to
+	// run both at once the draft goes ahead all the same (startDraft).
 	AppsRun bool `json:"apps_run,omitempty"`
 }
 

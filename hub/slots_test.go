@@ -332,13 +332,13 @@ func TestThePlannersWindowIsReadBeforeItMoves(t *testing.T) {
 		if plans++; plans == 1 {
 			continue
 		}
-		// What the last turn's prompt held: all up to what served the
-		// last request (appended after it).
+		// All but its own request: what served the last one (appended
+		// after it) was read ahead.
 		content := req.Messages[1].Content
-		head := content[:strings.LastIndex(content, "Served by: ")]
+		head := content[:strings.LastIndex(content, hub.RequestLabelForTest)+len(hub.RequestLabelForTest)]
 		want := len(ollamatest.PromptTokens(&api.ChatRequest{Messages: []api.Message{req.Messages[0], {Role: "user", Content: head}}}))
 		if u.Cached < want {
-			t.Errorf("plan %d found %d tokens cached, %d of its prompt come before what served the last request (background calls per turn %v)", plans, u.Cached, want, background)
+			t.Errorf("plan %d found %d tokens cached, %d of its prompt come before its request (background calls per turn %v)", plans, u.Cached, want, background)
 		}
 	}
 	answers := 0
@@ -360,11 +360,10 @@ func TestThePlannersWindowIsReadBeforeItMoves(t *testing.T) {
 			t.Errorf("answer %d found %d tokens cached, %d of its prompt come before its request (background calls per turn %v)", answers, u.Cached, want, background)
 		}
 	}
-	// The conversation's prompt is read after every turn (the last
-	// exchange is new to it); the planner's window of eight requests
-	// moves in blocks of four: after turn 9 (the tenth plan lists
-	// requests 5–9).
-	if want := []int{1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1}; plans != 11 || answers != 11 || reads != 1 || !slices.Equal(background, want) {
-		t.Errorf("%d plans, %d answers, %d reads of the planner's prompt ahead, background calls per turn %v: want 11, 11, 1, %v", plans, answers, reads, background, want)
+	// The conversation's prompt and the planner's are read after every
+	// turn (the last exchange, the last request with what served it, are
+	// new to them), the turns where a window moves too.
+	if want := []int{2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}; plans != 11 || answers != 11 || reads != 11 || !slices.Equal(background, want) {
+		t.Errorf("%d plans, %d answers, %d reads of the planner's prompt ahead, background calls per turn %v: want 11, 11, 11, %v", plans, answers, reads, background, want)
 	}
 }

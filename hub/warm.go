@@ -195,6 +195,18 @@ func (o *Operator) plannerWindowMoves(seq uint64) bool {
 	return o.opts.History > 0 && memory.WindowStart(seq+1, o.opts.History) != memory.WindowStart(seq, o.opts.History)
 }
 
+// plannerKeepsSlot reports whether the planner's prompt keeps a slot of
+// its own on ctx's server (one known to run requests side by side), so
+// that what a turn appends to it — the request with what served it, after
+// which the last plan's own words are not the next prompt's — is read
+// there while the person is idle, and the next plan reads only its
+// request. (Where the planner shares one slot with the conversation, the
+// read would evict the conversation the next turn begins with.)
+func (o *Operator) plannerKeepsSlot(ctx context.Context) bool {
+	f := o.order.get(hostIn(ctx, o.opts.HubModel))
+	return f.SideBySide && !f.serialNow()
+}
+
 // conversationGrew reports whether the plain spoke answered turn tr: its
 // next prompt then holds this exchange, which the model server has not
 // read as that prompt writes it. A server keeps the tokens an answer was

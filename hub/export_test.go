@@ -42,6 +42,17 @@ func SerialForTest(o *Operator) bool {
 	return o.order.get(hostIn(context.Background(), o.opts.HubModel)).Serial
 }
 
+// SpokeStartsForTest reports whether a spoke for app in chat can be had
+// now (Operator.spoke); one started here is stopped at once.
+func SpokeStartsForTest(o *Operator, chat, app string) bool {
+	sp, err := o.spoke(o.store, chat, app)
+	if err != nil {
+		return false
+	}
+	sp.Stop()
+	return true
+}
+
 // RequestLabelForTest is the words before each request in the planner's
 // prompt.
 const RequestLabelForTest = requestLabel

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bulkhead-dev/bulkhead/apps"
 	"github.com/bulkhead-dev/bulkhead/hub"
+	"github.com/bulkhead-dev/bulkhead/hub/hubtest"
 	"github.com/bulkhead-dev/bulkhead/internal/ollamatest"
 	"github.com/bulkhead-dev/bulkhead/memory"
 	"github.com/bulkhead-dev/bulkhead/permissions"
@@ -351,5 +352,23 @@ func TestUserFactsAreNotOverwrittenByApps(t *testing.T) {
 	}
 	if e, err := lt.Entity("travel.booking.trips"); err != nil || !strings.Contains(e.Value, "B-999") || !strings.HasPrefix(e.Source, "trips") {
 		t.Fatalf("the app's value must be kept beside it, attributed: %+v %v", e, err)
+	}
+}
+
+// Once the operator's Close has begun no spoke starts: a read ahead the
+// memory worker still makes (or a turn still running) would start one
+// after Close stopped them all, and nothing would stop it.
+func TestNoSpokeStartsOnceTheOperatorCloses(t *testing.T) {
+	t.Parallel()
+	r := hubtest.New(t, hubtest.Config{})
+	chat, _ := r.Op.NewChat(false)
+	if !hub.SpokeStartsForTest(r.Op, chat.ID, hub.VanillaApp) {
+		t.Fatal("no spoke starts on an open operator (this test shows nothing)")
+	}
+	if err := r.Op.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if hub.SpokeStartsForTest(r.Op, chat.ID, hub.VanillaApp) {
+		t.Fatal("a spoke started after the operator closed")
 	}
 }

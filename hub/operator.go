@@ -140,7 +140,7 @@ type Operator struct {
 	running     map[string]*turnRun  // chat → the turn running in it
 	disabled    map[string]bool      // apps switched off (SetEnabled)
 	toolModels  map[string]bool      // models known to call tools
-	closed      bool                 // Close began (seat.go)
+	closed      bool                 // Close began: no seat (seat.go) nor spoke starts
 }
 
 type spokeRef struct {
@@ -215,6 +215,9 @@ func catalogView(reg *apps.Registry) []Functionality {
 // HubModel names the planner's model.
 func (o *Operator) HubModel() string { return o.opts.HubModel.Model() }
 
+// errOperatorClosed: the operator's Close has begun.
+var errOperatorClosed = errors.New("bulkhead is shutting down")
+
 // Close stops every spoke, lets pending memory updates run for up to
 // Memory.Drain, stops the memory worker and waits for it, and drops every
 // private chat. Turns still running should be cancelled first.
@@ -222,13 +225,13 @@ func (o *Operator) Close() error {
 	o.mu.Lock()
 	refs := o.spokes
 	o.spokes = map[string]*spokeRef{}
+	// From here no spoke starts (spoke): a read the memory worker or a
+	// turn still makes would start one that nothing stops.
+	o.closed = true
 	o.mu.Unlock()
 	for _, r := range refs {
 		r.spoke.Stop()
 	}
-	o.mu.Lock()
-	o.closed = true
-	o.mu.Unlock()
 	o.endLife()
 	o.seatWG.Wait()
 	if o.mem != nil {
@@ -311,6 +314,9 @@ func (o *Operator) spoke(st *memory.Store, chat, app string) (*spokes.Spoke, err
 	key := chat + "\x00" + app
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.closed {
+		return nil, errOperatorClosed
+	}
 	if r, ok := o.spokes[key]; ok {
 		return r.spoke, nil
 	}

@@ -194,13 +194,10 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			// The upkeep this turn brings due runs in the background; its
 			// calls are counted apart from the turn's own.
 			usage.BackgroundCalls += o.mem.due(ctx, "", chat)
-			upkept := false // the plain spoke's upkeep, queued: it reads its prompt when done
 			for _, app := range tr.servedApps() {
-				n := o.mem.due(ctx, app, chat)
-				usage.BackgroundCalls += n
-				upkept = upkept || app == VanillaApp && n > 0
+				usage.BackgroundCalls += o.mem.due(ctx, app, chat)
 			}
-			if o.opts.Draft && !o.opts.Vanilla && (o.plannerWindowMoves(it.Seq) || o.plannerKeepsSlot(ctx)) && o.mem.enqueuePlannerRead(ctx, chat) {
+			if o.opts.Draft && !o.opts.Vanilla && (o.plannerWindowMoves(it.Seq) || o.plannerKeepsSlot(ctx)) && o.mem.enqueueRead(ctx, "", chat, true) {
 				// The next plan lists other earlier requests than this
 				// one did, or this one with what served it: its prompt is
 				// read while the person is idle, not on the next turn's
@@ -211,7 +208,7 @@ func (o *Operator) run(ctx context.Context, rs runSpec, it memory.Interaction, e
 			// taken the conversation's slot (seat.go), or the plain spoke's
 			// exchange is new to its next prompt (conversationGrew): the
 			// conversation's prompt is read (back) while the person is idle.
-			if tr != nil && (tr.plan.usesApps() && o.keepsConversation(ctx) || o.conversationGrew(tr)) && !upkept && o.mem.enqueueConversationWarm(ctx, chat) {
+			if tr != nil && (tr.plan.usesApps() && o.keepsConversation(ctx) || o.conversationGrew(tr)) && o.mem.enqueueRead(ctx, VanillaApp, chat, false) {
 				usage.BackgroundCalls++
 			}
 		}

@@ -79,7 +79,7 @@ type memJob struct {
 	// next plan, if no plan or warm has read one since (warmLater), or
 	// whatever was read (always: the next plan's window of earlier
 	// requests moves); with app VanillaApp, the conversation's prompt
-	// for its next answer (enqueueConversationWarm).
+	// for its next answer (enqueueRead).
 	warm, always bool
 }
 
@@ -160,37 +160,6 @@ func (m *memorizer) enqueue(app, chat string, calls func(context.Context) contex
 	return m.add(memJob{app: app, chat: chat, calls: calls})
 }
 
-// enqueueWarm queues a read of the planner's prompt for chat's next
-// plan, its calls going where turn's went.
-func (m *memorizer) enqueueWarm(turn context.Context, chat string) {
-	j := memJob{chat: chat, warm: true}
-	if m.opts.CallsOf != nil {
-		j.calls = m.opts.CallsOf(turn)
-	}
-	m.add(j)
-}
-
-// enqueuePlannerRead queues a read of the planner's prompt for chat's
-// next plan, whatever plan read one since: the next plan's prompt does
-// not continue the last one's (its window of earlier requests moves).
-func (m *memorizer) enqueuePlannerRead(turn context.Context, chat string) bool {
-	j := memJob{chat: chat, warm: true, always: true}
-	if m.opts.CallsOf != nil {
-		j.calls = m.opts.CallsOf(turn)
-	}
-	return m.add(j)
-}
-
-// enqueueConversationWarm queues a read of the plain spoke's prompt for
-// chat's next answer, its calls going where turn's went.
-func (m *memorizer) enqueueConversationWarm(turn context.Context, chat string) bool {
-	j := memJob{app: VanillaApp, chat: chat, warm: true}
-	if m.opts.CallsOf != nil {
-		j.calls = m.opts.CallsOf(turn)
-	}
-	return m.add(j)
-}
-
 func (m *memorizer) add(j memJob) bool {
 	app, chat, calls := j.app, j.chat, j.calls
 	m.mu.Lock()
@@ -204,7 +173,7 @@ func (m *memorizer) add(j memJob) bool {
 	full := len(m.queue) >= m.opts.Queue
 	f, failed := m.failed[j.key()]
 	backing := failed && time.Now().Before(f.until)
-	added := !dup && !full && !backing
+	added := !dup && !full && !backing && !m.upkeepReads(j)
 	if added {
 		m.queue = append(m.queue, j)
 	}
@@ -381,13 +350,6 @@ func (m *memorizer) next() (memJob, time.Duration, bool) {
 	return j, 0, true
 }
 
-// hubQueued reports whether a job of the hub's for chat is queued.
-func (m *memorizer) hubQueued(chat string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.ContainsFunc(m.queue, func(q memJob) bool { return q.app == "" && q.chat == chat })
-}
-
 // wakeWaiters releases Flush callers once nothing is queued or running.
 // The caller holds m.mu.
 func (m *memorizer) wakeWaiters() {
@@ -422,13 +384,9 @@ func (m *memorizer) run(j memJob) {
 		ctx = j.calls(ctx)
 	}
 	if j.warm && j.app != "" {
-		if j.app == VanillaApp && m.hubQueued(j.chat) && m.o.keepsBeside(ctx, j.chat) {
-			// The hub's job after it reads the planner's prompt cold, and
-			// the conversation's beside it: read alone first, the
-			// conversation's slot is the one the planner's would take.
-			return
+		if !m.hubReadsBeside(ctx, j) {
+			m.o.warm(ctx, j.app, j.chat)
 		}
-		m.o.warm(ctx, j.app, j.chat)
 		return
 	}
 	if j.warm {

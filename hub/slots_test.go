@@ -367,3 +367,64 @@ func TestThePlannersWindowIsReadBeforeItMoves(t *testing.T) {
 		t.Errorf("%d plans, %d answers, %d reads of the planner's prompt ahead, background calls per turn %v: want 11, 11, 11, %v", plans, answers, reads, background, want)
 	}
 }
+
+// Where a turn brings the plain spoke's upkeep due, the upkeep ends by
+// having the conversation's prompt read (its summary comes before the
+// exchanges): the turn's own read ahead of that prompt is not queued
+// beside it — one read per turn, not two — and the next answer still
+// finds all but its request cached.
+func TestAnUpkeepsReadIsTheTurnsReadAhead(t *testing.T) {
+	var from int
+	var srv *ollamatest.Scripted
+	r := hubtest.New(t, hubtest.Config{
+		Modify: func(o *hub.Options) {
+			o.Draft = true
+			o.Memory = hub.MemoryOptions{Enabled: true, Every: 2}
+		},
+		Script: func(req *api.ChatRequest) ollamatest.Reply { return sideBySide(srv, &from, nil, upkeepScript)(req) }})
+	srv = r.Srv
+	r.Srv.Slotted(ollamatest.SlotModel{Slots: 3})
+	hub.SetSideBySideForTest(r.Op, true)
+	hub.SetDraftLeadForTest(r.Op, time.Hour)
+	hub.NoTriageForTest(r.Op)
+	chat, _ := r.Op.NewChat(false)
+	var reads []int
+	for i := range 5 {
+		from = len(r.Srv.SlotUses())
+		if _, err := r.Op.Ask(context.Background(), chat.ID, fmt.Sprintf("Tell me about the sea, part %d", i+1), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Op.WaitMemory(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		r.Srv.WaitSlotsFree()
+		n := 0
+		for _, u := range r.Srv.SlotUses()[from:] {
+			if req := u.Request; hub.IsWarm(&req) && len(req.Format) == 0 && req.Messages[0].Content == hub.VanillaSystemForTest {
+				n++
+			}
+		}
+		reads = append(reads, n)
+	}
+	// The plain spoke's upkeep comes due at turns 2 and 4.
+	if want := []int{1, 1, 1, 1, 1}; !slices.Equal(reads, want) {
+		t.Errorf("reads of the conversation's prompt after each turn %v, want %v", reads, want)
+	}
+	answers := 0
+	for _, u := range r.Srv.SlotUses() {
+		req := u.Request
+		if len(req.Format) > 0 || req.Messages[0].Content != hub.VanillaSystemForTest || hub.IsWarm(&req) || hub.UpkeepTask(&req) != "" {
+			continue
+		}
+		if answers++; answers == 1 {
+			continue
+		}
+		want := len(ollamatest.PromptTokens(&api.ChatRequest{Messages: req.Messages[:len(req.Messages)-1]}))
+		if u.Cached < want {
+			t.Errorf("answer %d found %d tokens cached, %d of its prompt come before its request", answers, u.Cached, want)
+		}
+	}
+	if answers != 5 {
+		t.Fatalf("%d answers in five turns", answers)
+	}
+}

@@ -229,7 +229,7 @@ func (o *Operator) conversationGrew(tr *turnRun) bool {
 // idle worker: the next plan reads it.
 func (o *Operator) warmLater(turn context.Context, chat string) {
 	if o.mem != nil {
-		o.mem.enqueueWarm(turn, chat)
+		o.mem.enqueueRead(turn, "", chat, false)
 	}
 }
 
@@ -351,4 +351,41 @@ func (o *Operator) keepsBeside(ctx context.Context, chat string) bool {
 func (o *Operator) plannerCold(host string) bool {
 	_, read := o.plannerRead.Load(host)
 	return !read
+}
+
+// enqueueRead queues a read of a prompt for the memory worker's idle
+// time, its calls going where turn's went: app "" the planner's for
+// chat's next plan — if no plan or read has read one since (warmLater),
+// or whatever did (always: the next plan's prompt does not continue the
+// last one's) — else app's spoke's for its next answer. It reports
+// whether it queued the read: not where one is queued, or where a queued
+// upkeep makes it (upkeepReads).
+func (m *memorizer) enqueueRead(turn context.Context, app, chat string, always bool) bool {
+	j := memJob{app: app, chat: chat, warm: true, always: always}
+	if m.opts.CallsOf != nil {
+		j.calls = m.opts.CallsOf(turn)
+	}
+	return m.add(j)
+}
+
+// upkeepReads reports whether the read j (a spoke's) is the end of an
+// upkeep of the same spoke and chat already queued: what the upkeep
+// writes comes before the exchanges, and it has its spoke's prompt read
+// when done. The caller holds m.mu.
+func (m *memorizer) upkeepReads(j memJob) bool {
+	return j.warm && j.app != "" && slices.ContainsFunc(m.queue, func(q memJob) bool { return !q.warm && q.app == j.app && q.chat == j.chat })
+}
+
+// hubReadsBeside reports whether the conversation's read j is made by a
+// job of the hub's for its chat, queued behind it (the hub's jobs go
+// last): while the planner's prompt is cold that job reads it with the
+// conversation's beside it (keepBeside). Read alone first, the
+// conversation's slot would be the one the planner's takes.
+func (m *memorizer) hubReadsBeside(ctx context.Context, j memJob) bool {
+	if j.app != VanillaApp || !m.o.keepsBeside(ctx, j.chat) {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.ContainsFunc(m.queue, func(q memJob) bool { return q.app == "" && q.chat == j.chat })
 }
